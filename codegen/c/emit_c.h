@@ -1,0 +1,29 @@
+/*
+ * emit_c.h - a lowered, planned graph -> a self-contained C module.
+ *
+ * The module is two files: NAME.h (the API, documented inside) and NAME.c
+ * (weights as const data, one static function per kernel, the run
+ * function).  Exported symbols all start with `prefix`: PREFIX_run,
+ * PREFIX_run_v, PREFIX_inputs, PREFIX_outputs, PREFIX_tensor_info and the
+ * PREFIX_* macros (upper case).  The C is C99, uses no malloc and no
+ * writable globals, and compiles warning-free with -Wall -Wextra.
+ */
+#ifndef BURN_EMIT_C_H
+#define BURN_EMIT_C_H
+
+#include <stdio.h>
+#include "../../passes/passes.h"
+
+typedef struct EmitC {
+	const char *prefix;      /* C identifier prefix, e.g. "mlp" */
+	const char *header_name; /* what the .c #includes, e.g. "mlp.h" */
+	const char *source;      /* model file named in the comments, or NULL */
+} EmitC;
+
+int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
+                  const EmitC *opt, FILE *fc, FILE *fh);
+
+/* Turn s into a C identifier (letters, digits, _; no leading digit). */
+void c_ident(const char *s, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,1013 @@
+/*
+ * render_c.c - kernel IR -> C99 (see render_c.h).
+ *
+ * Expressions print inline, with only the parentheses C needs (plus those
+ * gcc's -Wparentheses asks for).  An expression used more than once by one
+ * statement and evaluated unconditionally there is named once, as
+ * `const T tN = ...;` in a block around the statement, so shared DAGs do
+ * not grow exponentially in the text.  Expressions under a select's arms
+ * are never hoisted: the arm may load out of bounds when not taken.
+ *
+ * Integer semantics match kir_interp.c: results of ops on types narrower
+ * than int are cast back to the type; division and remainder by zero yield
+ * 0; shifts by the width or more yield 0 (arithmetic right shift of a
+ * negative signed value yields -1).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "render_c.h"
+
+static const char prelude[] =
+"#include <math.h>\n"
+"#include <stdint.h>\n"
+"#include <string.h>\n"
+"\n"
+"#ifndef BURN_PRELUDE_\n"
+"#define BURN_PRELUDE_\n"
+"/* f16/bf16 bit patterns <-> f32; conversions round to nearest even. */\n"
+"static inline float burn_f16_to_f32(uint16_t h)\n"
+"{\n"
+"\tuint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;\n"
+"\tfloat f;\n"
+"\tif (e == 0x1f)\n"
+"\t\tx = s | 0x7f800000u | (m << 13);\n"
+"\telse if (e)\n"
+"\t\tx = s | ((e + 112) << 23) | (m << 13);\n"
+"\telse if (!m)\n"
+"\t\tx = s;\n"
+"\telse {\n"
+"\t\te = 113;\n"
+"\t\twhile (!(m & 0x400)) {\n"
+"\t\t\tm <<= 1;\n"
+"\t\t\te--;\n"
+"\t\t}\n"
+"\t\tx = s | (e << 23) | ((m & 0x3ff) << 13);\n"
+"\t}\n"
+"\tmemcpy(&f, &x, 4);\n"
+"\treturn f;\n"
+"}\n"
+"\n"
+"static inline uint16_t burn_f32_to_f16(float f)\n"
+"{\n"
+"\tuint32_t x, s, ax, h, rem, e, m, sh;\n"
+"\tmemcpy(&x, &f, 4);\n"
+"\ts = (x >> 16) & 0x8000;\n"
+"\tax = x & 0x7fffffffu;\n"
+"\tif (ax > 0x7f800000u)\n"
+"\t\treturn (uint16_t)(s | 0x7e00 | ((ax >> 13) & 0x3ff));\n"
+"\tif (ax >= 0x477ff000u)\n"
+"\t\treturn (uint16_t)(s | 0x7c00);\n"
+"\tif (ax >= 0x38800000u) {\n"
+"\t\tax -= 0x38000000u;\n"
+"\t\th = ax >> 13;\n"
+"\t\trem = ax & 0x1fff;\n"
+"\t\tif (rem > 0x1000 || (rem == 0x1000 && (h & 1)))\n"
+"\t\t\th++;\n"
+"\t\treturn (uint16_t)(s | h);\n"
+"\t}\n"
+"\tif (ax <= 0x33000000u)\n"
+"\t\treturn (uint16_t)s;\n"
+"\te = ax >> 23;\n"
+"\tm = (ax & 0x7fffff) | 0x800000;\n"
+"\tsh = 126 - e;\n"
+"\th = m >> sh;\n"
+"\trem = m & ((1u << sh) - 1);\n"
+"\tif (rem > (1u << (sh - 1)) || (rem == (1u << (sh - 1)) && (h & 1)))\n"
+"\t\th++;\n"
+"\treturn (uint16_t)(s | h);\n"
+"}\n"
+"\n"
+"static inline float burn_bf16_to_f32(uint16_t h)\n"
+"{\n"
+"\tuint32_t x = (uint32_t)h << 16;\n"
+"\tfloat f;\n"
+"\tmemcpy(&f, &x, 4);\n"
+"\treturn f;\n"
+"}\n"
+"\n"
+"static inline uint16_t burn_f32_to_bf16(float f)\n"
+"{\n"
+"\tuint32_t x;\n"
+"\tmemcpy(&x, &f, 4);\n"
+"\tif ((x & 0x7fffffffu) > 0x7f800000u)\n"
+"\t\treturn (uint16_t)((x >> 16) | 0x40);\n"
+"\treturn (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);\n"
+"}\n"
+"\n"
+"/* NaN-propagating min/max (ONNX Min/Max); fminf/fmaxf drop NaNs. */\n"
+"static inline float burn_minf(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
+"static inline float burn_maxf(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
+"static inline double burn_mind(double a, double b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
+"static inline double burn_maxd(double a, double b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
+"\n"
+"/* Integer helpers: 64-bit, the caller casts to the element type. */\n"
+"static inline int64_t burn_mini(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+"static inline int64_t burn_maxi(int64_t a, int64_t b) { return a > b ? a : b; }\n"
+"static inline uint64_t burn_minu(uint64_t a, uint64_t b) { return a < b ? a : b; }\n"
+"static inline uint64_t burn_maxu(uint64_t a, uint64_t b) { return a > b ? a : b; }\n"
+"static inline int64_t burn_absi(int64_t a) { return a < 0 ? (int64_t)(0 - (uint64_t)a) : a; }\n"
+"static inline int64_t burn_divi(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b; }\n"
+"static inline int64_t burn_modi(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
+"static inline uint64_t burn_divu(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }\n"
+"static inline uint64_t burn_modu(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }\n"
+"static inline uint64_t burn_shlu(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a << b; }\n"
+"static inline uint64_t burn_shru(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a >> b; }\n"
+"static inline int64_t burn_shri(int64_t a, int64_t b) { return (uint64_t)b >= 64 ? (a < 0 ? -1 : 0) : a >> b; }\n"
+"static inline uint64_t burn_powu(uint64_t b, uint64_t e)\n"
+"{\n"
+"\tuint64_t r = 1;\n"
+"\tfor (; e; e >>= 1, b *= b)\n"
+"\t\tif (e & 1)\n"
+"\t\t\tr *= b;\n"
+"\treturn r;\n"
+"}\n"
+"static inline int64_t burn_powi(int64_t b, int64_t e)\n"
+"{\n"
+"\tif (e < 0)\n"
+"\t\treturn b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;\n"
+"\treturn (int64_t)burn_powu((uint64_t)b, (uint64_t)e);\n"
+"}\n"
+"#endif\n";
+
+void
+render_c_prelude(FILE *f)
+{
+	fputs(prelude, f);
+}
+
+/* ---- per-kernel state -------------------------------------------------- */
+
+typedef struct R {
+	Ctx *c;
+	const KKernel *k;
+	FILE *f;
+	char (*vname)[48];     /* C name per variable */
+	unsigned char *vread;  /* variable is read somewhere */
+	unsigned char *isloop; /* variable is a loop index */
+	unsigned char *inscope;/* loop variable whose loop is open */
+	unsigned char *bread;  /* buffer is loaded somewhere */
+	unsigned char *bused;  /* buffer is loaded or stored */
+	unsigned char *seen;   /* pre-pass: expression visited */
+	/* per statement hoisting, valid where stamp[e] == sid */
+	int *stamp, *cnt, *estamp;
+	int *list, nlist;      /* nodes visited for the current statement */
+	unsigned char *unc, *hoist;
+	int sid;
+	KRef defining;         /* the hoisted node being defined, or 0 */
+	int err;
+} R;
+
+static const char *
+ctype(int dt)
+{
+	switch (dt) {
+	case DT_F32: return "float";
+	case DT_F64: return "double";
+	case DT_I8: return "int8_t";
+	case DT_I16: return "int16_t";
+	case DT_I32: return "int32_t";
+	case DT_I64: return "int64_t";
+	case DT_U8: return "uint8_t";
+	case DT_U16: return "uint16_t";
+	case DT_U32: return "uint32_t";
+	case DT_U64: return "uint64_t";
+	case DT_BOOL: return "uint8_t";
+	case DT_F16: case DT_BF16: return "uint16_t";
+	}
+	return NULL;
+}
+
+/* Types whose arithmetic C performs in int: results are cast back. */
+static int
+narrow(int dt)
+{
+	return dt == DT_I8 || dt == DT_U8 || dt == DT_I16 || dt == DT_U16 ||
+	       dt == DT_BOOL;
+}
+
+static int
+is_unsigned(int dt)
+{
+	return dt == DT_U8 || dt == DT_U16 || dt == DT_U32 || dt == DT_U64 ||
+	       dt == DT_BOOL;
+}
+
+static int
+bits(int dt)
+{
+	return 8 * dtype_size(dt);
+}
+
+static const char *const c_reserved[] = {
+	"auto", "break", "case", "char", "const", "continue", "default", "do",
+	"double", "else", "enum", "extern", "float", "for", "goto", "if",
+	"inline", "int", "long", "register", "restrict", "return", "short",
+	"signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+	"unsigned", "void", "volatile", "while", "errno", "memcpy", "isnan",
+	"isinf", "exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos",
+	"atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf",
+	"floor", "ceil", "nearbyint", "fabs", "fmod", "pow", "expf", "logf",
+	"sqrtf", "sinf", "cosf", "tanf", "asinf", "acosf", "atanf", "sinhf",
+	"coshf", "tanhf", "asinhf", "acoshf", "atanhf", "erff", "floorf",
+	"ceilf", "nearbyintf", "fabsf", "fmodf", "powf", "bool", "true",
+	"false", "main", NULL
+};
+
+/* May variable hint s be used verbatim as a C name?  Lower-case
+ * identifiers only (no macro clashes), not a keyword or a function we
+ * call, not a type (_t), not our own bN/tN/vN/wN or burn_ names. */
+static int
+plain_name(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 40 || !((s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+		return 0;
+	if (s[0] == '_')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_'))
+			return 0;
+	if (n >= 2 && s[n - 2] == '_' && s[n - 1] == 't')
+		return 0;
+	if (strncmp(s, "burn_", 5) == 0)
+		return 0;
+	if (strchr("bvtw", s[0]) && n > 1 && strspn(s + 1, "0123456789") == n - 1)
+		return 0;
+	for (i = 0; c_reserved[i]; i++)
+		if (strcmp(s, c_reserved[i]) == 0)
+			return 0;
+	return 1;
+}
+
+static void
+name_vars(R *r)
+{
+	const KKernel *k = r->k;
+	int i, j;
+
+	for (i = 0; i < k->nvar; i++) {
+		const char *h = k->var[i].name ? k->var[i].name : "";
+		int dup = 0;
+		for (j = 0; j < k->nvar && !dup; j++)
+			dup = j != i && k->var[j].name && strcmp(k->var[j].name, h) == 0;
+		if (!dup && plain_name(h))
+			snprintf(r->vname[i], sizeof r->vname[i], "%s", h);
+		else
+			snprintf(r->vname[i], sizeof r->vname[i], "v%d", i);
+	}
+}
+
+/* ---- pre-pass: usage and unsupported features -------------------------- */
+
+static int
+pre_expr(R *r, KRef e)
+{
+	const KKernel *k = r->k;
+	const KNode *n;
+
+	if (e <= 0 || e >= k->nnode)
+		return burn_fail(r->c, BURN_ERR_INTERNAL, "render_c %s: bad ref %d",
+		                 k->name, e);
+	if (r->seen[e])
+		return BURN_OK;
+	r->seen[e] = 1;
+	n = &k->node[e];
+	if (n->lanes != 1)
+		return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
+		                 "render_c %s: vector expressions", k->name);
+	if (!ctype(n->dtype))
+		return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
+		                 "render_c %s: dtype %s", k->name, dtype_name(n->dtype));
+	switch (n->kind) {
+	case KE_CONST:
+		return BURN_OK;
+	case KE_VAR:
+		if (n->var < 0 || n->var >= k->nvar)
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_c %s: bad var", k->name);
+		r->vread[n->var] = 1;
+		return BURN_OK;
+	case KE_LOAD:
+		if (n->buf < 0 || n->buf >= k->nbuf)
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_c %s: bad buf", k->name);
+		r->bread[n->buf] = r->bused[n->buf] = 1;
+		return pre_expr(r, n->a);
+	case KE_UN:
+	case KE_CAST:
+		return pre_expr(r, n->a);
+	case KE_BIN:
+		TRY(pre_expr(r, n->a));
+		return pre_expr(r, n->b);
+	case KE_SELECT:
+		TRY(pre_expr(r, n->a));
+		TRY(pre_expr(r, n->b));
+		return pre_expr(r, n->c);
+	case KE_SPECIAL:
+		return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
+		                 "render_c %s: hardware indices", k->name);
+	}
+	return burn_fail(r->c, BURN_ERR_INTERNAL,
+	                 "render_c %s: node %d is not an expression", k->name, e);
+}
+
+static int
+pre_block(R *r, KRef s, int depth)
+{
+	const KKernel *k = r->k;
+
+	for (; s; s = k->node[s].next) {
+		const KNode *n;
+		if (s < 0 || s >= k->nnode || depth > 200)
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_c %s: bad statement %d", k->name, s);
+		n = &k->node[s];
+		switch (n->kind) {
+		case KS_FOR:
+			if (n->flags & ~KF_PARALLEL)
+				return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
+				                 "render_c %s: thread-mapped loop", k->name);
+			if (n->var < 0 || n->var >= k->nvar)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_c %s: bad loop var", k->name);
+			r->isloop[n->var] = 1;
+			TRY(pre_expr(r, n->a));
+			TRY(pre_expr(r, n->b));
+			TRY(pre_block(r, n->body, depth + 1));
+			break;
+		case KS_IF:
+			TRY(pre_expr(r, n->a));
+			TRY(pre_block(r, n->body, depth + 1));
+			TRY(pre_block(r, n->orelse, depth + 1));
+			break;
+		case KS_STORE:
+			if (n->buf < 0 || n->buf >= k->nbuf)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_c %s: bad buf", k->name);
+			r->bused[n->buf] = 1;
+			TRY(pre_expr(r, n->a));
+			TRY(pre_expr(r, n->b));
+			break;
+		case KS_SET:
+			if (n->var < 0 || n->var >= k->nvar)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_c %s: bad var", k->name);
+			TRY(pre_expr(r, n->a));
+			break;
+		case KS_BARRIER:
+			break;
+		default:
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_c %s: node %d is not a statement",
+			                 k->name, s);
+		}
+	}
+	return BURN_OK;
+}
+
+/* ---- expressions ------------------------------------------------------- */
+
+/* C precedence levels of the forms we print. */
+enum { P_TERN = 3, P_LOR = 4, P_LAND = 5, P_BOR = 6, P_BXOR = 7, P_BAND = 8,
+       P_EQ = 9, P_REL = 10, P_SHIFT = 11, P_ADD = 12, P_MUL = 13,
+       P_UNARY = 14, P_ATOM = 16 };
+
+static void emit(R *r, KRef e, int need);
+
+static void
+tabs(FILE *f, int n)
+{
+	while (n-- > 0)
+		fputc('\t', f);
+}
+
+/* The float function for op, by dtype; NULL if op is not a function. */
+static const char *
+ffunc(int op, int dt)
+{
+	static const struct { int op; const char *f32, *f64; } t[] = {
+		{KO_ABS, "fabsf", "fabs"}, {KO_EXP, "expf", "exp"},
+		{KO_LOG, "logf", "log"}, {KO_SQRT, "sqrtf", "sqrt"},
+		{KO_SIN, "sinf", "sin"}, {KO_COS, "cosf", "cos"},
+		{KO_TAN, "tanf", "tan"}, {KO_ASIN, "asinf", "asin"},
+		{KO_ACOS, "acosf", "acos"}, {KO_ATAN, "atanf", "atan"},
+		{KO_SINH, "sinhf", "sinh"}, {KO_COSH, "coshf", "cosh"},
+		{KO_TANH, "tanhf", "tanh"}, {KO_ASINH, "asinhf", "asinh"},
+		{KO_ACOSH, "acoshf", "acosh"}, {KO_ATANH, "atanhf", "atanh"},
+		{KO_ERF, "erff", "erf"}, {KO_FLOOR, "floorf", "floor"},
+		{KO_CEIL, "ceilf", "ceil"}, {KO_ROUND, "nearbyintf", "nearbyint"},
+		{KO_ISNAN, "isnan", "isnan"}, {KO_ISINF, "isinf", "isinf"},
+		{KO_FMOD, "fmodf", "fmod"}, {KO_POW, "powf", "pow"},
+		{KO_MIN, "burn_minf", "burn_mind"}, {KO_MAX, "burn_maxf", "burn_maxd"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (t[i].op == op)
+			return dt == DT_F64 ? t[i].f64 : t[i].f32;
+	return NULL;
+}
+
+static int
+infix_prec(int op, const char **sym)
+{
+	switch (op) {
+	case KO_ADD: *sym = "+"; return P_ADD;
+	case KO_SUB: *sym = "-"; return P_ADD;
+	case KO_MUL: *sym = "*"; return P_MUL;
+	case KO_DIV: *sym = "/"; return P_MUL;
+	case KO_MOD: *sym = "%"; return P_MUL;
+	case KO_LT: *sym = "<"; return P_REL;
+	case KO_LE: *sym = "<="; return P_REL;
+	case KO_GT: *sym = ">"; return P_REL;
+	case KO_GE: *sym = ">="; return P_REL;
+	case KO_EQ: *sym = "=="; return P_EQ;
+	case KO_NE: *sym = "!="; return P_EQ;
+	case KO_BAND: *sym = "&"; return P_BAND;
+	case KO_BOR: *sym = "|"; return P_BOR;
+	case KO_BXOR: *sym = "^"; return P_BXOR;
+	case KO_AND: *sym = "&&"; return P_LAND;
+	case KO_OR: *sym = "||"; return P_LOR;
+	case KO_SHL: *sym = "<<"; return P_SHIFT;
+	case KO_SHR: *sym = ">>"; return P_SHIFT;
+	}
+	return 0;
+}
+
+static int
+hoisted(R *r, KRef e)
+{
+	return r->stamp[e] == r->sid && r->hoist[e] && e != r->defining;
+}
+
+static int
+const_i(const KKernel *k, KRef e, int64_t *v)
+{
+	return kb_is_const_i(k, e, v);
+}
+
+/* How binary node n prints: 0 infix (sym, prec), 1 helper call hname
+ * (cast to the element type), 2 float function hname. */
+static int
+bin_form(R *r, const KNode *n, const char **sym, int *prec)
+{
+	int dt = r->k->node[n->a].dtype, u = is_unsigned(dt);
+	int64_t b;
+
+	*prec = 0;
+	if (dtype_is_float(dt)) {
+		if (n->op == KO_MOD)   /* verify rejects it; print fmod */
+			return *sym = dt == DT_F64 ? "fmod" : "fmodf", 2;
+		if ((*sym = ffunc(n->op, dt)) != NULL)
+			return 2;
+		*prec = infix_prec(n->op, sym);
+		return 0;
+	}
+	switch (n->op) {
+	case KO_MIN: *sym = u ? "burn_minu" : "burn_mini"; return 1;
+	case KO_MAX: *sym = u ? "burn_maxu" : "burn_maxi"; return 1;
+	case KO_POW: *sym = u ? "burn_powu" : "burn_powi"; return 1;
+	case KO_DIV:
+	case KO_MOD:
+		if (!const_i(r->k, n->b, &b) || b == 0 || (b == -1 && !u))
+			return *sym = n->op == KO_DIV ? (u ? "burn_divu" : "burn_divi")
+			                              : (u ? "burn_modu" : "burn_modi"), 1;
+		break;
+	case KO_FMOD:
+		return *sym = u ? "burn_modu" : "burn_modi", 1;
+	case KO_SHL:
+		if (!const_i(r->k, n->b, &b) || b < 0 || b >= bits(dt) || !u)
+			return *sym = "burn_shlu", 1;
+		break;
+	case KO_SHR:
+		if (!const_i(r->k, n->b, &b) || b < 0 || b >= bits(dt))
+			return *sym = u ? "burn_shru" : "burn_shri", 1;
+		break;
+	case KO_XOR:   /* logical xor of 0/1 values */
+		*sym = "!=";
+		*prec = P_EQ;
+		return 0;
+	}
+	*prec = infix_prec(n->op, sym);
+	return 0;
+}
+
+/* Does node e's result need a cast back to its type (C int promotion)? */
+static int
+needs_wrap(R *r, const KNode *n)
+{
+	const char *sym;
+	int prec;
+
+	if (!narrow(n->dtype))
+		return 0;
+	if (n->kind == KE_UN)
+		return n->op == KO_NEG || n->op == KO_BITNOT;
+	if (n->kind == KE_BIN && bin_form(r, n, &sym, &prec) == 0)
+		return prec == P_ADD || prec == P_MUL || prec == P_SHIFT ||
+		       n->op == KO_BAND || n->op == KO_BOR || n->op == KO_BXOR;
+	return 0;
+}
+
+/* Precedence of the text that emit_raw prints for e. */
+static int
+prec_of(R *r, KRef e)
+{
+	const KNode *n = &r->k->node[e];
+	const char *sym;
+	int prec;
+
+	if (hoisted(r, e))
+		return P_ATOM;
+	switch (n->kind) {
+	case KE_CONST: case KE_VAR: case KE_LOAD: case KE_SELECT:
+		return P_ATOM;
+	case KE_CAST:
+		return n->dtype == DT_BOOL ? P_ATOM : P_UNARY;
+	case KE_UN:
+		if (needs_wrap(r, n))
+			return P_UNARY;
+		if (n->op == KO_NEG || n->op == KO_NOT || n->op == KO_BITNOT)
+			return P_UNARY;
+		if (!dtype_is_float(r->k->node[n->a].dtype) &&
+		    (n->op == KO_FLOOR || n->op == KO_CEIL || n->op == KO_ROUND ||
+		     (n->op == KO_ABS && is_unsigned(n->dtype))))
+			return prec_of(r, n->a);
+		if (n->op == KO_ABS && !dtype_is_float(n->dtype))
+			return P_UNARY;   /* (T)burn_absi(x) */
+		return P_ATOM;
+	case KE_BIN:
+		if (needs_wrap(r, n))
+			return P_UNARY;
+		if (bin_form(r, n, &sym, &prec) == 1)
+			return P_UNARY;
+		if (prec == 0)
+			return P_ATOM;
+		if (n->op == KO_XOR)
+			return P_EQ;
+		return prec;
+	}
+	return P_ATOM;
+}
+
+static void
+emit_const(R *r, const KNode *n)
+{
+	FILE *f = r->f;
+	char buf[64];
+
+	if (dtype_is_float(n->dtype)) {
+		double v = n->dtype == DT_F32 ? (double)(float)n->fval : n->fval;
+		if (isnan(v)) {
+			fputs("NAN", f);
+			return;
+		}
+		if (isinf(v)) {
+			fputs(v < 0 ? "(-INFINITY)" : "INFINITY", f);
+			return;
+		}
+		snprintf(buf, sizeof buf, n->dtype == DT_F32 ? "%.9g" : "%.17g", v);
+		if (!strpbrk(buf, ".en"))
+			strcat(buf, ".0");
+		fprintf(f, v < 0 || (v == 0 && signbit(v)) ? "(%s%s)" : "%s%s", buf,
+		        n->dtype == DT_F32 ? "f" : "");
+		return;
+	}
+	switch (n->dtype) {
+	case DT_U64:
+		fprintf(f, "UINT64_C(%" PRIu64 ")", (uint64_t)n->ival);
+		return;
+	case DT_U32:
+		fprintf(f, "%" PRIu64 "u", (uint64_t)n->ival & 0xffffffffu);
+		return;
+	}
+	if (n->ival == INT64_MIN)
+		fputs("(-INT64_C(9223372036854775807) - 1)", f);
+	else if (n->ival > 2147483647 || n->ival < -2147483647)
+		fprintf(f, n->ival < 0 ? "(-INT64_C(%" PRId64 "))" : "INT64_C(%" PRId64 ")",
+		        n->ival < 0 ? -n->ival : n->ival);
+	else
+		fprintf(f, n->ival < 0 ? "(%" PRId64 ")" : "%" PRId64, n->ival);
+}
+
+/* Operands of bitwise, shift, logical and comparison operators get
+ * parentheses unless atomic (or arithmetic under a comparison), which is
+ * what -Wparentheses wants. */
+static int
+operand_need(int prec)
+{
+	if (prec == P_ADD || prec == P_MUL)
+		return prec;
+	if (prec == P_REL || prec == P_EQ)
+		return P_ADD;
+	return P_UNARY;
+}
+
+static void
+emit_raw(R *r, KRef e)
+{
+	const KKernel *k = r->k;
+	const KNode *n = &k->node[e];
+	FILE *f = r->f;
+	int wrap, adt;
+	const char *sym;
+
+	if (hoisted(r, e)) {
+		fprintf(f, "t%d", e);
+		return;
+	}
+	switch (n->kind) {
+	case KE_CONST:
+		emit_const(r, n);
+		return;
+	case KE_VAR:
+		if (r->isloop[n->var] && !r->inscope[n->var]) {
+			if (!r->err)
+				r->err = burn_fail(r->c, BURN_ERR_INTERNAL,
+				                   "render_c %s: loop var %s used outside its loop",
+				                   k->name, k->var[n->var].name);
+		}
+		fputs(r->vname[n->var], f);
+		return;
+	case KE_LOAD: {
+		int bd = k->buf[n->buf].dtype;
+		if (bd == DT_F16 || bd == DT_BF16)
+			fprintf(f, "%s(", bd == DT_F16 ? "burn_f16_to_f32" : "burn_bf16_to_f32");
+		fprintf(f, "b%d[", n->buf);
+		emit(r, n->a, 0);
+		fputs(bd == DT_F16 || bd == DT_BF16 ? "])" : "]", f);
+		return;
+	}
+	case KE_SELECT:
+		fputs("(", f);
+		emit(r, n->a, P_LOR);
+		fputs(" ? ", f);
+		emit(r, n->b, P_LOR);
+		fputs(" : ", f);
+		emit(r, n->c, P_LOR);
+		fputs(")", f);
+		return;
+	case KE_CAST:
+		if (n->dtype == DT_BOOL) {
+			fputs("(", f);
+			emit(r, n->a, P_ADD);
+			fputs(" != 0)", f);
+		} else {
+			fprintf(f, "(%s)", ctype(n->dtype));
+			emit(r, n->a, P_ATOM);
+		}
+		return;
+	case KE_UN:
+		adt = k->node[n->a].dtype;
+		wrap = needs_wrap(r, n);
+		if (wrap)
+			fprintf(f, "(%s)(", ctype(n->dtype));
+		if (n->op == KO_NEG || n->op == KO_NOT || n->op == KO_BITNOT) {
+			fputs(n->op == KO_NEG ? "-" : n->op == KO_NOT ? "!" : "~", f);
+			emit(r, n->a, P_ATOM);
+		} else if (dtype_is_float(adt) && ffunc(n->op, adt)) {
+			fprintf(f, "%s(", ffunc(n->op, adt));
+			emit(r, n->a, 0);
+			fputs(")", f);
+		} else if (n->op == KO_ABS && !is_unsigned(adt)) {
+			fprintf(f, "(%s)burn_absi(", ctype(n->dtype));
+			emit(r, n->a, 0);
+			fputs(")", f);
+		} else {   /* floor/ceil/round/abs of integers: identity */
+			emit_raw(r, n->a);
+		}
+		if (wrap)
+			fputs(")", f);
+		return;
+	case KE_BIN: {
+		int prec, form = bin_form(r, n, &sym, &prec);
+		adt = k->node[n->a].dtype;
+		if (form) {
+			if (form == 1)
+				fprintf(f, "(%s)", ctype(n->dtype));
+			fprintf(f, "%s(", sym);
+			emit(r, n->a, 0);
+			fputs(", ", f);
+			emit(r, n->b, 0);
+			fputs(")", f);
+			return;
+		}
+		wrap = needs_wrap(r, n);
+		if (wrap)
+			fprintf(f, "(%s)(", ctype(n->dtype));
+		if (n->op == KO_XOR) {
+			fputs("!", f);
+			emit(r, n->a, P_ATOM);
+			fputs(" != !", f);
+			emit(r, n->b, P_ATOM);
+		} else if (n->op == KO_MUL && adt == DT_U16) {
+			/* u16*u16 overflows int: multiply as uint32_t */
+			fputs("(uint32_t)", f);
+			emit(r, n->a, P_ATOM);
+			fputs(" * ", f);
+			emit(r, n->b, P_ATOM);
+		} else {
+			int need = operand_need(prec);
+			emit(r, n->a, need);
+			fprintf(f, " %s ", sym);
+			emit(r, n->b, need == prec ? prec + 1 : need);
+		}
+		if (wrap)
+			fputs(")", f);
+		return;
+	}
+	}
+}
+
+static void
+emit(R *r, KRef e, int need)
+{
+	if (prec_of(r, e) < need) {
+		fputs("(", r->f);
+		emit_raw(r, e);
+		fputs(")", r->f);
+	} else {
+		emit_raw(r, e);
+	}
+}
+
+/* ---- hoisting shared subexpressions ------------------------------------ */
+
+static void
+count(R *r, KRef e, int uncond)
+{
+	const KNode *n = &r->k->node[e];
+	int first = r->stamp[e] != r->sid, more;
+
+	if (first) {
+		r->stamp[e] = r->sid;
+		r->cnt[e] = 0;
+		r->unc[e] = 0;
+		r->hoist[e] = 0;
+		r->estamp[e] = 0;
+		r->list[r->nlist++] = e;
+	}
+	r->cnt[e]++;
+	more = first || (uncond && !r->unc[e]);
+	if (uncond)
+		r->unc[e] = 1;
+	if (!more)
+		return;
+	switch (n->kind) {
+	case KE_LOAD: case KE_UN: case KE_CAST:
+		count(r, n->a, uncond);
+		break;
+	case KE_BIN:
+		count(r, n->a, uncond);
+		count(r, n->b, uncond);
+		break;
+	case KE_SELECT:
+		count(r, n->a, uncond);
+		count(r, n->b, 0);
+		count(r, n->c, 0);
+		break;
+	}
+}
+
+/* Print the definitions of hoisted nodes under e, operands first. */
+static int
+define_hoists(R *r, KRef e, int ind, int any)
+{
+	const KNode *n = &r->k->node[e];
+
+	if (r->estamp[e] || !r->unc[e])
+		return any;
+	r->estamp[e] = 1;
+	switch (n->kind) {
+	case KE_LOAD: case KE_UN: case KE_CAST:
+		any = define_hoists(r, n->a, ind, any);
+		break;
+	case KE_BIN:
+		any = define_hoists(r, n->a, ind, any);
+		any = define_hoists(r, n->b, ind, any);
+		break;
+	case KE_SELECT:
+		any = define_hoists(r, n->a, ind, any);
+		break;
+	}
+	if (r->hoist[e]) {
+		if (!any) {
+			tabs(r->f, ind);
+			fputs("{\n", r->f);
+		}
+		any = 1;
+		tabs(r->f, ind);
+		fprintf(r->f, "const %s t%d = ", ctype(n->dtype), e);
+		r->defining = e;
+		emit(r, e, 0);
+		r->defining = 0;
+		fputs(";\n", r->f);
+	}
+	return any;
+}
+
+/* Set up hoisting for a statement with expression roots e[0..ne-1]; prints
+ * `{` and the definitions if any.  Returns whether a block was opened. */
+static int
+begin_stmt(R *r, const KRef *e, int ne, int ind)
+{
+	const KKernel *k = r->k;
+	int i, any = 0;
+
+	r->sid++;
+	r->nlist = 0;
+	for (i = 0; i < ne; i++)
+		count(r, e[i], 1);
+	for (i = 0; i < r->nlist; i++) {
+		KRef x = r->list[i];
+		const KNode *n = &k->node[x];
+		if (r->cnt[x] > 1 && r->unc[x] && n->kind != KE_CONST &&
+		    n->kind != KE_VAR)
+			r->hoist[x] = 1;
+	}
+	for (i = 0; i < ne; i++)
+		any = define_hoists(r, e[i], ind, any);
+	return any;
+}
+
+/* ---- statements -------------------------------------------------------- */
+
+static void
+block(R *r, KRef s, int ind)
+{
+	const KKernel *k = r->k;
+	FILE *f = r->f;
+
+	for (; s; s = k->node[s].next) {
+		const KNode *n = &k->node[s];
+		KRef roots[2] = { n->a, n->b };
+		int open = 0, in = ind;
+
+		switch (n->kind) {
+		case KS_FOR:
+			open = begin_stmt(r, roots, 2, ind);
+			in = ind + open;
+			tabs(f, in);
+			fprintf(f, "for (int64_t %s = ", r->vname[n->var]);
+			emit(r, n->a, 0);
+			fprintf(f, "; %s < ", r->vname[n->var]);
+			emit(r, n->b, P_SHIFT);
+			fprintf(f, "; ++%s) {\n", r->vname[n->var]);
+			r->inscope[n->var] = 1;
+			block(r, n->body, in + 1);
+			r->inscope[n->var] = 0;
+			tabs(f, in);
+			fputs("}\n", f);
+			break;
+		case KS_IF:
+			open = begin_stmt(r, roots, 1, ind);
+			in = ind + open;
+			tabs(f, in);
+			fputs("if (", f);
+			emit(r, n->a, 0);
+			fputs(") {\n", f);
+			block(r, n->body, in + 1);
+			if (n->orelse) {
+				tabs(f, in);
+				fputs("} else {\n", f);
+				block(r, n->orelse, in + 1);
+			}
+			tabs(f, in);
+			fputs("}\n", f);
+			break;
+		case KS_STORE: {
+			int bd = k->buf[n->buf].dtype;
+			open = begin_stmt(r, roots, 2, ind);
+			in = ind + open;
+			tabs(f, in);
+			fprintf(f, "b%d[", n->buf);
+			emit(r, n->a, 0);
+			fputs("] = ", f);
+			if (bd == DT_F16 || bd == DT_BF16) {
+				fputs(bd == DT_F16 ? "burn_f32_to_f16(" : "burn_f32_to_bf16(", f);
+				emit(r, n->b, 0);
+				fputs(")", f);
+			} else {
+				emit(r, n->b, P_TERN);
+			}
+			fputs(";\n", f);
+			break;
+		}
+		case KS_SET:
+			if (!r->vread[n->var])
+				break;   /* never read: drop (expressions are pure) */
+			open = begin_stmt(r, roots, 1, ind);
+			in = ind + open;
+			tabs(f, in);
+			fprintf(f, "%s = ", r->vname[n->var]);
+			emit(r, n->a, P_TERN);
+			fputs(";\n", f);
+			break;
+		case KS_BARRIER:
+			break;
+		}
+		if (open) {
+			tabs(f, ind);
+			fputs("}\n", f);
+		}
+	}
+}
+
+int
+render_c_kernel(Ctx *c, const KKernel *k, FILE *f)
+{
+	R r;
+	int i, n, rc;
+	size_t nn = (size_t)k->nnode, nv = (size_t)k->nvar + 1;
+	size_t nb = (size_t)k->nbuf + 1;
+
+	memset(&r, 0, sizeof r);
+	r.c = c;
+	r.k = k;
+	r.f = f;
+	r.vname = calloc(nv, sizeof *r.vname);
+	r.vread = calloc(nv, 1);
+	r.isloop = calloc(nv, 1);
+	r.inscope = calloc(nv, 1);
+	r.bread = calloc(nb, 1);
+	r.bused = calloc(nb, 1);
+	r.seen = calloc(nn, 1);
+	r.unc = calloc(nn, 1);
+	r.hoist = calloc(nn, 1);
+	r.stamp = calloc(nn, sizeof *r.stamp);
+	r.cnt = calloc(nn, sizeof *r.cnt);
+	r.estamp = calloc(nn, sizeof *r.estamp);
+	r.list = calloc(nn, sizeof *r.list);
+	if (!r.vname || !r.vread || !r.isloop || !r.inscope || !r.bread ||
+	    !r.bused || !r.seen || !r.unc || !r.hoist || !r.stamp || !r.cnt ||
+	    !r.estamp || !r.list) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "render_c: out of memory");
+		goto done;
+	}
+	for (i = 0; i < k->nbuf; i++) {
+		if (k->buf[i].space == KS_SHARED) {
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED,
+			               "render_c %s: shared buffers", k->name);
+			goto done;
+		}
+		if (!ctype(k->buf[i].dtype)) {
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_c %s: dtype %s",
+			               k->name, dtype_name(k->buf[i].dtype));
+			goto done;
+		}
+	}
+	if ((rc = pre_block(&r, k->body, 0)) != 0)
+		goto done;
+	name_vars(&r);
+
+	/* signature */
+	fprintf(f, "static void %s(", k->name);
+	for (i = 0, n = 0; i < k->nbuf; i++) {
+		const KBuf *b = &k->buf[i];
+		if (b->space != KS_GLOBAL)
+			continue;
+		fprintf(f, "%s%s%s *restrict b%d", n++ ? ", " : "",
+		        b->access == KA_READ ? "const " : "", ctype(b->dtype), i);
+	}
+	fprintf(f, "%s)\n{\n", n ? "" : "void");
+
+	/* unused parameters, locals, variables */
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *b = &k->buf[i];
+		if (b->space == KS_GLOBAL) {
+			if (!r.bused[i])
+				fprintf(f, "\t(void)b%d;\n", i);
+		} else if (r.bused[i]) {
+			fprintf(f, "\t%s b%d[%" PRId64 "];\n", ctype(b->dtype), i,
+			        b->count > 0 ? b->count : 1);
+			if (!r.bread[i])
+				fprintf(f, "\t(void)b%d;\n", i);
+		}
+	}
+	for (i = 0; i < k->nvar; i++)
+		if (r.vread[i] && !r.isloop[i])
+			fprintf(f, "\t%s %s = 0;\n", ctype(k->var[i].dtype), r.vname[i]);
+
+	block(&r, k->body, 1);
+	fputs("}\n", f);
+	rc = r.err;
+done:
+	free(r.vname);
+	free(r.vread);
+	free(r.isloop);
+	free(r.inscope);
+	free(r.bread);
+	free(r.bused);
+	free(r.seen);
+	free(r.unc);
+	free(r.hoist);
+	free(r.stamp);
+	free(r.cnt);
+	free(r.estamp);
+	free(r.list);
+	return rc;
+}

@@ -1,0 +1,32 @@
+/*
+ * render_c.h - kernel IR -> C99.
+ *
+ * Each kernel becomes one `static void NAME(params)` function whose
+ * parameters are its KS_GLOBAL buffers in buffer-index order:
+ * `const T *restrict bN` for KA_READ buffers, `T *restrict bN` otherwise
+ * (so two buffers of one kernel must not alias unless both are read-only).
+ * Element types are the dtype's C type; bool is uint8_t holding 0/1; f16 and
+ * bf16 are uint16_t bit patterns converted on load and store.
+ *
+ * The generated C compiles warning-free under -std=c99 -Wall -Wextra, uses
+ * no writable static data (kernels are reentrant) and keeps loops plain so
+ * that the C compiler can vectorize them.  KS_LOCAL buffers are stack arrays.
+ */
+#ifndef BURN_RENDER_C_H
+#define BURN_RENDER_C_H
+
+#include <stdio.h>
+#include "../kir.h"
+
+/* Helpers every rendered kernel relies on: #includes (math.h, stdint.h,
+ * string.h), f16/bf16 <-> f32 conversions and small integer helpers, all
+ * `static inline` so that unused ones give no warning.  Emit once per
+ * translation unit, before any kernel.  Their names start with burn_. */
+void render_c_prelude(FILE *f);
+
+/* Render k.  Returns status: BURN_ERR_UNSUPPORTED for vector lanes,
+ * KS_SHARED buffers, KE_SPECIAL and thread/block-mapped loops;
+ * BURN_ERR_INTERNAL for a malformed kernel. */
+int render_c_kernel(Ctx *c, const KKernel *k, FILE *f);
+
+#endif

@@ -1,0 +1,1087 @@
+/*
+ * kir.c - the kernel IR: builder (with constant folding), printer and
+ * verifier.  The interpreter lives in kir_interp.c.
+ *
+ * Memory: every kernel, its node/buffer/variable tables and its strings
+ * live in prog->arena.  Tables grow by copying (arena_grow), so code keeps
+ * indices, never pointers, across calls that may append.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <inttypes.h>
+#include "kir.h"
+
+/* ---- small type helpers ------------------------------------------------ */
+
+static int
+is_intlike(int dt)
+{
+	return dtype_is_int(dt) || dt == DT_BOOL;
+}
+
+static int
+is_cmp(int op)
+{
+	return op >= KO_LT && op <= KO_NE;
+}
+
+/* The dtype a unary/binary op yields for operand dtype dt. */
+static int
+result_dtype(int op, int dt)
+{
+	if (is_cmp(op) || op == KO_AND || op == KO_OR || op == KO_XOR ||
+	    op == KO_NOT || op == KO_ISNAN || op == KO_ISINF)
+		return DT_BOOL;
+	return dt;
+}
+
+/* Wrap v to the range of integer dtype dt (two's complement), as a C cast
+ * to that type would; bool becomes 0/1. */
+static int64_t
+wrap_int(int dt, int64_t v)
+{
+	switch (dt) {
+	case DT_BOOL: return v != 0;
+	case DT_I8:  return (int8_t)v;
+	case DT_U8:  return (uint8_t)v;
+	case DT_I16: return (int16_t)v;
+	case DT_U16: return (uint16_t)v;
+	case DT_I32: return (int32_t)v;
+	case DT_U32: return (uint32_t)v;
+	default:     return v;
+	}
+}
+
+/* ---- program and kernel ------------------------------------------------ */
+
+void
+kprog_init(KProgram *p, Arena *a)
+{
+	memset(p, 0, sizeof *p);
+	p->arena = a;
+}
+
+static int
+name_taken(const KProgram *p, const char *s)
+{
+	int i;
+
+	for (i = 0; i < p->nkernel; i++)
+		if (strcmp(p->kernel[i]->name, s) == 0)
+			return 1;
+	return 0;
+}
+
+/* A C identifier derived from name, unique among p's kernels.  The suffix
+ * starts at the kernel count so that a program of many same-named kernels
+ * does not probe quadratically many candidates. */
+static const char *
+unique_name(KProgram *p, const char *name)
+{
+	char base[96], buf[128];
+	size_t i, n;
+	int k;
+
+	if (!name || !*name)
+		name = "kernel";
+	n = strlen(name);
+	if (n > sizeof base - 2)
+		n = sizeof base - 2;
+	for (i = 0; i < n; i++) {
+		char ch = name[i];
+		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		         ch == '_' || (i > 0 && ch >= '0' && ch <= '9');
+		base[i] = ok ? ch : '_';
+	}
+	base[n] = 0;
+	if (base[0] >= '0' && base[0] <= '9')
+		base[0] = '_';
+	if (!name_taken(p, base))
+		return arena_strdup(p->arena, base);
+	for (k = p->nkernel;; k++) {
+		snprintf(buf, sizeof buf, "%s_%d", base, k);
+		if (!name_taken(p, buf))
+			return arena_strdup(p->arena, buf);
+	}
+}
+
+void
+kb_begin(KB *kb, KProgram *p, const char *name, const char *ops)
+{
+	KKernel *k;
+
+	memset(kb, 0, sizeof *kb);
+	kb->prog = p;
+	k = arena_alloc(p->arena, sizeof *k);
+	kb->k = k;
+	k->name = unique_name(p, name);
+	k->ops = arena_strdup(p->arena, ops ? ops : "");
+	k->capnode = 64;
+	k->node = arena_alloc(p->arena, k->capnode * sizeof *k->node);
+	k->nnode = 1;   /* node[0] is "none" */
+}
+
+KKernel *
+kb_finish(KB *kb)
+{
+	KProgram *p = kb->prog;
+	KKernel *k = kb->k;
+
+	while (kb->depth > 0)   /* tolerate unclosed blocks */
+		kb_end(kb);
+	if (p->nkernel == p->capkernel) {
+		int want = p->capkernel ? 2 * p->capkernel : 16;
+		p->kernel = arena_grow(p->arena, p->kernel, sizeof *p->kernel,
+		                       p->nkernel, want);
+		p->capkernel = want;
+	}
+	p->kernel[p->nkernel++] = k;
+	kb->k = NULL;
+	return k;
+}
+
+/* Append a zeroed node; returns its index. */
+static KRef
+newnode(KB *kb, int kind)
+{
+	KKernel *k = kb->k;
+	KNode *n;
+
+	if (k->nnode == k->capnode) {
+		int want = 2 * k->capnode;
+		k->node = arena_grow(kb->prog->arena, k->node, sizeof *k->node,
+		                     k->nnode, want);
+		k->capnode = want;
+	}
+	n = &k->node[k->nnode];
+	memset(n, 0, sizeof *n);
+	n->kind = kind;
+	n->lanes = 1;
+	return k->nnode++;
+}
+
+int
+kb_buf(KB *kb, int dtype, int64_t count, int value, int space, int access)
+{
+	KKernel *k = kb->k;
+	KBuf *b;
+
+	if (k->nbuf == k->capbuf) {
+		int want = k->capbuf ? 2 * k->capbuf : 8;
+		k->buf = arena_grow(kb->prog->arena, k->buf, sizeof *k->buf,
+		                    k->nbuf, want);
+		k->capbuf = want;
+	}
+	b = &k->buf[k->nbuf];
+	b->dtype = dtype;
+	b->count = count;
+	b->value = space == KS_GLOBAL ? value : -1;
+	b->space = space;
+	b->access = access;
+	b->name = arena_printf(kb->prog->arena, "b%d", k->nbuf);
+	return k->nbuf++;
+}
+
+int
+kb_buf_value(KB *kb, int v, int dtype, int64_t count, int access)
+{
+	KKernel *k = kb->k;
+	int i;
+
+	for (i = 0; i < k->nbuf; i++)
+		if (k->buf[i].space == KS_GLOBAL && k->buf[i].value == v) {
+			k->buf[i].access |= access;
+			return i;
+		}
+	return kb_buf(kb, dtype, count, v, KS_GLOBAL, access);
+}
+
+int
+kb_var(KB *kb, int dtype, const char *name)
+{
+	KKernel *k = kb->k;
+
+	if (k->nvar == k->capvar) {
+		int want = k->capvar ? 2 * k->capvar : 8;
+		k->var = arena_grow(kb->prog->arena, k->var, sizeof *k->var,
+		                    k->nvar, want);
+		k->capvar = want;
+	}
+	k->var[k->nvar].dtype = dtype;
+	k->var[k->nvar].name = arena_strdup(kb->prog->arena,
+	                                    name && *name ? name : "v");
+	return k->nvar++;
+}
+
+/* ---- expressions ------------------------------------------------------- */
+
+KRef
+kb_const_i(KB *kb, int dtype, int64_t v)
+{
+	KRef r = newnode(kb, KE_CONST);
+	KNode *n = &kb->k->node[r];
+
+	n->dtype = dtype;
+	if (dtype_is_float(dtype)) {
+		if (dtype == DT_F16 || dtype == DT_BF16)
+			n->dtype = DT_F32;
+		n->fval = n->dtype == DT_F32 ? (double)(float)v : (double)v;
+	} else {
+		n->ival = wrap_int(dtype, v);
+	}
+	return r;
+}
+
+KRef
+kb_const_f(KB *kb, int dtype, double v)
+{
+	KRef r;
+	KNode *n;
+
+	if (!dtype_is_float(dtype))
+		return kb_const_i(kb, dtype, (int64_t)v);
+	r = newnode(kb, KE_CONST);
+	n = &kb->k->node[r];
+	n->dtype = (dtype == DT_F64) ? DT_F64 : DT_F32;
+	n->fval = n->dtype == DT_F32 ? (double)(float)v : v;
+	return r;
+}
+
+KRef
+kb_idx(KB *kb, int64_t v)
+{
+	return kb_const_i(kb, DT_I64, v);
+}
+
+KRef
+kb_get(KB *kb, int var)
+{
+	KRef r = newnode(kb, KE_VAR);
+	KNode *n = &kb->k->node[r];
+
+	n->var = var;
+	n->dtype = (var >= 0 && var < kb->k->nvar) ? kb->k->var[var].dtype
+	                                            : DT_UNDEF;
+	return r;
+}
+
+KRef
+kb_load(KB *kb, int buf, KRef idx)
+{
+	KRef r = newnode(kb, KE_LOAD);
+	KNode *n = &kb->k->node[r];
+	int dt = (buf >= 0 && buf < kb->k->nbuf) ? kb->k->buf[buf].dtype
+	                                          : DT_UNDEF;
+
+	n->buf = buf;
+	n->a = idx;
+	n->dtype = (dt == DT_F16 || dt == DT_BF16) ? DT_F32 : dt;
+	return r;
+}
+
+int
+kb_dtype(const KKernel *k, KRef e)
+{
+	if (e <= 0 || e >= k->nnode)
+		return DT_UNDEF;
+	return k->node[e].dtype;
+}
+
+int
+kb_is_const_i(const KKernel *k, KRef e, int64_t *v)
+{
+	const KNode *n;
+
+	if (e <= 0 || e >= k->nnode)
+		return 0;
+	n = &k->node[e];
+	if (n->kind != KE_CONST || n->lanes != 1 || !is_intlike(n->dtype))
+		return 0;
+	if (v)
+		*v = n->ival;
+	return 1;
+}
+
+static int
+const_f(const KKernel *k, KRef e, double *v)
+{
+	const KNode *n;
+
+	if (e <= 0 || e >= k->nnode)
+		return 0;
+	n = &k->node[e];
+	if (n->kind != KE_CONST || n->lanes != 1 || !dtype_is_float(n->dtype))
+		return 0;
+	*v = n->fval;
+	return 1;
+}
+
+/* Fold op over integer constants a, b of dtype dt.  Returns 1 and the
+ * result in *out (already wrapped to the result dtype) when foldable. */
+static int
+fold_int(int op, int dt, int64_t a, int64_t b, int64_t *out)
+{
+	int uns = !dtype_is_signed(dt);
+	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+	int64_t r;
+
+	if (dt == DT_U64 || dt == DT_U32 || dt == DT_U16 || dt == DT_U8 ||
+	    dt == DT_BOOL)
+		uns = 1;
+	switch (op) {
+	case KO_ADD: r = (int64_t)(ua + ub); break;
+	case KO_SUB: r = (int64_t)(ua - ub); break;
+	case KO_MUL: r = (int64_t)(ua * ub); break;
+	case KO_DIV:
+	case KO_MOD:
+		if (b == 0 || (!uns && a == INT64_MIN && b == -1))
+			return 0;
+		if (uns)
+			r = (int64_t)(op == KO_DIV ? ua / ub : ua % ub);
+		else
+			r = op == KO_DIV ? a / b : a % b;
+		break;
+	case KO_MIN: r = uns ? (ua < ub ? a : b) : (a < b ? a : b); break;
+	case KO_MAX: r = uns ? (ua > ub ? a : b) : (a > b ? a : b); break;
+	case KO_BAND: r = a & b; break;
+	case KO_BOR:  r = a | b; break;
+	case KO_BXOR: r = a ^ b; break;
+	case KO_AND: r = (a != 0) && (b != 0); break;
+	case KO_OR:  r = (a != 0) || (b != 0); break;
+	case KO_XOR: r = (a != 0) != (b != 0); break;
+	case KO_LT: r = uns ? ua < ub : a < b; break;
+	case KO_LE: r = uns ? ua <= ub : a <= b; break;
+	case KO_GT: r = uns ? ua > ub : a > b; break;
+	case KO_GE: r = uns ? ua >= ub : a >= b; break;
+	case KO_EQ: r = a == b; break;
+	case KO_NE: r = a != b; break;
+	default: return 0;
+	}
+	*out = wrap_int(result_dtype(op, dt), r);
+	return 1;
+}
+
+static int
+fold_fcmp(int op, double a, double b, int64_t *out)
+{
+	switch (op) {
+	case KO_LT: *out = a < b; return 1;
+	case KO_LE: *out = a <= b; return 1;
+	case KO_GT: *out = a > b; return 1;
+	case KO_GE: *out = a >= b; return 1;
+	case KO_EQ: *out = a == b; return 1;
+	case KO_NE: *out = a != b; return 1;
+	}
+	return 0;
+}
+
+KRef
+kb_un(KB *kb, int op, KRef a)
+{
+	KKernel *k = kb->k;
+	int dt = kb_dtype(k, a);
+	int64_t v;
+	KRef r;
+	KNode *n;
+
+	if (kb_is_const_i(k, a, &v)) {
+		switch (op) {
+		case KO_NEG: return kb_const_i(kb, dt, (int64_t)(0 - (uint64_t)v));
+		case KO_NOT: if (dt == DT_BOOL) return kb_const_i(kb, DT_BOOL, !v);
+			break;
+		case KO_BITNOT: if (dt != DT_BOOL) return kb_const_i(kb, dt, ~v);
+			break;
+		case KO_ABS:
+			if (dtype_is_signed(dt) && v != INT64_MIN)
+				return kb_const_i(kb, dt, v < 0 ? -v : v);
+			if (!dtype_is_signed(dt))
+				return a;
+			break;
+		case KO_FLOOR: case KO_CEIL: case KO_ROUND:
+			return a;
+		}
+	}
+	r = newnode(kb, KE_UN);
+	n = &kb->k->node[r];
+	n->op = op;
+	n->a = a;
+	n->dtype = result_dtype(op, dt);
+	return r;
+}
+
+KRef
+kb_bin(KB *kb, int op, KRef a, KRef b)
+{
+	KKernel *k = kb->k;
+	int dt = kb_dtype(k, a);
+	int64_t x, y, v;
+	double fx, fy;
+	int ca, cb;
+	KRef r;
+	KNode *n;
+
+	ca = kb_is_const_i(k, a, &x);
+	cb = kb_is_const_i(k, b, &y);
+	if (dt == kb_dtype(k, b)) {
+		if (ca && cb && fold_int(op, dt, x, y, &v))
+			return kb_const_i(kb, result_dtype(op, dt), v);
+		if (const_f(k, a, &fx) && const_f(k, b, &fy) &&
+		    fold_fcmp(op, fx, fy, &v))
+			return kb_const_i(kb, DT_BOOL, v);
+		if (dtype_is_int(dt)) {
+			switch (op) {
+			case KO_ADD:
+				if (cb && y == 0) return a;
+				if (ca && x == 0) return b;
+				break;
+			case KO_SUB:
+				if (cb && y == 0) return a;
+				break;
+			case KO_MUL:
+				if (cb && y == 1) return a;
+				if (ca && x == 1) return b;
+				if (cb && y == 0) return b;
+				if (ca && x == 0) return a;
+				break;
+			case KO_DIV:
+				if (cb && y == 1) return a;
+				break;
+			}
+		}
+	}
+	r = newnode(kb, KE_BIN);
+	n = &kb->k->node[r];
+	n->op = op;
+	n->a = a;
+	n->b = b;
+	n->dtype = result_dtype(op, dt);
+	return r;
+}
+
+KRef
+kb_select(KB *kb, KRef c, KRef a, KRef b)
+{
+	KRef r;
+	KNode *n;
+	int64_t v;
+
+	if (kb_is_const_i(kb->k, c, &v) && kb_dtype(kb->k, c) == DT_BOOL)
+		return v ? a : b;
+	if (a == b)
+		return a;
+	r = newnode(kb, KE_SELECT);
+	n = &kb->k->node[r];
+	n->a = c;
+	n->b = a;
+	n->c = b;
+	n->dtype = kb_dtype(kb->k, a);
+	return r;
+}
+
+/* Casts to f16/bf16 yield f32: no expression is f16, the store converts. */
+KRef
+kb_cast(KB *kb, int dtype, KRef a)
+{
+	KKernel *k = kb->k;
+	int from = kb_dtype(k, a);
+	int64_t v;
+	double f;
+	KRef r;
+
+	if (dtype == DT_F16 || dtype == DT_BF16)
+		dtype = DT_F32;
+	if (dtype == from)
+		return a;
+	if (kb_is_const_i(k, a, &v)) {
+		if (dtype_is_float(dtype)) {
+			double d = dtype_is_signed(from) || from == DT_BOOL
+			         ? (double)v : (double)(uint64_t)v;
+			return kb_const_f(kb, dtype, d);
+		}
+		if (is_intlike(dtype))
+			return kb_const_i(kb, dtype, v);
+	}
+	if (const_f(k, a, &f) && dtype_is_float(dtype))
+		return kb_const_f(kb, dtype, f);
+	if (const_f(k, a, &f) && dtype == DT_BOOL)
+		return kb_const_i(kb, DT_BOOL, f != 0);
+	r = newnode(kb, KE_CAST);
+	kb->k->node[r].a = a;
+	kb->k->node[r].dtype = dtype;
+	return r;
+}
+
+KRef
+kb_special(KB *kb, int which)
+{
+	KRef r = newnode(kb, KE_SPECIAL);
+
+	kb->k->node[r].op = which;
+	kb->k->node[r].dtype = DT_I64;
+	return r;
+}
+
+/* ---- statements -------------------------------------------------------- */
+
+/* Append statement s at the insertion point. */
+static void
+append(KB *kb, KRef s)
+{
+	KKernel *k = kb->k;
+	int d = kb->depth;
+
+	if (kb->last[d])
+		k->node[kb->last[d]].next = s;
+	else if (d == 0)
+		k->body = s;
+	else if (kb->in_else[d - 1])
+		k->node[kb->open[d - 1]].orelse = s;
+	else
+		k->node[kb->open[d - 1]].body = s;
+	kb->last[d] = s;
+}
+
+/* Append s and make its body the insertion point. */
+static void
+open_block(KB *kb, KRef s)
+{
+	append(kb, s);
+	if (kb->depth >= KB_MAX_DEPTH)
+		return;   /* kir_verify reports nothing; caller's nesting bug */
+	kb->open[kb->depth] = s;
+	kb->in_else[kb->depth] = 0;
+	kb->depth++;
+	kb->last[kb->depth] = 0;
+}
+
+int
+kb_for(KB *kb, const char *name, KRef lo, KRef hi, int flags)
+{
+	int var = kb_var(kb, DT_I64, name ? name : "i");
+	KRef s = newnode(kb, KS_FOR);
+	KNode *n = &kb->k->node[s];
+
+	n->a = lo;
+	n->b = hi;
+	n->var = var;
+	n->flags = flags;
+	open_block(kb, s);
+	return var;
+}
+
+void
+kb_if(KB *kb, KRef cond)
+{
+	KRef s = newnode(kb, KS_IF);
+
+	kb->k->node[s].a = cond;
+	open_block(kb, s);
+}
+
+void
+kb_else(KB *kb)
+{
+	if (kb->depth == 0)
+		return;
+	kb->in_else[kb->depth - 1] = 1;
+	kb->last[kb->depth] = 0;
+}
+
+void
+kb_end(KB *kb)
+{
+	if (kb->depth > 0)
+		kb->depth--;
+}
+
+void
+kb_store(KB *kb, int buf, KRef idx, KRef val)
+{
+	KRef s = newnode(kb, KS_STORE);
+	KNode *n = &kb->k->node[s];
+
+	n->buf = buf;
+	n->a = idx;
+	n->b = val;
+	append(kb, s);
+}
+
+void
+kb_set(KB *kb, int var, KRef val)
+{
+	KRef s = newnode(kb, KS_SET);
+
+	kb->k->node[s].var = var;
+	kb->k->node[s].a = val;
+	append(kb, s);
+}
+
+void
+kb_barrier(KB *kb)
+{
+	append(kb, newnode(kb, KS_BARRIER));
+}
+
+/* ---- printing ---------------------------------------------------------- */
+
+static const char *const opnames[KO_COUNT_] = {
+	[KO_NONE] = "none",
+	[KO_NEG] = "neg", [KO_ABS] = "abs", [KO_EXP] = "exp", [KO_LOG] = "log",
+	[KO_SQRT] = "sqrt", [KO_SIN] = "sin", [KO_COS] = "cos", [KO_TAN] = "tan",
+	[KO_ASIN] = "asin", [KO_ACOS] = "acos", [KO_ATAN] = "atan",
+	[KO_SINH] = "sinh", [KO_COSH] = "cosh", [KO_TANH] = "tanh",
+	[KO_ASINH] = "asinh", [KO_ACOSH] = "acosh", [KO_ATANH] = "atanh",
+	[KO_ERF] = "erf", [KO_FLOOR] = "floor", [KO_CEIL] = "ceil",
+	[KO_ROUND] = "round", [KO_NOT] = "not", [KO_BITNOT] = "bitnot",
+	[KO_ISNAN] = "isnan", [KO_ISINF] = "isinf",
+	[KO_ADD] = "add", [KO_SUB] = "sub", [KO_MUL] = "mul", [KO_DIV] = "div",
+	[KO_MOD] = "mod", [KO_FMOD] = "fmod", [KO_POW] = "pow",
+	[KO_MIN] = "min", [KO_MAX] = "max",
+	[KO_AND] = "and", [KO_OR] = "or", [KO_XOR] = "xor",
+	[KO_BAND] = "band", [KO_BOR] = "bor", [KO_BXOR] = "bxor",
+	[KO_SHL] = "shl", [KO_SHR] = "shr",
+	[KO_LT] = "lt", [KO_LE] = "le", [KO_GT] = "gt", [KO_GE] = "ge",
+	[KO_EQ] = "eq", [KO_NE] = "ne",
+};
+
+const char *
+kop_name(int op)
+{
+	if (op < 0 || op >= KO_COUNT_ || !opnames[op])
+		return "?";
+	return opnames[op];
+}
+
+static const char *
+var_name(const KKernel *k, int v)
+{
+	if (v < 0 || v >= k->nvar)
+		return "?var";
+	return k->var[v].name;
+}
+
+/* Index-style operators print infix on integers; everything else as
+ * name(args). */
+static void
+pexpr(FILE *f, const KKernel *k, KRef e, int prec)
+{
+	const KNode *n;
+	static const char *const spec[] = { "?", "thread.x", "thread.y",
+		"thread.z", "block.x", "block.y", "block.z" };
+
+	if (e <= 0 || e >= k->nnode) {
+		fprintf(f, "<bad %d>", e);
+		return;
+	}
+	n = &k->node[e];
+	switch (n->kind) {
+	case KE_CONST:
+		if (dtype_is_float(n->dtype))
+			fprintf(f, n->dtype == DT_F32 ? "%.9gf" : "%.17g", n->fval);
+		else if (n->dtype == DT_BOOL)
+			fprintf(f, n->ival ? "true" : "false");
+		else if (n->dtype == DT_U64)
+			fprintf(f, "%" PRIu64 "u", (uint64_t)n->ival);
+		else if (n->dtype == DT_I64)
+			fprintf(f, "%" PRId64, n->ival);
+		else
+			fprintf(f, "%" PRId64 ":%s", n->ival, dtype_name(n->dtype));
+		break;
+	case KE_VAR:
+		fprintf(f, "%s", var_name(k, n->var));
+		break;
+	case KE_LOAD:
+		fprintf(f, "load b%d[", n->buf);
+		pexpr(f, k, n->a, 0);
+		fprintf(f, "]");
+		if (n->lanes > 1)
+			fprintf(f, "x%d", n->lanes);
+		break;
+	case KE_UN:
+		fprintf(f, "%s(", kop_name(n->op));
+		pexpr(f, k, n->a, 0);
+		fprintf(f, ")");
+		break;
+	case KE_BIN:
+		if (is_intlike(n->dtype) && (n->op == KO_ADD || n->op == KO_SUB ||
+		    n->op == KO_MUL || n->op == KO_DIV || n->op == KO_MOD)) {
+			int p = (n->op == KO_ADD || n->op == KO_SUB) ? 1 : 2;
+			const char *s = n->op == KO_ADD ? " + " : n->op == KO_SUB ? " - "
+			              : n->op == KO_MUL ? "*" : n->op == KO_DIV ? "/" : "%";
+			if (p < prec)
+				fprintf(f, "(");
+			pexpr(f, k, n->a, p);
+			fprintf(f, "%s", s);
+			pexpr(f, k, n->b, p + 1);
+			if (p < prec)
+				fprintf(f, ")");
+			break;
+		}
+		fprintf(f, "%s(", kop_name(n->op));
+		pexpr(f, k, n->a, 0);
+		fprintf(f, ", ");
+		pexpr(f, k, n->b, 0);
+		fprintf(f, ")");
+		break;
+	case KE_SELECT:
+		fprintf(f, "select(");
+		pexpr(f, k, n->a, 0);
+		fprintf(f, ", ");
+		pexpr(f, k, n->b, 0);
+		fprintf(f, ", ");
+		pexpr(f, k, n->c, 0);
+		fprintf(f, ")");
+		break;
+	case KE_CAST:
+		fprintf(f, "%s(", dtype_name(n->dtype));
+		pexpr(f, k, n->a, 0);
+		fprintf(f, ")");
+		break;
+	case KE_SPECIAL:
+		fprintf(f, "%s", n->op >= 1 && n->op <= 6 ? spec[n->op] : "?special");
+		break;
+	default:
+		fprintf(f, "<stmt %d>", e);
+	}
+}
+
+static void
+pblock(FILE *f, const KKernel *k, KRef s, int ind)
+{
+	int guard = 0;
+
+	for (; s > 0 && s < k->nnode && guard < k->nnode; s = k->node[s].next,
+	     guard++) {
+		const KNode *n = &k->node[s];
+		fprintf(f, "%*s", 2 * ind, "");
+		switch (n->kind) {
+		case KS_FOR:
+			fprintf(f, "for %s in ", var_name(k, n->var));
+			pexpr(f, k, n->a, 0);
+			fprintf(f, "..");
+			pexpr(f, k, n->b, 0);
+			if (n->flags) {
+				static const char *const fl[] = { "parallel", "thread.x",
+					"thread.y", "thread.z", "block.x", "block.y", "block.z" };
+				int i;
+				for (i = 0; i < 7; i++)
+					if (n->flags & (1 << i))
+						fprintf(f, " %s", fl[i]);
+			}
+			fprintf(f, " {\n");
+			pblock(f, k, n->body, ind + 1);
+			fprintf(f, "%*s}\n", 2 * ind, "");
+			break;
+		case KS_IF:
+			fprintf(f, "if ");
+			pexpr(f, k, n->a, 0);
+			fprintf(f, " {\n");
+			pblock(f, k, n->body, ind + 1);
+			if (n->orelse) {
+				fprintf(f, "%*s} else {\n", 2 * ind, "");
+				pblock(f, k, n->orelse, ind + 1);
+			}
+			fprintf(f, "%*s}\n", 2 * ind, "");
+			break;
+		case KS_STORE:
+			fprintf(f, "b%d[", n->buf);
+			pexpr(f, k, n->a, 0);
+			fprintf(f, "] = ");
+			pexpr(f, k, n->b, 0);
+			fprintf(f, "\n");
+			break;
+		case KS_SET:
+			fprintf(f, "%s = ", var_name(k, n->var));
+			pexpr(f, k, n->a, 0);
+			fprintf(f, "\n");
+			break;
+		case KS_BARRIER:
+			fprintf(f, "barrier\n");
+			break;
+		default:
+			fprintf(f, "<expr %d as statement>\n", s);
+		}
+	}
+}
+
+void
+kir_print(FILE *f, const KKernel *k)
+{
+	static const char *const space[] = { "global", "local", "shared" };
+	static const char *const acc[] = { "none", "read", "write", "rw" };
+	int i;
+
+	fprintf(f, "kernel %s", k->name);
+	if (k->ops && *k->ops)
+		fprintf(f, "  # %s", k->ops);
+	fprintf(f, "\n");
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *b = &k->buf[i];
+		fprintf(f, "  buf b%d: %s[%" PRId64 "] %s", i, dtype_name(b->dtype),
+		        b->count, b->space >= 0 && b->space <= 2 ? space[b->space]
+		                                                 : "?");
+		if (b->space == KS_GLOBAL)
+			fprintf(f, " v%d", b->value);
+		fprintf(f, " %s\n", acc[b->access & 3]);
+	}
+	for (i = 0; i < k->nvar; i++)
+		fprintf(f, "  var %s: %s\n", k->var[i].name, dtype_name(k->var[i].dtype));
+	fprintf(f, "{\n");
+	pblock(f, k, k->body, 1);
+	fprintf(f, "}\n");
+}
+
+/* ---- verification ------------------------------------------------------ */
+
+static int
+is_float_only(int op)
+{
+	return (op >= KO_EXP && op <= KO_ERF) || op == KO_ISNAN ||
+	       op == KO_ISINF || op == KO_FMOD;
+}
+
+static int
+is_bitop(int op)
+{
+	return op == KO_BITNOT || op == KO_BAND || op == KO_BOR ||
+	       op == KO_BXOR || op == KO_SHL || op == KO_SHR;
+}
+
+static int
+is_logic(int op)
+{
+	return op == KO_NOT || op == KO_AND || op == KO_OR || op == KO_XOR;
+}
+
+/* Check expression e; operands must precede it, so the pool is a DAG.
+ * Shared subexpressions are checked once: seen marks checked nodes. */
+static int
+vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
+{
+	const KNode *n;
+	int dt, da, db;
+
+	if (e <= 0 || e >= k->nnode || (user && e >= user))
+		return burn_fail(c, BURN_ERR_INTERNAL,
+		                 "kir %s: node %d: bad expression ref %d",
+		                 k->name, user, e);
+	if (seen && seen[e])
+		return BURN_OK;
+	n = &k->node[e];
+	if (n->kind < KE_CONST || n->kind > KE_SPECIAL)
+		return burn_fail(c, BURN_ERR_INTERNAL,
+		                 "kir %s: node %d is not an expression", k->name, e);
+	dt = n->dtype;
+	if (n->lanes < 1)
+		return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: node %d: lanes %d",
+		                 k->name, e, n->lanes);
+	if (!dtype_supported(dt) || dt == DT_F16 || dt == DT_BF16)
+		return burn_fail(c, BURN_ERR_INTERNAL,
+		                 "kir %s: node %d: bad dtype %s", k->name, e,
+		                 dtype_name(dt));
+	switch (n->kind) {
+	case KE_CONST:
+		break;
+	case KE_VAR:
+		if (n->var < 0 || n->var >= k->nvar)
+			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: node %d: bad var %d",
+			                 k->name, e, n->var);
+		if (k->var[n->var].dtype != dt)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: var dtype mismatch", k->name, e);
+		break;
+	case KE_LOAD: {
+		int bd;
+		int64_t i;
+		if (n->buf < 0 || n->buf >= k->nbuf)
+			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: node %d: bad buf %d",
+			                 k->name, e, n->buf);
+		TRY(vexpr(c, k, seen, n->a, e));
+		if (!dtype_is_int(k->node[n->a].dtype))
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: index not integer", k->name, e);
+		bd = k->buf[n->buf].dtype;
+		if (bd == DT_F16 || bd == DT_BF16)
+			bd = DT_F32;
+		if (bd != dt)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: load dtype %s from %s buffer",
+			                 k->name, e, dtype_name(dt),
+			                 dtype_name(k->buf[n->buf].dtype));
+		if (kb_is_const_i(k, n->a, &i) &&
+		    (i < 0 || i + n->lanes > k->buf[n->buf].count))
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: load b%d[%" PRId64 "] out of bounds (%" PRId64 ")",
+			                 k->name, n->buf, i, k->buf[n->buf].count);
+		break;
+	}
+	case KE_UN:
+		TRY(vexpr(c, k, seen, n->a, e));
+		da = k->node[n->a].dtype;
+		if (n->op < KO_NEG || n->op > KO_ISINF)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: bad unary op %d", k->name, e, n->op);
+		if ((is_float_only(n->op) && !dtype_is_float(da)) ||
+		    (is_logic(n->op) && da != DT_BOOL) ||
+		    (is_bitop(n->op) && !dtype_is_int(da)) ||
+		    dt != result_dtype(n->op, da))
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: %s on %s", k->name, e,
+			                 kop_name(n->op), dtype_name(da));
+		break;
+	case KE_BIN:
+		TRY(vexpr(c, k, seen, n->a, e));
+		TRY(vexpr(c, k, seen, n->b, e));
+		da = k->node[n->a].dtype;
+		db = k->node[n->b].dtype;
+		if (n->op < KO_ADD || n->op >= KO_COUNT_)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: bad binary op %d", k->name, e, n->op);
+		if (da != db || (is_float_only(n->op) && !dtype_is_float(da)) ||
+		    (n->op == KO_MOD && !dtype_is_int(da)) ||
+		    (is_logic(n->op) && da != DT_BOOL) ||
+		    (is_bitop(n->op) && !dtype_is_int(da)) ||
+		    dt != result_dtype(n->op, da))
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: %s(%s, %s)", k->name, e,
+			                 kop_name(n->op), dtype_name(da), dtype_name(db));
+		break;
+	case KE_SELECT:
+		TRY(vexpr(c, k, seen, n->a, e));
+		TRY(vexpr(c, k, seen, n->b, e));
+		TRY(vexpr(c, k, seen, n->c, e));
+		if (k->node[n->a].dtype != DT_BOOL || k->node[n->b].dtype != dt ||
+		    k->node[n->c].dtype != dt)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: select types", k->name, e);
+		break;
+	case KE_CAST:
+		TRY(vexpr(c, k, seen, n->a, e));
+		break;
+	case KE_SPECIAL:
+		if (n->op < KX_THREAD_X || n->op > KX_BLOCK_Z || dt != DT_I64)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: bad special", k->name, e);
+		break;
+	}
+	if (seen)
+		seen[e] = 1;
+	return BURN_OK;
+}
+
+static int
+vblock(Ctx *c, const KKernel *k, unsigned char *seen, KRef s, int depth,
+       int *count)
+{
+	for (; s; s = k->node[s].next) {
+		const KNode *n;
+		if (s < 0 || s >= k->nnode)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: bad statement ref %d", k->name, s);
+		if (++*count > k->nnode || depth > 256)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: statement cycle at %d", k->name, s);
+		n = &k->node[s];
+		switch (n->kind) {
+		case KS_FOR:
+			if (n->var < 0 || n->var >= k->nvar ||
+			    k->var[n->var].dtype != DT_I64)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: for %d: bad loop var", k->name, s);
+			TRY(vexpr(c, k, seen, n->a, 0));
+			TRY(vexpr(c, k, seen, n->b, 0));
+			if (k->node[n->a].dtype != DT_I64 || k->node[n->b].dtype != DT_I64)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: for %d: bounds not i64", k->name, s);
+			TRY(vblock(c, k, seen, n->body, depth + 1, count));
+			break;
+		case KS_IF:
+			TRY(vexpr(c, k, seen, n->a, 0));
+			if (k->node[n->a].dtype != DT_BOOL)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: if %d: condition not bool", k->name, s);
+			TRY(vblock(c, k, seen, n->body, depth + 1, count));
+			TRY(vblock(c, k, seen, n->orelse, depth + 1, count));
+			break;
+		case KS_STORE: {
+			int bd;
+			int64_t i;
+			if (n->buf < 0 || n->buf >= k->nbuf)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: store %d: bad buf %d", k->name, s, n->buf);
+			TRY(vexpr(c, k, seen, n->a, 0));
+			TRY(vexpr(c, k, seen, n->b, 0));
+			if (!dtype_is_int(k->node[n->a].dtype))
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: store %d: index not integer", k->name, s);
+			bd = k->buf[n->buf].dtype;
+			if (bd == DT_F16 || bd == DT_BF16)
+				bd = DT_F32;
+			if (k->node[n->b].dtype != bd)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: store %d: %s value into %s buffer",
+				                 k->name, s, dtype_name(k->node[n->b].dtype),
+				                 dtype_name(k->buf[n->buf].dtype));
+			if (!(k->buf[n->buf].access & KA_WRITE) &&
+			    k->buf[n->buf].space == KS_GLOBAL)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: store %d to read-only b%d",
+				                 k->name, s, n->buf);
+			if (kb_is_const_i(k, n->a, &i) &&
+			    (i < 0 || i + k->node[n->b].lanes > k->buf[n->buf].count))
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: store b%d[%" PRId64 "] out of bounds (%" PRId64 ")",
+				                 k->name, n->buf, i, k->buf[n->buf].count);
+			break;
+		}
+		case KS_SET:
+			if (n->var < 0 || n->var >= k->nvar)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: set %d: bad var", k->name, s);
+			TRY(vexpr(c, k, seen, n->a, 0));
+			if (k->node[n->a].dtype != k->var[n->var].dtype)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: set %d: %s value into %s var %s",
+				                 k->name, s, dtype_name(k->node[n->a].dtype),
+				                 dtype_name(k->var[n->var].dtype),
+				                 k->var[n->var].name);
+			break;
+		case KS_BARRIER:
+			break;
+		default:
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d is not a statement", k->name, s);
+		}
+	}
+	return BURN_OK;
+}
+
+int
+kir_verify(Ctx *c, const KKernel *k)
+{
+	int i, rc, count = 0;
+	unsigned char *seen;
+
+	if (!k->name || !k->node || k->nnode < 1)
+		return burn_fail(c, BURN_ERR_INTERNAL, "kir: empty kernel");
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *b = &k->buf[i];
+		if (!dtype_supported(b->dtype) || b->count < 0 ||
+		    b->space < KS_GLOBAL || b->space > KS_SHARED ||
+		    b->access < 1 || b->access > 3)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: bad buffer b%d (%s[%" PRId64 "])", k->name,
+			                 i, dtype_name(b->dtype), b->count);
+	}
+	for (i = 0; i < k->nvar; i++)
+		if (!dtype_supported(k->var[i].dtype) ||
+		    k->var[i].dtype == DT_F16 || k->var[i].dtype == DT_BF16)
+			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: bad var %s dtype",
+			                 k->name, k->var[i].name);
+	seen = calloc((size_t)k->nnode, 1);
+	if (!seen)
+		return burn_fail(c, BURN_ERR_NOMEM, "kir %s: out of memory", k->name);
+	rc = vblock(c, k, seen, k->body, 0, &count);
+	free(seen);
+	return rc;
+}

@@ -1,0 +1,210 @@
+/*
+ * kir.h - the kernel IR: one target-independent, loop-level IR that every
+ * renderer (C now; GLSL/SPIR-V, PTX and LLVM later) prints, and that the
+ * interpreter (kir_interp.c) runs for constant folding.
+ *
+ * A KProgram is an ordered list of kernels.  A kernel has
+ *   - buffers (KBuf): typed arrays it reads or writes.  A buffer is bound to
+ *     a graph value (g->val index) or is kernel-local scratch (space
+ *     KS_LOCAL: per-invocation private array, or KS_SHARED: shared by the
+ *     threads of one block on GPU targets);
+ *   - variables (KVar): typed scalars.  Loop indices are i64 variables;
+ *     other variables are mutable locals (accumulators);
+ *   - a body: a block of statements.
+ *
+ * Expressions and statements are nodes in one pool per kernel, referred to
+ * by index (KRef); 0 is "none".  Expressions are pure and may be shared
+ * (a DAG); a renderer may print them inline or name them.  Statements are
+ * chained by `next`; a block is the index of its first statement.
+ *
+ *   statement   meaning
+ *   KS_FOR      for (var = lo; var < hi; var += 1) body     (a: lo, b: hi)
+ *               flags: KF_PARALLEL (iterations independent: may be split
+ *               across threads), KF_THREAD_X/Y/Z, KF_BLOCK_X/Y/Z (a GPU
+ *               renderer maps the loop onto that hardware index)
+ *   KS_STORE    buf[a] = b
+ *   KS_SET      var = a
+ *   KS_IF       if (a) body else orelse
+ *   KS_BARRIER  all threads of a block wait (GPU); no-op on CPU
+ *
+ *   expression  value
+ *   KE_CONST    ival (integer and bool dtypes) or fval (float dtypes)
+ *   KE_VAR      current value of variable `var`
+ *   KE_LOAD     buf[a]
+ *   KE_UN       op(a)
+ *   KE_BIN      op(a, b)
+ *   KE_SELECT   a ? b : c
+ *   KE_CAST     (dtype) a  with C semantics, plus: float->int saturates
+ *               nothing (UB ranges are the caller's concern); ->bool is != 0
+ *   KE_SPECIAL  a hardware index: op is KX_THREAD_X... (GPU only)
+ *
+ * Types.  Every expression has a dtype from ir/base.h.  Indices are i64.
+ * Comparisons and logical ops yield DT_BOOL.  Buffers of DT_F16/DT_BF16 are
+ * stored as 16-bit patterns: a load yields f32 and a store takes f32, so no
+ * expression is ever f16.  `lanes` > 1 marks a vector of that many elements
+ * (a vector load reads buf[a .. a+lanes-1]); renderers that do not support
+ * vectors reject such kernels.
+ */
+#ifndef BURN_KIR_H
+#define BURN_KIR_H
+
+#include <stdio.h>
+#include "../ir/base.h"
+
+typedef int KRef;
+
+enum KNodeKind {
+	KN_NONE = 0,
+	/* expressions */
+	KE_CONST, KE_VAR, KE_LOAD, KE_UN, KE_BIN, KE_SELECT, KE_CAST, KE_SPECIAL,
+	/* statements */
+	KS_FOR, KS_STORE, KS_SET, KS_IF, KS_BARRIER,
+};
+
+enum KOp {
+	KO_NONE = 0,
+	/* unary */
+	KO_NEG, KO_ABS, KO_EXP, KO_LOG, KO_SQRT, KO_SIN, KO_COS, KO_TAN,
+	KO_ASIN, KO_ACOS, KO_ATAN, KO_SINH, KO_COSH, KO_TANH, KO_ASINH,
+	KO_ACOSH, KO_ATANH, KO_ERF, KO_FLOOR, KO_CEIL,
+	KO_ROUND,      /* round half to even (nearbyint) */
+	KO_NOT,        /* logical not, bool -> bool */
+	KO_BITNOT,
+	KO_ISNAN,      /* float -> bool */
+	KO_ISINF,      /* float -> bool, either sign */
+	/* binary */
+	KO_ADD, KO_SUB, KO_MUL,
+	KO_DIV,        /* integers: truncating, like C */
+	KO_MOD,        /* integers: C %, sign of the dividend */
+	KO_FMOD,       /* floats: C fmod */
+	KO_POW, KO_MIN, KO_MAX,
+	KO_AND, KO_OR, KO_XOR,        /* logical, bool x bool -> bool */
+	KO_BAND, KO_BOR, KO_BXOR, KO_SHL, KO_SHR,
+	KO_LT, KO_LE, KO_GT, KO_GE, KO_EQ, KO_NE,   /* -> bool */
+	KO_COUNT_
+};
+
+enum KSpecial { KX_THREAD_X = 1, KX_THREAD_Y, KX_THREAD_Z,
+                KX_BLOCK_X, KX_BLOCK_Y, KX_BLOCK_Z };
+
+enum KLoopFlag {
+	KF_PARALLEL = 1,
+	KF_THREAD_X = 2, KF_THREAD_Y = 4, KF_THREAD_Z = 8,
+	KF_BLOCK_X = 16, KF_BLOCK_Y = 32, KF_BLOCK_Z = 64,
+};
+
+enum KSpace { KS_GLOBAL = 0, KS_LOCAL, KS_SHARED };
+enum KAccess { KA_READ = 1, KA_WRITE = 2, KA_RW = 3 };
+
+typedef struct KNode {
+	int kind;        /* KNodeKind */
+	int op;          /* KOp for KE_UN/KE_BIN, KSpecial for KE_SPECIAL */
+	int dtype;       /* expressions: result type */
+	int lanes;       /* expressions: 1, or vector width */
+	KRef a, b, c;    /* operands; for KS_FOR a=lo b=hi */
+	int var;         /* KE_VAR, KS_FOR, KS_SET */
+	int buf;         /* KE_LOAD, KS_STORE */
+	int flags;       /* KS_FOR: KLoopFlag */
+	KRef body;       /* KS_FOR, KS_IF: first statement of the block */
+	KRef orelse;     /* KS_IF: else block */
+	KRef next;       /* statements: next in block */
+	int64_t ival;
+	double fval;
+} KNode;
+
+typedef struct KBuf {
+	int dtype;
+	int64_t count;   /* elements */
+	int value;       /* graph value index for KS_GLOBAL, else -1 */
+	int space;       /* KSpace */
+	int access;      /* KAccess, accumulated over the kernel's uses */
+	const char *name;/* for printing */
+} KBuf;
+
+typedef struct KVar {
+	int dtype;
+	const char *name;/* hint for printing ("i0", "acc") */
+} KVar;
+
+typedef struct KKernel {
+	const char *name;   /* unique within the program, a C identifier */
+	const char *ops;    /* the graph ops it implements, for --emit=kernels */
+	int nbuf, nvar, nnode;
+	int capbuf, capvar, capnode;
+	KBuf *buf;
+	KVar *var;
+	KNode *node;        /* node[0] unused so KRef 0 is "none" */
+	KRef body;          /* first statement */
+} KKernel;
+
+typedef struct KProgram {
+	Arena *arena;       /* borrowed: all kernels live in it */
+	int nkernel, capkernel;
+	KKernel **kernel;
+} KProgram;
+
+/* ---- builder -------------------------------------------------------- *
+ * The builder appends statements at an insertion point.  kb_for()/kb_if()
+ * open a block that kb_end() closes; kb_else() switches an open if to its
+ * else block.  Expression constructors fold constants and the identities
+ * x+0, x*1, x*0 (integers), so index arithmetic stays readable.
+ */
+#define KB_MAX_DEPTH 32
+typedef struct KB {
+	KProgram *prog;
+	KKernel *k;
+	int depth;
+	KRef open[KB_MAX_DEPTH];   /* the FOR/IF statement of each open block */
+	int in_else[KB_MAX_DEPTH];
+	KRef last[KB_MAX_DEPTH + 1];/* last statement in each open block */
+} KB;
+
+void kprog_init(KProgram *p, Arena *a);
+/* Start a new kernel named name (made unique) in p; ops describes the graph
+ * ops it implements.  The builder is valid until kb_finish. */
+void kb_begin(KB *kb, KProgram *p, const char *name, const char *ops);
+/* Close the kernel and append it to the program. */
+KKernel *kb_finish(KB *kb);
+
+int kb_buf(KB *kb, int dtype, int64_t count, int value, int space, int access);
+/* The buffer bound to graph value v (created on first use). */
+int kb_buf_value(KB *kb, int v, int dtype, int64_t count, int access);
+int kb_var(KB *kb, int dtype, const char *name);
+
+KRef kb_const_i(KB *kb, int dtype, int64_t v);
+KRef kb_const_f(KB *kb, int dtype, double v);
+KRef kb_idx(KB *kb, int64_t v);            /* i64 constant */
+KRef kb_get(KB *kb, int var);
+KRef kb_load(KB *kb, int buf, KRef idx);
+KRef kb_un(KB *kb, int op, KRef a);
+KRef kb_bin(KB *kb, int op, KRef a, KRef b);
+KRef kb_select(KB *kb, KRef c, KRef a, KRef b);
+KRef kb_cast(KB *kb, int dtype, KRef a);
+KRef kb_special(KB *kb, int which);
+
+/* Open `for (var = lo; var < hi; var++)`; returns the loop variable. */
+int kb_for(KB *kb, const char *name, KRef lo, KRef hi, int flags);
+void kb_if(KB *kb, KRef cond);
+void kb_else(KB *kb);
+void kb_end(KB *kb);
+void kb_store(KB *kb, int buf, KRef idx, KRef val);
+void kb_set(KB *kb, int var, KRef val);
+void kb_barrier(KB *kb);
+
+/* Expression dtype, and whether it is an integer constant (value in *v). */
+int kb_dtype(const KKernel *k, KRef e);
+int kb_is_const_i(const KKernel *k, KRef e, int64_t *v);
+
+/* ---- printing, interpreting, checking --------------------------------- */
+
+const char *kop_name(int op);
+void kir_print(FILE *f, const KKernel *k);
+/* Check the kernel: refs in range, types consistent, every buffer index of a
+ * store/load in bounds when it is a constant.  Returns status. */
+int kir_verify(Ctx *c, const KKernel *k);
+/* Run k on the CPU.  bufs[i] points at buffer i's elements (KS_GLOBAL
+ * buffers must be given; local ones are allocated by the interpreter).
+ * Out-of-bounds accesses are checked and reported as BURN_ERR_INTERNAL. */
+int kir_interp(Ctx *c, const KKernel *k, void *const *bufs);
+
+#endif

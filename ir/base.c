@@ -1,0 +1,349 @@
+/*
+ * base.c - error context, overflow-checked arithmetic, the arena, and
+ * element-type tables.  See base.h for the contracts.
+ */
+#include "base.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors --------------------------------------------------------- */
+
+/* Default limits: generous enough for real models, small enough that a
+ * hostile file cannot make us allocate the machine away. */
+void
+burn_ctx_init(Ctx *c, const char *file)
+{
+	memset(c, 0, sizeof *c);
+	c->file = file;
+	c->limits.max_file_bytes = (int64_t)2 << 30;
+	c->limits.max_tensor_bytes = (int64_t)1 << 30;
+	c->limits.max_depth = 32;
+	c->limits.max_nodes = 1000000;
+}
+
+/*
+ * Record the first error as "<file>: node '<node>' (<op>): <reason>", each
+ * part present only when the context has it at the time of the call.
+ */
+int
+burn_vfail(Ctx *c, int code, const char *fmt, va_list ap)
+{
+	size_t n = 0, cap;
+	int k;
+
+	if (!c || c->code != BURN_OK)
+		return code;
+	if (code == BURN_OK)
+		code = BURN_ERR_INTERNAL;  /* failing with "OK" is a bug */
+	c->code = code;
+	cap = sizeof c->msg;
+	c->msg[0] = 0;
+#define PUT(...) do { \
+		k = snprintf(c->msg + n, cap - n, __VA_ARGS__); \
+		if (k > 0) n += (size_t)k; \
+		if (n >= cap) n = cap - 1; \
+	} while (0)
+	if (c->file)
+		PUT("%s: ", c->file);
+	if (c->node && c->op)
+		PUT("node '%s' (%s): ", c->node, c->op);
+	else if (c->node)
+		PUT("node '%s': ", c->node);
+	else if (c->op)
+		PUT("(%s): ", c->op);
+#undef PUT
+	if (fmt)
+		vsnprintf(c->msg + n, cap - n, fmt, ap);
+	return code;
+}
+
+int
+burn_fail(Ctx *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = burn_vfail(c, code, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+const char *
+burn_code_name(int code)
+{
+	switch (code) {
+	case BURN_OK:              return "ok";
+	case BURN_ERR_IO:          return "io";
+	case BURN_ERR_PARSE:       return "parse";
+	case BURN_ERR_UNSUPPORTED: return "unsupported";
+	case BURN_ERR_INVALID:     return "invalid";
+	case BURN_ERR_SHAPE:       return "shape";
+	case BURN_ERR_LIMIT:       return "limit";
+	case BURN_ERR_NOMEM:       return "nomem";
+	case BURN_ERR_INTERNAL:    return "internal";
+	}
+	return "unknown";
+}
+
+int
+burn_mul_ovf(int64_t a, int64_t b, int64_t *out)
+{
+	int64_t r;
+
+	if (__builtin_mul_overflow(a, b, &r))
+		return 1;
+	*out = r;
+	return 0;
+}
+
+int
+burn_add_ovf(int64_t a, int64_t b, int64_t *out)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return 1;
+	*out = r;
+	return 0;
+}
+
+/* ---- arena ---------------------------------------------------------- */
+
+/*
+ * A block is one calloc'd chunk: this header, then cap bytes of payload of
+ * which used are handed out.  Small requests are carved from the head block;
+ * a request larger than a quarter block gets a block of its own, linked
+ * behind the head so the head keeps serving small requests.
+ */
+struct ArenaBlock {
+	ArenaBlock *next;
+	size_t used, cap;
+	_Alignas(16) unsigned char data[];
+};
+
+enum { BLOCK_SIZE = 64 << 10, ALIGN = 16 };
+
+void
+arena_init(Arena *a)
+{
+	a->head = NULL;
+	a->total = 0;
+}
+
+void
+arena_free(Arena *a)
+{
+	ArenaBlock *b, *next;
+
+	for (b = a->head; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	a->head = NULL;
+	a->total = 0;
+}
+
+static ArenaBlock *
+newblock(Arena *a, size_t cap)
+{
+	ArenaBlock *b;
+
+	if (cap > SIZE_MAX - sizeof *b)
+		return NULL;
+	b = calloc(1, sizeof *b + cap);
+	if (!b)
+		return NULL;
+	b->cap = cap;
+	a->total += sizeof *b + cap;
+	return b;
+}
+
+void *
+arena_alloc(Arena *a, size_t n)
+{
+	ArenaBlock *b;
+	void *p;
+
+	if (n > SIZE_MAX - 2 * ALIGN)
+		return NULL;
+	n = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+	if (n == 0)
+		n = ALIGN;
+	if (n > BLOCK_SIZE / 4) {
+		/* A big request: its own block, behind the head. */
+		if (!(b = newblock(a, n)))
+			return NULL;
+		b->used = n;
+		if (a->head) {
+			b->next = a->head->next;
+			a->head->next = b;
+		} else
+			a->head = b;
+		return b->data;
+	}
+	b = a->head;
+	if (!b || b->cap - b->used < n) {
+		if (!(b = newblock(a, BLOCK_SIZE)))
+			return NULL;
+		b->next = a->head;
+		a->head = b;
+	}
+	p = b->data + b->used;
+	b->used += n;
+	return p;
+}
+
+char *
+arena_strndup(Arena *a, const char *s, size_t n)
+{
+	char *p;
+
+	if (n == SIZE_MAX)
+		return NULL;
+	p = arena_alloc(a, n + 1);
+	if (p && n)
+		memcpy(p, s, n);
+	return p;
+}
+
+char *
+arena_strdup(Arena *a, const char *s)
+{
+	if (!s)
+		s = "";
+	return arena_strndup(a, s, strlen(s));
+}
+
+char *
+arena_printf(Arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	char small[256], *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	if ((size_t)n < sizeof small)
+		return arena_strndup(a, small, (size_t)n);
+	if (!(p = arena_alloc(a, (size_t)n + 1)))
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+/* The old vector is not freed (arenas free whole); the new one is a copy of
+ * the first oldn elements with the rest zeroed. */
+void *
+arena_grow(Arena *a, void *old, size_t elem, size_t oldn, size_t want)
+{
+	void *p;
+
+	if (want < oldn)
+		want = oldn;
+	if (elem && want > SIZE_MAX / elem)
+		return NULL;
+	if (!(p = arena_alloc(a, elem * want)))
+		return NULL;
+	if (old && oldn && elem)
+		memcpy(p, old, elem * oldn);
+	return p;
+}
+
+/* ---- element types -------------------------------------------------- */
+
+static const struct {
+	const char *name, *ctype;
+	int size;
+} dtinfo[] = {
+	[DT_F32]    = {"f32", "float", 4},
+	[DT_U8]     = {"u8", "uint8_t", 1},
+	[DT_I8]     = {"i8", "int8_t", 1},
+	[DT_U16]    = {"u16", "uint16_t", 2},
+	[DT_I16]    = {"i16", "int16_t", 2},
+	[DT_I32]    = {"i32", "int32_t", 4},
+	[DT_I64]    = {"i64", "int64_t", 8},
+	[DT_STRING] = {"str", NULL, 0},
+	[DT_BOOL]   = {"bool", "uint8_t", 1},
+	[DT_F16]    = {"f16", "uint16_t", 2},
+	[DT_F64]    = {"f64", "double", 8},
+	[DT_U32]    = {"u32", "uint32_t", 4},
+	[DT_U64]    = {"u64", "uint64_t", 8},
+	[DT_C64]    = {"c64", NULL, 0},
+	[DT_C128]   = {"c128", NULL, 0},
+	[DT_BF16]   = {"bf16", "uint16_t", 2},
+};
+
+#define NDT ((int)(sizeof dtinfo / sizeof dtinfo[0]))
+
+int
+dtype_size(int dt)
+{
+	return dt > 0 && dt < NDT ? dtinfo[dt].size : 0;
+}
+
+const char *
+dtype_name(int dt)
+{
+	return dt > 0 && dt < NDT && dtinfo[dt].name ? dtinfo[dt].name : "?";
+}
+
+int
+dtype_from_name(const char *s)
+{
+	int i;
+
+	if (!s)
+		return DT_UNDEF;
+	for (i = 1; i < NDT; i++)
+		if (dtinfo[i].name && strcmp(dtinfo[i].name, s) == 0)
+			return i;
+	return DT_UNDEF;
+}
+
+const char *
+dtype_ctype(int dt)
+{
+	return dt > 0 && dt < NDT ? dtinfo[dt].ctype : NULL;
+}
+
+int
+dtype_is_float(int dt)
+{
+	return dt == DT_F16 || dt == DT_BF16 || dt == DT_F32 || dt == DT_F64;
+}
+
+int
+dtype_is_int(int dt)
+{
+	switch (dt) {
+	case DT_U8: case DT_I8: case DT_U16: case DT_I16: case DT_I32:
+	case DT_I64: case DT_U32: case DT_U64:
+		return 1;
+	}
+	return 0;
+}
+
+/* Signed integers and the floating types (they have a sign too). */
+int
+dtype_is_signed(int dt)
+{
+	switch (dt) {
+	case DT_I8: case DT_I16: case DT_I32: case DT_I64:
+		return 1;
+	}
+	return dtype_is_float(dt);
+}
+
+int
+dtype_supported(int dt)
+{
+	return dtype_is_float(dt) || dtype_is_int(dt) || dt == DT_BOOL;
+}

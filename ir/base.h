@@ -1,0 +1,113 @@
+/*
+ * base.h - the things every layer of burncc shares: the status type and the
+ * error context, the arena allocator, and element types.
+ *
+ * Error handling.  Every library function that can fail returns an int
+ * status: BURN_OK (0) or one of the BurnCode values.  The message goes into
+ * the caller's Ctx, never to stdout/stderr: only the driver prints.  A
+ * failing function calls burn_fail(), which formats the message, prefixes it
+ * with the file and the node being processed (if any) and returns the code, so
+ * the idiom is
+ *
+ *     if (bad) return burn_fail(c, BURN_ERR_SHAPE, "axis %d out of range", a);
+ *     TRY(other(c, ...));
+ *
+ * Only the first error is kept: later burn_fail() calls do not overwrite it.
+ *
+ * Memory.  The compiler allocates from arenas (Arena) that are freed whole.
+ * arena_alloc() never returns NULL: on exhaustion of the system allocator it
+ * returns NULL and sets ctx error only through arena_xalloc callers that
+ * check; in practice we check sizes before allocating (see burn_mul_ovf).
+ */
+#ifndef BURN_BASE_H
+#define BURN_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+enum BurnCode {
+	BURN_OK = 0,
+	BURN_ERR_IO,          /* file missing, unreadable, unwritable */
+	BURN_ERR_PARSE,       /* not ONNX, truncated protobuf, bad IR text */
+	BURN_ERR_UNSUPPORTED, /* op, opset, dtype or attribute we do not handle */
+	BURN_ERR_INVALID,     /* model violates the ONNX spec: missing input... */
+	BURN_ERR_SHAPE,       /* shape or dtype mismatch */
+	BURN_ERR_LIMIT,       /* a configured limit was hit */
+	BURN_ERR_NOMEM,       /* the system allocator failed */
+	BURN_ERR_INTERNAL,    /* a bug in burncc: verifier failure, ... */
+};
+
+/* Limits on what the compiler accepts; a hit is BURN_ERR_LIMIT. */
+typedef struct BurnLimits {
+	int64_t max_file_bytes;   /* size of the model file */
+	int64_t max_tensor_bytes; /* one tensor, constant or intermediate */
+	int max_depth;            /* nesting of subgraphs */
+	int max_nodes;            /* nodes in one graph */
+} BurnLimits;
+
+/*
+ * Ctx: one per compilation.  Holds the first error, the location used to
+ * prefix messages, and the limits.  Not thread-safe; use one per thread.
+ */
+typedef struct Ctx {
+	int code;            /* first error code, BURN_OK if none */
+	char msg[1024];      /* its message, with location prefix */
+	const char *file;    /* file being compiled (borrowed), or NULL */
+	const char *node;    /* name of the node being processed, or NULL */
+	const char *op;      /* its op type, or NULL */
+	BurnLimits limits;
+} Ctx;
+
+void burn_ctx_init(Ctx *c, const char *file);
+/* Record an error (if none recorded yet) and return code. */
+int burn_fail(Ctx *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int burn_vfail(Ctx *c, int code, const char *fmt, va_list ap);
+const char *burn_code_name(int code);
+
+#define TRY(expr) do { int try_rc_ = (expr); if (try_rc_) return try_rc_; } while (0)
+
+/* Overflow-checked size arithmetic: return 1 on overflow. */
+int burn_mul_ovf(int64_t a, int64_t b, int64_t *out);
+int burn_add_ovf(int64_t a, int64_t b, int64_t *out);
+
+/* ---- arena ---------------------------------------------------------- */
+
+typedef struct ArenaBlock ArenaBlock;
+typedef struct Arena {
+	ArenaBlock *head;   /* newest block first */
+	size_t total;       /* bytes obtained from the system */
+} Arena;
+
+void arena_init(Arena *a);
+void arena_free(Arena *a);           /* frees every block */
+/* Zeroed memory, aligned to 16; NULL only if the system allocator fails. */
+void *arena_alloc(Arena *a, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Grow a vector living in the arena: returns a copy with room for want elems. */
+void *arena_grow(Arena *a, void *old, size_t elem, size_t oldn, size_t want);
+
+/* ---- element types: the numbers are ONNX's TensorProto.DataType ------ */
+
+enum DType {
+	DT_UNDEF = 0,
+	DT_F32 = 1, DT_U8 = 2, DT_I8 = 3, DT_U16 = 4, DT_I16 = 5, DT_I32 = 6,
+	DT_I64 = 7, DT_STRING = 8, DT_BOOL = 9, DT_F16 = 10, DT_F64 = 11,
+	DT_U32 = 12, DT_U64 = 13, DT_C64 = 14, DT_C128 = 15, DT_BF16 = 16,
+	DT_COUNT_ = 27
+};
+
+int dtype_size(int dt);            /* bytes per element, 0 if unsupported */
+const char *dtype_name(int dt);    /* "f32", "i64", ...; "?" if unknown */
+int dtype_from_name(const char *s);/* inverse of dtype_name, DT_UNDEF if none */
+const char *dtype_ctype(int dt);   /* "float", "int64_t", ...; NULL if none */
+int dtype_is_float(int dt);        /* f16 bf16 f32 f64 */
+int dtype_is_int(int dt);          /* signed or unsigned integers, not bool */
+int dtype_is_signed(int dt);
+int dtype_supported(int dt);       /* one we can compute with */
+
+#endif

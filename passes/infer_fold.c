@@ -1,0 +1,249 @@
+/*
+ * infer_fold.c - binding symbolic dims, shape/type inference with constant
+ * folding, dead-code elimination, and lowering of the surviving nodes.
+ *
+ * Folding reuses the compiler itself: a node whose inputs are all constant
+ * is lowered to kernel IR like any other and run by the kernel IR
+ * interpreter, so every op that can be compiled can be folded, with the same
+ * semantics, and there is no second implementation of any op to keep in
+ * sync.
+ */
+#include <string.h>
+#include "passes.h"
+#include "lower.h"
+
+/* Fold only when the result is not much larger than what it replaces, so
+ * that e.g. Expand of a scalar constant to a huge tensor stays a kernel
+ * instead of bloating the weights. */
+#define FOLD_FREE_BYTES (1 << 20)
+
+static void enter(Ctx *c, const Node *n)
+{
+	c->node = n->name;
+	c->op = op_table[n->op].name;
+}
+
+static void leave(Ctx *c)
+{
+	c->node = NULL;
+	c->op = NULL;
+}
+
+int pass_bind_dims(Ctx *c, Graph *g, int nbind, const DimBind *bind)
+{
+	for (int i = 0; i < g->nin; i++) {
+		Value *v = GV(g, g->in[i]);
+		for (int d = 0; d < v->rank; d++) {
+			if (!v->sym[d])
+				continue;
+			int j;
+			for (j = 0; j < nbind; j++)
+				if (!strcmp(bind[j].name, v->sym[d]))
+					break;
+			if (j == nbind)
+				return burn_fail(c, BURN_ERR_UNSUPPORTED,
+				                 "input '%s' has symbolic dim '%s': give its "
+				                 "value with --dim %s=N", v->name, v->sym[d],
+				                 v->sym[d]);
+			if (bind[j].value < 0)
+				return burn_fail(c, BURN_ERR_INVALID, "dim '%s' = %lld is negative",
+				                 bind[j].name, (long long)bind[j].value);
+			v->dim[d] = bind[j].value;
+			v->sym[d] = NULL;
+		}
+	}
+	return BURN_OK;
+}
+
+/* Check an input or output value's size against the limits. */
+static int check_size(Ctx *c, const Value *v)
+{
+	int64_t n = 1, b;
+
+	for (int i = 0; i < v->rank; i++)
+		if (v->dim[i] < 0 || burn_mul_ovf(n, v->dim[i], &n))
+			return burn_fail(c, BURN_ERR_LIMIT, "value '%s': element count "
+			                 "overflows", v->name);
+	if (burn_mul_ovf(n, dtype_size(v->dtype), &b) || b > c->limits.max_tensor_bytes)
+		return burn_fail(c, BURN_ERR_LIMIT, "value '%s' needs more than the "
+		                 "tensor size limit (%lld bytes)", v->name,
+		                 (long long)c->limits.max_tensor_bytes);
+	return BURN_OK;
+}
+
+/* Run the kernels of node n with the interpreter and make its outputs
+ * constants.  All inputs are constants. */
+static int fold(Ctx *c, Graph *g, Node *n)
+{
+	Arena tmp;
+	KProgram p;
+	Lower lw = { c, g, &p };
+	int rc;
+
+	arena_init(&tmp);
+	kprog_init(&p, &tmp);
+	rc = op_table[n->op].lower(&lw, n);
+	for (int k = 0; !rc && k < p.nkernel; k++) {
+		KKernel *kk = p.kernel[k];
+		void **bufs = arena_alloc(&tmp, sizeof(void *) * (kk->nbuf + 1));
+		if (!bufs) {
+			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			break;
+		}
+		for (int b = 0; b < kk->nbuf && !rc; b++) {
+			Value *v;
+			if (kk->buf[b].space != KS_GLOBAL)
+				continue;
+			v = GV(g, kk->buf[b].value);
+			if (!v->data) {
+				int64_t nb = value_nbytes(v);
+				/* results live in the graph arena: they become constants */
+				v->data = arena_alloc(&g->arena, nb > 0 ? nb : 1);
+				if (!v->data)
+					rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			}
+			bufs[b] = v->data;
+		}
+		if (!rc)
+			rc = kir_interp(c, kk, bufs);
+	}
+	arena_free(&tmp);
+	if (rc) {
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0)
+				GV(g, n->out[k])->data = NULL;
+		return rc;
+	}
+	for (int k = 0; k < n->nout; k++) {
+		if (n->out[k] < 0)
+			continue;
+		Value *v = GV(g, n->out[k]);
+		v->kind = VK_CONST;
+		v->producer = -1;
+	}
+	n->dead = 1;
+	return BURN_OK;
+}
+
+static int foldable(const Graph *g, const Node *n)
+{
+	int64_t in_bytes = 0, out_bytes = 0;
+
+	if (op_table[n->op].cls == OC_SHAPE)
+		return 0;       /* their infer already produced the constant */
+	if (n->op == OP_Dropout) {
+		/* training-mode dropout is random: never fold it */
+		const Value *t = NIN(g, n, 2);
+		if (t && (!t->data || value_get_i(t, 0)))
+			return 0;
+	}
+	for (int k = 0; k < n->nin; k++) {
+		const Value *v = NIN(g, n, k);
+		if (v && !v->data)
+			return 0;
+		if (v)
+			in_bytes += value_nbytes(v);
+	}
+	for (int k = 0; k < n->nout; k++)
+		if (n->out[k] >= 0)
+			out_bytes += value_nbytes(GV(g, n->out[k]));
+	return out_bytes <= in_bytes || out_bytes <= FOLD_FREE_BYTES;
+}
+
+int pass_infer_fold(Ctx *c, Graph *g)
+{
+	for (int i = 0; i < g->nin; i++)
+		TRY(check_size(c, GV(g, g->in[i])));
+	for (int i = 0; i < g->nnode; i++) {
+		Node *n = &g->node[i];
+		int all_const = 1;
+
+		if (n->dead)
+			continue;
+		enter(c, n);
+		for (int k = 0; k < n->nin; k++) {
+			const Value *v = NIN(g, n, k);
+			if (v && (v->dtype == DT_UNDEF || v->rank < 0))
+				return burn_fail(c, BURN_ERR_INTERNAL, "input '%s' has no type",
+				                 v->name);
+			if (v && !dtype_supported(v->dtype))
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' has "
+				                 "unsupported dtype %s", v->name,
+				                 dtype_name(v->dtype));
+		}
+		TRY(op_table[n->op].infer(c, g, n));
+		for (int k = 0; k < n->nout; k++) {
+			Value *v;
+			if (n->out[k] < 0)
+				continue;
+			v = GV(g, n->out[k]);
+			if (v->dtype == DT_UNDEF || v->rank < 0)
+				continue;   /* optional output the op does not produce */
+			if (!dtype_supported(v->dtype))
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "output '%s' has "
+				                 "unsupported dtype %s", v->name,
+				                 dtype_name(v->dtype));
+			TRY(check_size(c, v));
+			if (!v->data)
+				all_const = 0;
+		}
+		if (all_const) {
+			n->dead = 1;    /* infer produced the values (Shape, Constant) */
+			for (int k = 0; k < n->nout; k++)
+				if (n->out[k] >= 0) {
+					GV(g, n->out[k])->kind = VK_CONST;
+					GV(g, n->out[k])->producer = -1;
+				}
+		} else if (foldable(g, n)) {
+			TRY(fold(c, g, n));
+		}
+		leave(c);
+	}
+	graph_compact(g);
+	return BURN_OK;
+}
+
+int pass_dce(Ctx *c, Graph *g)
+{
+	char *live = arena_alloc(&g->arena, g->nval + 1);
+
+	if (!live)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < g->nout; i++)
+		live[g->out[i]] = 1;
+	/* nodes are in topological order: one backward sweep suffices */
+	for (int i = g->nnode - 1; i >= 0; i--) {
+		Node *n = &g->node[i];
+		int used = 0;
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0 && live[n->out[k]])
+				used = 1;
+		if (!used) {
+			n->dead = 1;
+			continue;
+		}
+		for (int k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0)
+				live[n->in[k]] = 1;
+	}
+	graph_compact(g);
+	return BURN_OK;
+}
+
+int pass_lower(Ctx *c, Graph *g, KProgram *p)
+{
+	Lower lw = { c, g, p };
+
+	for (int i = 0; i < g->nnode; i++) {
+		Node *n = &g->node[i];
+		int first = p->nkernel;
+		if (n->dead)
+			continue;
+		enter(c, n);
+		TRY(op_table[n->op].lower(&lw, n));
+		for (int k = first; k < p->nkernel; k++)
+			TRY(kir_verify(c, p->kernel[k]));
+		leave(c);
+	}
+	return BURN_OK;
+}

@@ -1,0 +1,183 @@
+/*
+ * lower.c - helpers shared by the op families: binding node values to kernel
+ * buffers, loop nests, index expressions, broadcasting, small checks.
+ */
+#include <string.h>
+#include "lower.h"
+
+/* Kernel names: "k_" and the op name in lower case, e.g. "k_conv" (the
+ * prefix keeps them clear of libm's names), made unique by the builder.  ops records "Op(node)" so --emit=kernels can show what each
+ * kernel implements. */
+void lower_begin(Lower *lw, KB *kb, Node *n)
+{
+	char name[64];
+	const char *op = op_table[n->op].name;
+	size_t i;
+
+	name[0] = 'k';
+	name[1] = '_';
+	for (i = 2; *op && i < sizeof name - 1; i++, op++)
+		name[i] = (*op >= 'A' && *op <= 'Z') ? *op - 'A' + 'a' : *op;
+	name[i] = 0;
+	op = op_table[n->op].name;
+	kb_begin(kb, lw->prog, name,
+	         arena_printf(lw->prog->arena, "%s(%s)", op, n->name ? n->name : ""));
+}
+
+int lower_bind(Lower *lw, KB *kb, int v, int access)
+{
+	const Value *val = GV(lw->g, v);
+
+	return kb_buf_value(kb, v, val->dtype, value_numel(val), access);
+}
+
+int lower_in(Lower *lw, KB *kb, Node *n, int k)
+{
+	return lower_bind(lw, kb, n->in[k], KA_READ);
+}
+
+int lower_out(Lower *lw, KB *kb, Node *n, int k)
+{
+	return lower_bind(lw, kb, n->out[k], KA_WRITE);
+}
+
+void lower_end(Lower *lw, KB *kb)
+{
+	(void)lw;
+	kb_finish(kb);
+}
+
+int lower_temp(Lower *lw, int dtype, int rank, const int64_t *dim)
+{
+	Graph *g = lw->g;
+	int v = graph_add_value(g, arena_printf(&g->arena, "tmp%d", g->nval));
+
+	set_out(GV(g, v), dtype, rank, dim);
+	return v;
+}
+
+int64_t shape_strides(int rank, const int64_t *dim, int64_t *stride)
+{
+	int64_t n = 1;
+
+	for (int i = rank - 1; i >= 0; i--) {
+		stride[i] = n;
+		n *= dim[i];
+	}
+	return n;
+}
+
+void loops_open(KB *kb, int rank, const int64_t *dim, int *vars)
+{
+	for (int i = 0; i < rank; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "i%d", i);
+		vars[i] = kb_for(kb, name, kb_idx(kb, 0), kb_idx(kb, dim[i]),
+		                 KF_PARALLEL);
+	}
+}
+
+void loops_close(KB *kb, int rank)
+{
+	for (int i = 0; i < rank; i++)
+		kb_end(kb);
+}
+
+KRef index_linear(KB *kb, int rank, const int *vars, const int64_t *stride)
+{
+	KRef e = kb_idx(kb, 0);
+
+	for (int i = 0; i < rank; i++)
+		e = kb_bin(kb, KO_ADD, e,
+		           kb_bin(kb, KO_MUL, kb_get(kb, vars[i]), kb_idx(kb, stride[i])));
+	return e;
+}
+
+/* Input dims align with the output's trailing dims; a dim of 1 is
+ * broadcast, so it contributes nothing to the index. */
+KRef index_bcast(KB *kb, const Value *in, int out_rank, const int *out_vars)
+{
+	int64_t stride[BURN_MAX_RANK];
+	KRef e = kb_idx(kb, 0);
+	int off = out_rank - in->rank;
+
+	shape_strides(in->rank, in->dim, stride);
+	for (int i = 0; i < in->rank; i++) {
+		if (in->dim[i] == 1)
+			continue;
+		e = kb_bin(kb, KO_ADD, e, kb_bin(kb, KO_MUL, kb_get(kb, out_vars[off + i]),
+		                                 kb_idx(kb, stride[i])));
+	}
+	return e;
+}
+
+int shape_broadcast(Ctx *c, int ra, const int64_t *a, int rb, const int64_t *b,
+                    int *rout, int64_t *out)
+{
+	int r = ra > rb ? ra : rb;
+
+	for (int i = 0; i < r; i++) {
+		int64_t da = i < r - ra ? 1 : a[i - (r - ra)];
+		int64_t db = i < r - rb ? 1 : b[i - (r - rb)];
+		if (da != db && da != 1 && db != 1) {
+			char sa[128], sb[128];
+			Value va = {0}, vb = {0};
+			va.rank = ra; vb.rank = rb;
+			memcpy(va.dim, a, sizeof(int64_t) * ra);
+			memcpy(vb.dim, b, sizeof(int64_t) * rb);
+			va.dtype = vb.dtype = DT_UNDEF;
+			return burn_fail(c, BURN_ERR_SHAPE, "cannot broadcast %s with %s",
+			                 value_type_str(&va, sa, sizeof sa),
+			                 value_type_str(&vb, sb, sizeof sb));
+		}
+		out[i] = da == 1 ? db : da;
+	}
+	*rout = r;
+	return BURN_OK;
+}
+
+int norm_axis(Ctx *c, int64_t axis, int rank, int *out)
+{
+	int64_t a = axis < 0 ? axis + rank : axis;
+
+	if (a < 0 || a >= (rank > 0 ? rank : 1))
+		return burn_fail(c, BURN_ERR_INVALID, "axis %lld out of range for rank %d",
+		                 (long long)axis, rank);
+	*out = (int)a;
+	return BURN_OK;
+}
+
+void set_out(Value *v, int dtype, int rank, const int64_t *dim)
+{
+	v->dtype = dtype;
+	v->rank = rank;
+	for (int i = 0; i < rank; i++) {
+		v->dim[i] = dim[i];
+		v->sym[i] = NULL;
+	}
+}
+
+int need_const(Ctx *c, Graph *g, Node *n, int k, const Value **out)
+{
+	const Value *v = NIN(g, n, k);
+
+	if (!v)
+		return burn_fail(c, BURN_ERR_INVALID, "input %d is required", k);
+	if (!v->data)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED,
+		                 "input %d ('%s') must be a constant (data-dependent shapes "
+		                 "are not supported)", k, v->name);
+	*out = v;
+	return BURN_OK;
+}
+
+/* Shared inference rule: output 0 has input 0's dtype and shape. */
+int infer_same(Ctx *c, Graph *g, Node *n)
+{
+	const Value *x = NIN(g, n, 0);
+
+	if (!x)
+		return burn_fail(c, BURN_ERR_INVALID, "input 0 is required");
+	set_out(NOUT(g, n, 0), x->dtype, x->rank, x->dim);
+	return BURN_OK;
+}

@@ -1,0 +1,77 @@
+/*
+ * lower.h - what the op families (passes/ops_*.c) implement and share:
+ * shape/type inference per op and lowering of a node to kernel IR.
+ *
+ * Inference runs node by node in topological order.  When it runs, every
+ * input of the node has dtype and concrete shape (symbolic dims are bound
+ * before inference, see passes.h), and an input that is a constant has
+ * v->data set (constant folding runs right after each node is inferred, so a
+ * Shape -> Gather -> Concat chain feeding a Reshape is constant by the time
+ * Reshape is inferred).  An infer function sets dtype, rank and dim of every
+ * present output, or returns burn_fail(...) with a reason; the caller prefixes
+ * the node and op.
+ *
+ * Lowering appends one or more kernels to lw->prog.  Each kernel binds the
+ * node's inputs and outputs as buffers.  A lowering never reads constant data
+ * at compile time except attributes and small "shape-like" inputs (axes,
+ * shape, pads, ...) which infer already required to be constant.
+ */
+#ifndef BURN_LOWER_H
+#define BURN_LOWER_H
+
+#include "../ir/graph.h"
+#include "../codegen/kir.h"
+
+typedef struct Lower {
+	Ctx *ctx;
+	Graph *g;
+	KProgram *prog;
+} Lower;
+
+/* Declarations of every infer/lower function named in the op table. */
+#define OP(name, mi, xi, mo, xo, cls, inf, low) \
+	int inf(Ctx *, Graph *, Node *); int low(Lower *, Node *);
+#include "../ir/ops.def"
+#undef OP
+
+/* The scalar expression of an OC_ELEM op applied to already-loaded operand
+ * expressions in[0..n->nin-1] (absent optional inputs are 0), producing
+ * out_dtype.  Used by lower_elem and by fusion. */
+KRef elem_expr(KB *kb, Graph *g, Node *n, const KRef *in, int out_dtype);
+
+/* ---- helpers shared by the families (passes/lower.c) ---------------- */
+
+/* Start a kernel for node n; the kernel's name derives from the op name. */
+void lower_begin(Lower *lw, KB *kb, Node *n);
+/* Bind node input k / output k as a buffer; returns the buffer index. */
+int lower_in(Lower *lw, KB *kb, Node *n, int k);
+int lower_out(Lower *lw, KB *kb, Node *n, int k);
+/* Close the kernel (appends it to the program). */
+void lower_end(Lower *lw, KB *kb);
+/* A fresh intermediate value, for lowerings that need several kernels. */
+int lower_temp(Lower *lw, int dtype, int rank, const int64_t *dim);
+/* Bind graph value v as a buffer. */
+int lower_bind(Lower *lw, KB *kb, int v, int access);
+
+/* Row-major element strides of a shape; returns the element count. */
+int64_t shape_strides(int rank, const int64_t *dim, int64_t *stride);
+/* Open `rank` nested loops over dim[], loop vars into vars[] (outermost
+ * first, KF_PARALLEL on all).  Close with loops_close(kb, rank). */
+void loops_open(KB *kb, int rank, const int64_t *dim, int *vars);
+void loops_close(KB *kb, int rank);
+/* sum(vars[i] * stride[i]) as an i64 expression. */
+KRef index_linear(KB *kb, int rank, const int *vars, const int64_t *stride);
+/* Linear index into value `in` when it is broadcast (numpy rules) to an
+ * output of rank out_rank iterated with loop vars out_vars. */
+KRef index_bcast(KB *kb, const Value *in, int out_rank, const int *out_vars);
+/* Numpy broadcast of shapes a and b into out; error if incompatible. */
+int shape_broadcast(Ctx *c, int ra, const int64_t *a, int rb, const int64_t *b,
+                    int *rout, int64_t *out);
+/* Normalise a possibly negative axis against rank; error if out of range. */
+int norm_axis(Ctx *c, int64_t axis, int rank, int *out);
+/* Set an output's dtype and shape in one call. */
+void set_out(Value *v, int dtype, int rank, const int64_t *dim);
+/* Require input k to be a constant (for shape-like inputs). */
+int need_const(Ctx *c, Graph *g, Node *n, int k, const Value **out);
+
+#endif

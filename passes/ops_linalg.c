@@ -1,0 +1,1600 @@
+/*
+ * ops_linalg.c - matmul, convolution and pooling: MatMul, MatMulInteger,
+ * Gemm, Conv, ConvInteger, ConvTranspose, MaxPool, AveragePool, LpPool, the
+ * global pools, Einsum and Attention.
+ *
+ * The kernels are rendered to C and compiled with -O2, so each lowering
+ * picks a loop order whose innermost loop is contiguous and branch-free:
+ *
+ *   MatMul, Gemm   i-k-j: the output row is initialised (zero, or beta*C),
+ *                  then for each k a scalar of A times a row of B is added
+ *                  into it.  Gemm with transB has rows of B contiguous in k,
+ *                  so it is i-j-k with a scalar accumulator.
+ *   Conv           per output row (every spatial dim but the last): the row
+ *                  is initialised with the bias, then for each input channel
+ *                  and kernel tap w * (a strided input row) is added into it.
+ *                  The valid range of the innermost output index for a tap
+ *                  is computed with clamps, so the inner loop has no padding
+ *                  test; the outer spatial dims test once per tap.  A 1x1
+ *                  conv with unit strides and no padding is a matmul over the
+ *                  flattened spatial dims.
+ *   ConvTranspose  the same as a scatter: for each tap and input row, add
+ *                  into the strided output row (again with a clamped range).
+ *   pools          one output element at a time, the window loops inside,
+ *                  with padding tests only on dims that need them.
+ *   Einsum         generic: output label loops, summed label loops inside.
+ *
+ * F16/BF16 buffers load as f32 and store f32, so "cdt" (compute dtype) of a
+ * buffer is f32 for them.
+ */
+#include <math.h>
+#include <string.h>
+#include "lower.h"
+
+/* ---- small helpers ----------------------------------------------------- */
+
+/* The dtype loads of a dt buffer yield. */
+static int
+cdt(int dt)
+{
+	return dt == DT_F16 || dt == DT_BF16 ? DT_F32 : dt;
+}
+
+static KRef
+I(KB *kb, int64_t v)
+{
+	return kb_idx(kb, v);
+}
+
+static KRef
+add(KB *kb, KRef a, KRef b)
+{
+	return kb_bin(kb, KO_ADD, a, b);
+}
+
+static KRef
+mul(KB *kb, KRef a, KRef b)
+{
+	return kb_bin(kb, KO_MUL, a, b);
+}
+
+/* base + v * s, for i64 index expressions. */
+static KRef
+madd(KB *kb, KRef base, KRef v, int64_t s)
+{
+	return add(kb, base, mul(kb, v, I(kb, s)));
+}
+
+/* A numeric constant of compute dtype dt. */
+static KRef
+cnum(KB *kb, int dt, double v)
+{
+	return dtype_is_float(dt) ? kb_const_f(kb, dt, v)
+	                          : kb_const_i(kb, dt, (int64_t)v);
+}
+
+/* Open `for (v = 0; v < n; v++)` unless n == 1; returns the index
+ * expression (the constant 0 when no loop was opened).  Blocks are closed
+ * by close_to(). */
+static KRef
+loop(KB *kb, const char *name, int64_t n, int flags)
+{
+	if (n == 1)
+		return I(kb, 0);
+	return kb_get(kb, kb_for(kb, name, I(kb, 0), I(kb, n), flags));
+}
+
+/* Close open blocks down to depth d. */
+static void
+close_to(KB *kb, int d)
+{
+	while (kb->depth > d)
+		kb_end(kb);
+}
+
+static int64_t
+prod(int n, const int64_t *d)
+{
+	int64_t p = 1;
+
+	for (int i = 0; i < n; i++)
+		p *= d[i];
+	return p;
+}
+
+/* Smallest value of integer dtype dt (the identity of max). */
+static int64_t
+int_min(int dt)
+{
+	switch (dt) {
+	case DT_I8:  return INT8_MIN;
+	case DT_I16: return INT16_MIN;
+	case DT_I32: return INT32_MIN;
+	case DT_I64: return INT64_MIN;
+	default:     return 0;
+	}
+}
+
+static int
+is_num(int dt)
+{
+	return dtype_supported(dt) && dt != DT_BOOL && dt != DT_STRING &&
+	       (dtype_is_float(dt) || dtype_is_int(dt));
+}
+
+/* Whether optional input k is present. */
+static int
+has_in(const Node *n, int k)
+{
+	return k < n->nin && n->in[k] >= 0;
+}
+
+static int
+need_in(Ctx *c, Graph *g, Node *n, int k, const Value **out)
+{
+	const Value *v = NIN(g, n, k);
+
+	if (!v)
+		return burn_fail(c, BURN_ERR_INVALID, "input %d is required", k);
+	if (v->rank < 0 || !value_shape_known(v))
+		return burn_fail(c, BURN_ERR_SHAPE, "input %d has unknown shape", k);
+	*out = v;
+	return BURN_OK;
+}
+
+/* Strides of a broadcast operand of rank r (dims d) aligned to the last r
+ * of `orank` output dims: 0 for a broadcast (size-1) dim. */
+static void
+bcast_strides(int r, const int64_t *d, int orank, int64_t *st)
+{
+	int64_t s = 1;
+
+	for (int i = orank - 1; i >= 0; i--) {
+		int j = i - (orank - r);
+		if (j < 0 || d[j] == 1) {
+			st[i] = 0;
+		} else {
+			st[i] = s;
+			s *= d[j];
+		}
+	}
+}
+
+/* A zero point (input k, scalar or per-channel) as an i32 expression:
+ * element `ix` when it has more than one element, else element 0. */
+static KRef
+zero_point(Lower *lw, KB *kb, Node *n, int k, KRef ix)
+{
+	const Value *z = NIN(lw->g, n, k);
+	int b;
+
+	if (!z)
+		return kb_const_i(kb, DT_I32, 0);
+	b = lower_in(lw, kb, n, k);
+	return kb_cast(kb, DT_I32, kb_load(kb, b, value_numel(z) > 1 ? ix : I(kb, 0)));
+}
+
+static int
+check_zp(Ctx *c, Graph *g, Node *n, int k, int64_t per)
+{
+	const Value *z = NIN(g, n, k);
+	int64_t ne;
+
+	if (!z)
+		return BURN_OK;
+	ne = value_numel(z);
+	if (z->dtype != DT_U8 && z->dtype != DT_I8)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "zero point %d of type %s",
+		                 k, dtype_name(z->dtype));
+	if (ne != 1 && ne != per)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED,
+		                 "zero point %d has %lld elements (want 1 or %lld)", k,
+		                 (long long)ne, (long long)per);
+	return BURN_OK;
+}
+
+/* ---- MatMul, MatMulInteger --------------------------------------------- */
+
+/* The matmul geometry: batch dims (broadcast), M, K, N, and where the
+ * promoted 1-D dims drop out of the output. */
+typedef struct MM {
+	int nb;                         /* batch rank */
+	int64_t bat[BURN_MAX_RANK];     /* output batch dims */
+	int64_t as[BURN_MAX_RANK];      /* A's batch strides (0: broadcast) */
+	int64_t bs[BURN_MAX_RANK];      /* B's batch strides */
+	int64_t M, K, N;
+	int rank;                       /* output rank */
+	int64_t out[BURN_MAX_RANK];     /* output dims */
+} MM;
+
+static int
+mm_shape(Ctx *c, const Value *a, const Value *b, MM *mm)
+{
+	int64_t ad[BURN_MAX_RANK + 1], bd[BURN_MAX_RANK + 1];
+	int ra = a->rank, rb = b->rank;
+
+	if (ra < 1 || rb < 1)
+		return burn_fail(c, BURN_ERR_SHAPE, "MatMul operands must have rank >= 1");
+	memset(mm, 0, sizeof *mm);
+	/* 1-D A is a row [1,K]; 1-D B a column [K,1] */
+	if (ra == 1) {
+		ad[0] = 1; ad[1] = a->dim[0]; ra = 2;
+	} else {
+		memcpy(ad, a->dim, sizeof(int64_t) * ra);
+	}
+	if (rb == 1) {
+		bd[0] = b->dim[0]; bd[1] = 1; rb = 2;
+	} else {
+		memcpy(bd, b->dim, sizeof(int64_t) * rb);
+	}
+	mm->M = ad[ra - 2];
+	mm->K = ad[ra - 1];
+	mm->N = bd[rb - 1];
+	if (bd[rb - 2] != mm->K)
+		return burn_fail(c, BURN_ERR_SHAPE, "MatMul: inner dims differ (%lld vs %lld)",
+		                 (long long)mm->K, (long long)bd[rb - 2]);
+	mm->nb = (ra > rb ? ra : rb) - 2;
+	for (int i = 0; i < mm->nb; i++) {
+		int ia = i - (mm->nb - (ra - 2)), ib = i - (mm->nb - (rb - 2));
+		int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
+		if (da != db && da != 1 && db != 1)
+			return burn_fail(c, BURN_ERR_SHAPE,
+			                 "MatMul: batch dims %lld and %lld do not broadcast",
+			                 (long long)da, (long long)db);
+		mm->bat[i] = da == 1 ? db : da;
+	}
+	bcast_strides(ra - 2, ad, mm->nb, mm->as);
+	bcast_strides(rb - 2, bd, mm->nb, mm->bs);
+	for (int i = 0; i < mm->nb; i++) {
+		mm->as[i] *= mm->M * mm->K;
+		mm->bs[i] *= mm->K * mm->N;
+	}
+	mm->rank = 0;
+	for (int i = 0; i < mm->nb; i++)
+		mm->out[mm->rank++] = mm->bat[i];
+	if (a->rank > 1)
+		mm->out[mm->rank++] = mm->M;
+	if (b->rank > 1)
+		mm->out[mm->rank++] = mm->N;
+	if (mm->rank > BURN_MAX_RANK)
+		return burn_fail(c, BURN_ERR_LIMIT, "MatMul: rank too large");
+	return BURN_OK;
+}
+
+int
+infer_matmul(Ctx *c, Graph *g, Node *n)
+{
+	const Value *a, *b;
+	MM mm;
+	int dt;
+
+	TRY(need_in(c, g, n, 0, &a));
+	TRY(need_in(c, g, n, 1, &b));
+	TRY(mm_shape(c, a, b, &mm));
+	if (n->op == OP_MatMulInteger) {
+		if ((a->dtype != DT_U8 && a->dtype != DT_I8) ||
+		    (b->dtype != DT_U8 && b->dtype != DT_I8))
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "MatMulInteger on %s x %s",
+			                 dtype_name(a->dtype), dtype_name(b->dtype));
+		TRY(check_zp(c, g, n, 2, mm.M));
+		TRY(check_zp(c, g, n, 3, mm.N));
+		dt = DT_I32;
+	} else {
+		if (a->dtype != b->dtype)
+			return burn_fail(c, BURN_ERR_SHAPE, "MatMul: operand types %s and %s differ",
+			                 dtype_name(a->dtype), dtype_name(b->dtype));
+		if (!is_num(a->dtype) || a->dtype == DT_I8 || a->dtype == DT_U8 ||
+		    a->dtype == DT_I16 || a->dtype == DT_U16)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "MatMul on %s",
+			                 dtype_name(a->dtype));
+		dt = a->dtype;
+	}
+	set_out(NOUT(g, n, 0), dt, mm.rank, mm.out);
+	return BURN_OK;
+}
+
+/*
+ * for batch...                          (parallel)
+ *   for i < M                           (parallel)
+ *     Y[i,:] = 0
+ *     for k < K: a = A[i,k]; for j < N: Y[i,j] += a * B[k,j]
+ * When N == 1 the row is a dot product, accumulated in a scalar.
+ */
+int
+lower_matmul(Lower *lw, Node *n)
+{
+	Graph *g = lw->g;
+	const Value *a = NIN(g, n, 0), *b = NIN(g, n, 1), *y = NOUT(g, n, 0);
+	int isint = n->op == OP_MatMulInteger;
+	int dt = cdt(y->dtype);
+	int ba, bb, by, av, d0;
+	KRef ao, bo, yo, vi, vk, vj, azp = 0;
+	static const char *bname[] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"};
+	MM mm;
+	KB kb;
+
+	TRY(mm_shape(lw->ctx, a, b, &mm));
+	/* B without batch dims: the batch of A folds into M */
+	if (b->rank <= 2 && mm.nb > 0) {
+		mm.M *= prod(mm.nb, mm.bat);
+		mm.nb = 0;
+	}
+	lower_begin(lw, &kb, n);
+	ba = lower_in(lw, &kb, n, 0);
+	bb = lower_in(lw, &kb, n, 1);
+	by = lower_out(lw, &kb, n, 0);
+	d0 = kb.depth;
+	ao = bo = yo = I(&kb, 0);
+	for (int i = 0; i < mm.nb; i++) {
+		KRef v = loop(&kb, bname[i], mm.bat[i], KF_PARALLEL);
+		ao = madd(&kb, ao, v, mm.as[i]);
+		bo = madd(&kb, bo, v, mm.bs[i]);
+		yo = madd(&kb, yo, v, mm.M * mm.N * prod(mm.nb - i - 1, mm.bat + i + 1));
+	}
+	vi = loop(&kb, "i", mm.M, KF_PARALLEL);
+	if (isint)
+		azp = zero_point(lw, &kb, n, 2, vi);
+	ao = madd(&kb, ao, vi, mm.K);
+	yo = madd(&kb, yo, vi, mm.N);
+	av = kb_var(&kb, dt, "a");
+	if (mm.N == 1) {
+		/* dot product */
+		kb_set(&kb, av, cnum(&kb, dt, 0));
+		vk = loop(&kb, "k", mm.K, 0);
+		{
+			KRef x = kb_cast(&kb, dt, kb_load(&kb, ba, add(&kb, ao, vk)));
+			KRef w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, bo, vk)));
+			if (isint) {
+				x = kb_bin(&kb, KO_SUB, x, azp);
+				w = kb_bin(&kb, KO_SUB, w, zero_point(lw, &kb, n, 3, I(&kb, 0)));
+			}
+			kb_set(&kb, av, add(&kb, kb_get(&kb, av), mul(&kb, x, w)));
+		}
+		if (mm.K != 1)
+			kb_end(&kb);
+		kb_store(&kb, by, yo, kb_get(&kb, av));
+		close_to(&kb, d0);
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
+	vj = loop(&kb, "j", mm.N, KF_PARALLEL);
+	kb_store(&kb, by, add(&kb, yo, vj), cnum(&kb, dt, 0));
+	if (mm.N != 1)
+		kb_end(&kb);
+	vk = loop(&kb, "k", mm.K, 0);
+	{
+		KRef x = kb_cast(&kb, dt, kb_load(&kb, ba, add(&kb, ao, vk)));
+		if (isint)
+			x = kb_bin(&kb, KO_SUB, x, azp);
+		kb_set(&kb, av, x);
+	}
+	bo = madd(&kb, bo, vk, mm.N);
+	vj = loop(&kb, "j", mm.N, KF_PARALLEL);
+	{
+		KRef w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, bo, vj)));
+		KRef yi = add(&kb, yo, vj);
+		if (isint)
+			w = kb_bin(&kb, KO_SUB, w, zero_point(lw, &kb, n, 3, vj));
+		kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),
+		                          mul(&kb, kb_get(&kb, av), w)));
+	}
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/*
+ * av = sum over k < K of A[ai + k*as] * B[bi + k].  For floats the sum is
+ * split over DOT_LANES partial sums in a local array, so that the C
+ * compiler, which does not reassociate a float reduction at -O2, can still
+ * vectorize the lanes; the K % DOT_LANES tail is added after the lanes.
+ */
+#define DOT_LANES 8
+static void
+dot(KB *kb, int av, int dt, int ba, KRef ai, int64_t as, int bb, KRef bi, int64_t K)
+{
+	int64_t KL = dtype_is_float(dt) ? K / DOT_LANES * DOT_LANES : 0;
+	int d = kb->depth;
+	KRef vk;
+
+#define DOT_TERM(k) mul(kb, kb_cast(kb, dt, kb_load(kb, ba, madd(kb, ai, (k), as))), \
+	                kb_cast(kb, dt, kb_load(kb, bb, add(kb, bi, (k)))))
+	if (KL > 0) {
+		int t = kb_buf(kb, dt, DOT_LANES, -1, KS_LOCAL, KA_RW);
+		KRef l, kk, k;
+		l = kb_get(kb, kb_for(kb, "l", I(kb, 0), I(kb, DOT_LANES), KF_PARALLEL));
+		kb_store(kb, t, l, cnum(kb, dt, 0));
+		kb_end(kb);
+		kk = loop(kb, "kk", KL / DOT_LANES, 0);
+		l = kb_get(kb, kb_for(kb, "l", I(kb, 0), I(kb, DOT_LANES), KF_PARALLEL));
+		k = madd(kb, l, kk, DOT_LANES);
+		kb_store(kb, t, l, add(kb, kb_load(kb, t, l), DOT_TERM(k)));
+		close_to(kb, d);
+		kb_set(kb, av, kb_load(kb, t, I(kb, 0)));
+		l = kb_get(kb, kb_for(kb, "l", I(kb, 1), I(kb, DOT_LANES), 0));
+		kb_set(kb, av, add(kb, kb_get(kb, av), kb_load(kb, t, l)));
+		kb_end(kb);
+	} else {
+		kb_set(kb, av, cnum(kb, dt, 0));
+	}
+	if (KL < K) {
+		vk = kb_get(kb, kb_for(kb, "k", I(kb, KL), I(kb, K), 0));
+		kb_set(kb, av, add(kb, kb_get(kb, av), DOT_TERM(vk)));
+		kb_end(kb);
+	}
+#undef DOT_TERM
+}
+
+/* ---- Gemm ---------------------------------------------------------------- */
+
+typedef struct GM {
+	int64_t M, K, N;
+	int ta, tb;
+	int64_t csm, csn;   /* C's strides over M and N (0: broadcast) */
+} GM;
+
+static int
+gemm_shape(Ctx *c, Graph *g, Node *n, GM *gm)
+{
+	const Value *a, *b, *cc = NIN(g, n, 2);
+	int64_t kb_;
+
+	TRY(need_in(c, g, n, 0, &a));
+	TRY(need_in(c, g, n, 1, &b));
+	if (a->rank != 2 || b->rank != 2)
+		return burn_fail(c, BURN_ERR_SHAPE, "Gemm: A and B must be 2-D (ranks %d, %d)",
+		                 a->rank, b->rank);
+	gm->ta = attr_int(n, "transA", 0) != 0;
+	gm->tb = attr_int(n, "transB", 0) != 0;
+	gm->M = a->dim[gm->ta];
+	gm->K = a->dim[!gm->ta];
+	kb_ = b->dim[gm->tb];
+	gm->N = b->dim[!gm->tb];
+	if (kb_ != gm->K)
+		return burn_fail(c, BURN_ERR_SHAPE, "Gemm: inner dims differ (%lld vs %lld)",
+		                 (long long)gm->K, (long long)kb_);
+	gm->csm = gm->csn = 0;
+	if (cc) {
+		int64_t cm, cn;
+		if (cc->rank > 2 || !value_shape_known(cc))
+			return burn_fail(c, BURN_ERR_SHAPE, "Gemm: C must have rank <= 2");
+		cm = cc->rank == 2 ? cc->dim[0] : 1;
+		cn = cc->rank >= 1 ? cc->dim[cc->rank - 1] : 1;
+		if ((cm != 1 && cm != gm->M) || (cn != 1 && cn != gm->N))
+			return burn_fail(c, BURN_ERR_SHAPE,
+			                 "Gemm: C [%lld,%lld] does not broadcast to [%lld,%lld]",
+			                 (long long)cm, (long long)cn, (long long)gm->M,
+			                 (long long)gm->N);
+		gm->csn = cn == 1 ? 0 : 1;
+		gm->csm = cm == 1 ? 0 : cn;
+	}
+	return BURN_OK;
+}
+
+int
+infer_gemm(Ctx *c, Graph *g, Node *n)
+{
+	const Value *a = NIN(g, n, 0), *b = NIN(g, n, 1), *cc = NIN(g, n, 2);
+	int64_t d[2];
+	GM gm;
+
+	TRY(gemm_shape(c, g, n, &gm));
+	if (a->dtype != b->dtype || (cc && cc->dtype != a->dtype))
+		return burn_fail(c, BURN_ERR_SHAPE, "Gemm: operand types differ");
+	if (!is_num(a->dtype) || a->dtype == DT_I8 || a->dtype == DT_U8 ||
+	    a->dtype == DT_I16 || a->dtype == DT_U16)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "Gemm on %s", dtype_name(a->dtype));
+	d[0] = gm.M;
+	d[1] = gm.N;
+	set_out(NOUT(g, n, 0), a->dtype, 2, d);
+	return BURN_OK;
+}
+
+/*
+ * transB == 0 (i-k-j):
+ *   for i: Y[i,:] = beta*C[i,:]; for k: a = alpha*A'[i,k]; for j: Y[i,j] += a*B[k,j]
+ * transB == 1 (i-j-k):
+ *   for i, j: acc = 0; for k: acc += A'[i,k]*B[j,k]; Y[i,j] = alpha*acc + beta*C[i,j]
+ */
+int
+lower_gemm(Lower *lw, Node *n)
+{
+	Graph *g = lw->g;
+	const Value *y = NOUT(g, n, 0);
+	int dt = cdt(y->dtype), hasc = has_in(n, 2);
+	double alpha = attr_float(n, "alpha", 1.0), beta = attr_float(n, "beta", 1.0);
+	int ba, bb, bc = -1, by, av, d0;
+	KRef vi, vj, vk, arow, crow, yrow;
+	GM gm;
+	KB kb;
+
+	TRY(gemm_shape(lw->ctx, g, n, &gm));
+	if (beta == 0)
+		hasc = 0;
+	lower_begin(lw, &kb, n);
+	ba = lower_in(lw, &kb, n, 0);
+	bb = lower_in(lw, &kb, n, 1);
+	if (hasc)
+		bc = lower_in(lw, &kb, n, 2);
+	by = lower_out(lw, &kb, n, 0);
+	d0 = kb.depth;
+	av = kb_var(&kb, dt, gm.tb ? "acc" : "a");
+	vi = loop(&kb, "i", gm.M, KF_PARALLEL);
+	/* A'[i,k] = A[i*K + k] or, transposed, A[k*M + i] */
+	arow = gm.ta ? vi : mul(&kb, vi, I(&kb, gm.K));
+	crow = mul(&kb, vi, I(&kb, gm.csm));
+	yrow = mul(&kb, vi, I(&kb, gm.N));
+#define AIDX(k) (gm.ta ? add(&kb, arow, mul(&kb, (k), I(&kb, gm.M))) : add(&kb, arow, (k)))
+#define CVAL(j) kb_load(&kb, bc, add(&kb, crow, mul(&kb, (j), I(&kb, gm.csn))))
+	if (!gm.tb) {
+		vj = loop(&kb, "j", gm.N, KF_PARALLEL);
+		{
+			KRef init = cnum(&kb, dt, 0);
+			if (hasc) {
+				init = kb_cast(&kb, dt, CVAL(vj));
+				if (beta != 1)
+					init = mul(&kb, cnum(&kb, dt, beta), init);
+			}
+			kb_store(&kb, by, add(&kb, yrow, vj), init);
+		}
+		if (gm.N != 1)
+			kb_end(&kb);
+		vk = loop(&kb, "k", gm.K, 0);
+		{
+			KRef x = kb_cast(&kb, dt, kb_load(&kb, ba, AIDX(vk)));
+			if (alpha != 1)
+				x = mul(&kb, cnum(&kb, dt, alpha), x);
+			kb_set(&kb, av, x);
+		}
+		vj = loop(&kb, "j", gm.N, KF_PARALLEL);
+		{
+			KRef w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, mul(&kb, vk, I(&kb, gm.N)), vj)));
+			KRef yi = add(&kb, yrow, vj);
+			kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),
+			                          mul(&kb, kb_get(&kb, av), w)));
+		}
+	} else {
+		KRef r;
+		int dj;
+		vj = loop(&kb, "j", gm.N, KF_PARALLEL);
+		dj = kb.depth;
+		dot(&kb, av, dt, ba, gm.ta ? vi : arow, gm.ta ? gm.M : 1, bb,
+		    mul(&kb, vj, I(&kb, gm.K)), gm.K);
+		close_to(&kb, dj);
+		r = kb_get(&kb, av);
+		if (alpha != 1)
+			r = mul(&kb, cnum(&kb, dt, alpha), r);
+		if (hasc) {
+			KRef cv = kb_cast(&kb, dt, CVAL(vj));
+			if (beta != 1)
+				cv = mul(&kb, cnum(&kb, dt, beta), cv);
+			r = add(&kb, r, cv);
+		}
+		kb_store(&kb, by, add(&kb, yrow, vj), r);
+	}
+#undef AIDX
+#undef CVAL
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- windows: the geometry shared by Conv, ConvTranspose and the pools -- */
+
+enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
+
+typedef struct Win {
+	int nsp;                        /* spatial dims */
+	int autopad;                    /* PAD_* */
+	int64_t in[BURN_MAX_RANK];      /* input extents */
+	int64_t out[BURN_MAX_RANK];     /* output extents */
+	int64_t k[BURN_MAX_RANK];       /* kernel extents */
+	int64_t s[BURN_MAX_RANK];       /* strides */
+	int64_t d[BURN_MAX_RANK];       /* dilations */
+	int64_t pb[BURN_MAX_RANK];      /* padding at the start */
+	int64_t pe[BURN_MAX_RANK];      /* padding at the end */
+} Win;
+
+#define WIN_MAX ((int64_t)1 << 24)   /* bound on attributes: no overflow */
+
+/* Read kernel_shape (or take wk, the weight's spatial dims), strides,
+ * dilations, pads and auto_pad for input x of rank >= 3. */
+static int
+win_read(Ctx *c, const Node *n, const Value *x, const int64_t *wk, Win *w)
+{
+	const int64_t *a;
+	const char *ap;
+	int na;
+
+	memset(w, 0, sizeof *w);
+	if (x->rank < 3)
+		return burn_fail(c, BURN_ERR_SHAPE, "input must have rank >= 3 (got %d)",
+		                 x->rank);
+	w->nsp = x->rank - 2;
+	for (int i = 0; i < w->nsp; i++) {
+		w->in[i] = x->dim[i + 2];
+		w->s[i] = w->d[i] = 1;
+	}
+	na = attr_ints(n, "kernel_shape", &a);
+	if (na && na != w->nsp)
+		return burn_fail(c, BURN_ERR_INVALID, "kernel_shape has %d entries, want %d",
+		                 na, w->nsp);
+	if (!na && !wk)
+		return burn_fail(c, BURN_ERR_INVALID, "kernel_shape is required");
+	for (int i = 0; i < w->nsp; i++) {
+		w->k[i] = na ? a[i] : wk[i];
+		if (wk && w->k[i] != wk[i])
+			return burn_fail(c, BURN_ERR_SHAPE, "kernel_shape disagrees with W");
+		if (w->k[i] < 1 || w->k[i] > WIN_MAX)
+			return burn_fail(c, BURN_ERR_INVALID, "bad kernel extent %lld",
+			                 (long long)w->k[i]);
+	}
+	na = attr_ints(n, "strides", &a);
+	if (na && na != w->nsp)
+		return burn_fail(c, BURN_ERR_INVALID, "strides has %d entries", na);
+	for (int i = 0; i < na; i++)
+		if ((w->s[i] = a[i]) < 1 || a[i] > WIN_MAX)
+			return burn_fail(c, BURN_ERR_INVALID, "bad stride %lld", (long long)a[i]);
+	na = attr_ints(n, "dilations", &a);
+	if (na && na != w->nsp)
+		return burn_fail(c, BURN_ERR_INVALID, "dilations has %d entries", na);
+	for (int i = 0; i < na; i++)
+		if ((w->d[i] = a[i]) < 1 || a[i] > WIN_MAX)
+			return burn_fail(c, BURN_ERR_INVALID, "bad dilation %lld", (long long)a[i]);
+	na = attr_ints(n, "pads", &a);
+	if (na && na != 2 * w->nsp)
+		return burn_fail(c, BURN_ERR_INVALID, "pads has %d entries, want %d", na,
+		                 2 * w->nsp);
+	for (int i = 0; i < na; i++)
+		if (a[i] < 0 || a[i] > WIN_MAX)
+			return burn_fail(c, BURN_ERR_INVALID, "bad pad %lld", (long long)a[i]);
+	for (int i = 0; na && i < w->nsp; i++) {
+		w->pb[i] = a[i];
+		w->pe[i] = a[i + w->nsp];
+	}
+	ap = attr_str(n, "auto_pad", "NOTSET");
+	if (!strcmp(ap, "NOTSET") || !*ap)
+		w->autopad = PAD_NOTSET;
+	else if (!strcmp(ap, "SAME_UPPER"))
+		w->autopad = PAD_SAME_UPPER;
+	else if (!strcmp(ap, "SAME_LOWER"))
+		w->autopad = PAD_SAME_LOWER;
+	else if (!strcmp(ap, "VALID"))
+		w->autopad = PAD_VALID;
+	else
+		return burn_fail(c, BURN_ERR_INVALID, "bad auto_pad '%s'", ap);
+	return BURN_OK;
+}
+
+/* Output extents of a conv or pool window (ceil_mode for pools), and the
+ * pads auto_pad implies. */
+static int
+win_out(Ctx *c, Win *w, int ceil_mode)
+{
+	for (int i = 0; i < w->nsp; i++) {
+		int64_t ek = (w->k[i] - 1) * w->d[i] + 1, s = w->s[i], span;
+		if (w->autopad == PAD_SAME_UPPER || w->autopad == PAD_SAME_LOWER) {
+			int64_t o = (w->in[i] + s - 1) / s;
+			int64_t tot = (o - 1) * s + ek - w->in[i];
+			if (tot < 0)
+				tot = 0;
+			if (w->autopad == PAD_SAME_UPPER) {
+				w->pb[i] = tot / 2;
+				w->pe[i] = tot - tot / 2;
+			} else {
+				w->pe[i] = tot / 2;
+				w->pb[i] = tot - tot / 2;
+			}
+			w->out[i] = o;
+			continue;
+		}
+		if (w->autopad == PAD_VALID)
+			w->pb[i] = w->pe[i] = 0;
+		span = w->in[i] + w->pb[i] + w->pe[i] - ek;
+		if (span < 0)
+			return burn_fail(c, BURN_ERR_SHAPE,
+			                 "window %lld larger than padded input %lld",
+			                 (long long)ek, (long long)(span + ek));
+		w->out[i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+		/* the last window must start inside the input or its left pad */
+		if (ceil_mode && (w->out[i] - 1) * s >= w->in[i] + w->pb[i])
+			w->out[i]--;
+	}
+	return BURN_OK;
+}
+
+/* The range [*lo, *hi) of q in [0, qn) for which q*s + off lies in
+ * [0, lim); off is an i64 expression.  Written with truncating division:
+ * where the numerator is negative the clamps make the range empty or
+ * start it at 0, which is what floor division would give. */
+static void
+win_span(KB *kb, KRef off, int64_t s, int64_t lim, int64_t qn, KRef *lo, KRef *hi)
+{
+	KRef nl = kb_bin(kb, KO_SUB, I(kb, s - 1), off);
+	KRef nh = kb_bin(kb, KO_SUB, I(kb, lim - 1 + s), off);
+
+	*lo = kb_bin(kb, KO_MAX, I(kb, 0), kb_bin(kb, KO_DIV, nl, I(kb, s)));
+	*hi = kb_bin(kb, KO_MIN, I(kb, qn), kb_bin(kb, KO_DIV, nh, I(kb, s)));
+}
+
+/* Whether q*s + k*d - p can leave [0, lim) for q < qn, k < kn: a test (or
+ * a clamped range) is needed.  low and high say which side. */
+static int
+win_check(int64_t qn, int64_t s, int64_t kn, int64_t d, int64_t p, int64_t lim,
+          int *low, int *high)
+{
+	*low = p > 0;
+	*high = (qn - 1) * s + (kn - 1) * d - p >= lim;
+	return *low || *high;
+}
+
+/* The condition 0 <= i < lim for the parts that need it; 0 if none. */
+static KRef
+in_range(KB *kb, KRef i, int low, int high, int64_t lim)
+{
+	KRef c = 0;
+
+	if (low)
+		c = kb_bin(kb, KO_GE, i, I(kb, 0));
+	if (high) {
+		KRef h = kb_bin(kb, KO_LT, i, I(kb, lim));
+		c = c ? kb_bin(kb, KO_AND, c, h) : h;
+	}
+	return c;
+}
+
+static const char *oname[] = {"o0", "o1", "o2", "o3", "o4", "o5", "o6", "o7"};
+static const char *kname[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
+static const char *iname[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
+
+/* ---- Conv, ConvInteger ----------------------------------------------------- */
+
+typedef struct CV {
+	Win w;
+	int64_t N, C, M, G;
+} CV;
+
+static int
+conv_shape(Ctx *c, Graph *g, Node *n, CV *cv)
+{
+	const Value *x, *w;
+
+	TRY(need_in(c, g, n, 0, &x));
+	TRY(need_in(c, g, n, 1, &w));
+	if (w->rank != x->rank)
+		return burn_fail(c, BURN_ERR_SHAPE, "W has rank %d, X rank %d", w->rank,
+		                 x->rank);
+	TRY(win_read(c, n, x, w->dim + 2, &cv->w));
+	TRY(win_out(c, &cv->w, 0));
+	cv->N = x->dim[0];
+	cv->C = x->dim[1];
+	cv->M = w->dim[0];
+	cv->G = attr_int(n, "group", 1);
+	if (cv->G < 1 || cv->C % cv->G || cv->M % cv->G || w->dim[1] * cv->G != cv->C)
+		return burn_fail(c, BURN_ERR_SHAPE,
+		                 "group %lld does not fit C=%lld, M=%lld, W channels %lld",
+		                 (long long)cv->G, (long long)cv->C, (long long)cv->M,
+		                 (long long)w->dim[1]);
+	return BURN_OK;
+}
+
+int
+infer_conv(Ctx *c, Graph *g, Node *n)
+{
+	const Value *x, *w, *b;
+	int64_t d[BURN_MAX_RANK];
+	CV cv;
+	int dt;
+
+	TRY(conv_shape(c, g, n, &cv));
+	x = NIN(g, n, 0);
+	w = NIN(g, n, 1);
+	if (n->op == OP_ConvInteger) {
+		if ((x->dtype != DT_U8 && x->dtype != DT_I8) ||
+		    (w->dtype != DT_U8 && w->dtype != DT_I8))
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "ConvInteger on %s x %s",
+			                 dtype_name(x->dtype), dtype_name(w->dtype));
+		TRY(check_zp(c, g, n, 2, 1));
+		TRY(check_zp(c, g, n, 3, cv.M));
+		dt = DT_I32;
+	} else {
+		if (!dtype_is_float(x->dtype) || w->dtype != x->dtype)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "Conv on %s x %s",
+			                 dtype_name(x->dtype), dtype_name(w->dtype));
+		if ((b = NIN(g, n, 2)) &&
+		    (b->dtype != x->dtype || value_numel(b) != cv.M))
+			return burn_fail(c, BURN_ERR_SHAPE, "Conv: bias must be %s[%lld]",
+			                 dtype_name(x->dtype), (long long)cv.M);
+		dt = x->dtype;
+	}
+	d[0] = cv.N;
+	d[1] = cv.M;
+	for (int i = 0; i < cv.w.nsp; i++)
+		d[i + 2] = cv.w.out[i];
+	set_out(NOUT(g, n, 0), dt, cv.w.nsp + 2, d);
+	return BURN_OK;
+}
+
+/*
+ * for n, g, m (parallel): m' = g*Mg + m
+ *   for o0..o[r-2] (parallel): one output row Y[n,m',o..,:]
+ *     row = bias[m']
+ *     for c < Cg, k0..k[r-2] (if the input row is inside):
+ *       for kl: w = W[m',c,k..,kl]
+ *         for ol in the range where the input is inside:
+ *           row[ol] += w * X[n, g*Cg+c, o*s+k*d-p.., ol*s+kl*d-p]
+ */
+int
+lower_conv(Lower *lw, Node *n)
+{
+	Graph *g = lw->g;
+	const Value *y = NOUT(g, n, 0);
+	int isint = n->op == OP_ConvInteger;
+	int dt = cdt(y->dtype);
+	int bx, bw, bb = -1, by, wv, bv, d0, ns, L;
+	int64_t Cg, Mg, xsz, ysz, wsz, xsp[BURN_MAX_RANK], ysp[BURN_MAX_RANK],
+	        wsp[BURN_MAX_RANK];
+	KRef vn, vg, vm, vml, vc, vci, ybase, xbase, wbase, o[BURN_MAX_RANK],
+	     xzp = 0, wzp = 0;
+	CV cv;
+	Win *w = &cv.w;
+	KB kb;
+
+	TRY(conv_shape(lw->ctx, g, n, &cv));
+	ns = w->nsp;
+	/* pointwise: a matmul over the flattened spatial dims */
+	{
+		int pw = 1;
+		for (int i = 0; i < ns; i++)
+			if (w->k[i] != 1 || w->s[i] != 1 || w->pb[i] || w->pe[i])
+				pw = 0;
+		if (pw && ns > 1) {
+			int64_t p = prod(ns, w->in);
+			ns = w->nsp = 1;
+			w->in[0] = w->out[0] = p;
+			w->k[0] = w->s[0] = w->d[0] = 1;
+			w->pb[0] = w->pe[0] = 0;
+		}
+	}
+	L = ns - 1;
+	Cg = cv.C / cv.G;
+	Mg = cv.M / cv.G;
+	xsz = shape_strides(ns, w->in, xsp);
+	ysz = shape_strides(ns, w->out, ysp);
+	wsz = shape_strides(ns, w->k, wsp);
+
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	bw = lower_in(lw, &kb, n, 1);
+	if (!isint && has_in(n, 2))
+		bb = lower_in(lw, &kb, n, 2);
+	by = lower_out(lw, &kb, n, 0);
+	wv = kb_var(&kb, dt, "w");
+	bv = kb_var(&kb, dt, "bias");
+	d0 = kb.depth;
+	if (isint)
+		xzp = zero_point(lw, &kb, n, 2, I(&kb, 0));
+
+	vn = loop(&kb, "n", cv.N, KF_PARALLEL);
+	vg = loop(&kb, "g", cv.G, KF_PARALLEL);
+	vml = loop(&kb, "m", Mg, KF_PARALLEL);
+	vm = madd(&kb, vml, vg, Mg);
+	if (isint)
+		wzp = zero_point(lw, &kb, n, 3, vm);
+	ybase = madd(&kb, mul(&kb, vn, I(&kb, cv.M * ysz)), vm, ysz);
+	for (int j = 0; j < L; j++) {
+		o[j] = loop(&kb, oname[j], w->out[j], KF_PARALLEL);
+		ybase = madd(&kb, ybase, o[j], ysp[j]);
+	}
+	/* the row starts as the bias */
+	kb_set(&kb, bv, bb >= 0 ? kb_load(&kb, bb, vm) : cnum(&kb, dt, 0));
+	{
+		KRef v = loop(&kb, oname[L], w->out[L], KF_PARALLEL);
+		kb_store(&kb, by, add(&kb, ybase, v), kb_get(&kb, bv));
+		if (w->out[L] != 1)
+			kb_end(&kb);
+	}
+	vc = loop(&kb, "c", Cg, 0);
+	vci = madd(&kb, vc, vg, Cg);
+	xbase = madd(&kb, mul(&kb, vn, I(&kb, cv.C * xsz)), vci, xsz);
+	wbase = madd(&kb, mul(&kb, vm, I(&kb, Cg * wsz)), vc, wsz);
+	for (int j = 0; j < L; j++) {
+		int lo, hi;
+		KRef kj = loop(&kb, kname[j], w->k[j], 0);
+		KRef ij = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, o[j], I(&kb, w->s[j])),
+		                                  mul(&kb, kj, I(&kb, w->d[j]))),
+		                 I(&kb, w->pb[j]));
+		if (win_check(w->out[j], w->s[j], w->k[j], w->d[j], w->pb[j], w->in[j],
+		              &lo, &hi))
+			kb_if(&kb, in_range(&kb, ij, lo, hi, w->in[j]));
+		xbase = madd(&kb, xbase, ij, xsp[j]);
+		wbase = madd(&kb, wbase, kj, wsp[j]);
+	}
+	{
+		int lo, hi;
+		KRef kl = loop(&kb, kname[L], w->k[L], 0);
+		KRef off = kb_bin(&kb, KO_SUB, mul(&kb, kl, I(&kb, w->d[L])), I(&kb, w->pb[L]));
+		KRef qlo = I(&kb, 0), qhi = I(&kb, w->out[L]), ol, xv, yi;
+		KRef wx = kb_cast(&kb, dt, kb_load(&kb, bw, add(&kb, wbase, kl)));
+		if (isint)
+			wx = kb_bin(&kb, KO_SUB, wx, wzp);
+		kb_set(&kb, wv, wx);
+		if (win_check(w->out[L], w->s[L], w->k[L], w->d[L], w->pb[L], w->in[L],
+		              &lo, &hi))
+			win_span(&kb, off, w->s[L], w->in[L], w->out[L], &qlo, &qhi);
+		ol = kb_get(&kb, kb_for(&kb, oname[L], qlo, qhi, KF_PARALLEL));
+		xv = kb_cast(&kb, dt, kb_load(&kb, bx, add(&kb, xbase,
+		             add(&kb, mul(&kb, ol, I(&kb, w->s[L])), off))));
+		if (isint)
+			xv = kb_bin(&kb, KO_SUB, xv, xzp);
+		yi = add(&kb, ybase, ol);
+		kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),
+		                          mul(&kb, kb_get(&kb, wv), xv)));
+	}
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- ConvTranspose ------------------------------------------------------- */
+
+static int
+convt_shape(Ctx *c, Graph *g, Node *n, CV *cv)
+{
+	const Value *x, *w;
+	const int64_t *op, *os;
+	int nop, nos;
+	Win *wn = &cv->w;
+
+	TRY(need_in(c, g, n, 0, &x));
+	TRY(need_in(c, g, n, 1, &w));
+	if (w->rank != x->rank)
+		return burn_fail(c, BURN_ERR_SHAPE, "W has rank %d, X rank %d", w->rank,
+		                 x->rank);
+	TRY(win_read(c, n, x, w->dim + 2, wn));
+	cv->N = x->dim[0];
+	cv->C = x->dim[1];
+	cv->G = attr_int(n, "group", 1);
+	if (cv->G < 1 || cv->C % cv->G || w->dim[0] != cv->C)
+		return burn_fail(c, BURN_ERR_SHAPE, "group %lld does not fit C=%lld, W [%lld,..]",
+		                 (long long)cv->G, (long long)cv->C, (long long)w->dim[0]);
+	cv->M = w->dim[1] * cv->G;
+	nop = attr_ints(n, "output_padding", &op);
+	if (nop && nop != wn->nsp)
+		return burn_fail(c, BURN_ERR_INVALID, "output_padding has %d entries", nop);
+	nos = attr_ints(n, "output_shape", &os);
+	if (nos == wn->nsp + 2) {
+		os += 2;
+		nos -= 2;
+	}
+	if (nos && nos != wn->nsp)
+		return burn_fail(c, BURN_ERR_INVALID, "output_shape has %d entries", nos);
+	for (int i = 0; i < wn->nsp; i++) {
+		int64_t opad = nop ? op[i] : 0;
+		int64_t full = wn->s[i] * (wn->in[i] - 1) + opad + (wn->k[i] - 1) * wn->d[i] + 1;
+		if (opad < 0 || opad > WIN_MAX)
+			return burn_fail(c, BURN_ERR_INVALID, "bad output_padding");
+		if (nos || wn->autopad == PAD_SAME_UPPER || wn->autopad == PAD_SAME_LOWER) {
+			int64_t o = nos ? os[i] : wn->in[i] * wn->s[i], tot;
+			if (o < 0 || o > full + 2 * WIN_MAX)
+				return burn_fail(c, BURN_ERR_INVALID, "bad output_shape");
+			tot = full - o;
+			if (tot < 0)
+				tot = 0;  /* extra output beyond the last tap: zero (bias) */
+			if (wn->autopad == PAD_SAME_UPPER) {
+				wn->pb[i] = tot / 2;
+				wn->pe[i] = tot - tot / 2;
+			} else {
+				wn->pb[i] = tot - tot / 2;
+				wn->pe[i] = tot / 2;
+			}
+			wn->out[i] = o;
+		} else {
+			if (wn->autopad == PAD_VALID)
+				wn->pb[i] = wn->pe[i] = 0;
+			wn->out[i] = full - wn->pb[i] - wn->pe[i];
+			if (wn->out[i] < 0)
+				return burn_fail(c, BURN_ERR_SHAPE, "pads larger than the output");
+		}
+	}
+	return BURN_OK;
+}
+
+int
+infer_convt(Ctx *c, Graph *g, Node *n)
+{
+	const Value *x, *w, *b;
+	int64_t d[BURN_MAX_RANK];
+	CV cv;
+
+	TRY(convt_shape(c, g, n, &cv));
+	x = NIN(g, n, 0);
+	w = NIN(g, n, 1);
+	if (!dtype_is_float(x->dtype) || w->dtype != x->dtype)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "ConvTranspose on %s x %s",
+		                 dtype_name(x->dtype), dtype_name(w->dtype));
+	if ((b = NIN(g, n, 2)) && (b->dtype != x->dtype || value_numel(b) != cv.M))
+		return burn_fail(c, BURN_ERR_SHAPE, "ConvTranspose: bias must be %s[%lld]",
+		                 dtype_name(x->dtype), (long long)cv.M);
+	d[0] = cv.N;
+	d[1] = cv.M;
+	for (int i = 0; i < cv.w.nsp; i++)
+		d[i + 2] = cv.w.out[i];
+	set_out(NOUT(g, n, 0), x->dtype, cv.w.nsp + 2, d);
+	return BURN_OK;
+}
+
+/*
+ * for n, g, m (parallel): m' = g*Mg + m
+ *   Y[n,m',:] = bias[m']
+ *   for c < Cg, k0..k[r-1]: w = W[g*Cg+c, m, k..]
+ *     for i0..i[r-2] (if the output row is inside):
+ *       for il in the range where the output is inside:
+ *         Y[n,m', i*s+k*d-p.., il*s+kl*d-p] += w * X[n,g*Cg+c,i..,il]
+ */
+int
+lower_convt(Lower *lw, Node *n)
+{
+	Graph *g = lw->g;
+	const Value *y = NOUT(g, n, 0);
+	int dt = cdt(y->dtype);
+	int bx, bw, bb = -1, by, wv, d0, ns, L;
+	int64_t Cg, Mg, xsz, ysz, wsz, xsp[BURN_MAX_RANK], ysp[BURN_MAX_RANK],
+	        wsp[BURN_MAX_RANK];
+	KRef vn, vg, vm, vml, vc, vci, ybase, xbase, wbase, kk[BURN_MAX_RANK];
+	CV cv;
+	Win *w = &cv.w;
+	KB kb;
+
+	TRY(convt_shape(lw->ctx, g, n, &cv));
+	ns = w->nsp;
+	L = ns - 1;
+	Cg = cv.C / cv.G;
+	Mg = cv.M / cv.G;
+	xsz = shape_strides(ns, w->in, xsp);
+	ysz = shape_strides(ns, w->out, ysp);
+	wsz = shape_strides(ns, w->k, wsp);
+
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	bw = lower_in(lw, &kb, n, 1);
+	if (has_in(n, 2))
+		bb = lower_in(lw, &kb, n, 2);
+	by = lower_out(lw, &kb, n, 0);
+	wv = kb_var(&kb, dt, "w");
+	d0 = kb.depth;
+
+	vn = loop(&kb, "n", cv.N, KF_PARALLEL);
+	vg = loop(&kb, "g", cv.G, KF_PARALLEL);
+	vml = loop(&kb, "m", Mg, KF_PARALLEL);
+	vm = madd(&kb, vml, vg, Mg);
+	ybase = madd(&kb, mul(&kb, vn, I(&kb, cv.M * ysz)), vm, ysz);
+	kb_set(&kb, wv, bb >= 0 ? kb_load(&kb, bb, vm) : cnum(&kb, dt, 0));
+	{
+		KRef p = loop(&kb, "p", ysz, KF_PARALLEL);
+		kb_store(&kb, by, add(&kb, ybase, p), kb_get(&kb, wv));
+		if (ysz != 1)
+			kb_end(&kb);
+	}
+	vc = loop(&kb, "c", Cg, 0);
+	vci = madd(&kb, vc, vg, Cg);
+	xbase = madd(&kb, mul(&kb, vn, I(&kb, cv.C * xsz)), vci, xsz);
+	wbase = madd(&kb, mul(&kb, vci, I(&kb, Mg * wsz)), vml, wsz);
+	for (int j = 0; j < ns; j++) {
+		kk[j] = loop(&kb, kname[j], w->k[j], 0);
+		wbase = madd(&kb, wbase, kk[j], wsp[j]);
+	}
+	kb_set(&kb, wv, kb_cast(&kb, dt, kb_load(&kb, bw, wbase)));
+	for (int j = 0; j < L; j++) {
+		int lo, hi;
+		KRef ij = loop(&kb, iname[j], w->in[j], 0);
+		KRef oj = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, ij, I(&kb, w->s[j])),
+		                                  mul(&kb, kk[j], I(&kb, w->d[j]))),
+		                 I(&kb, w->pb[j]));
+		if (win_check(w->in[j], w->s[j], w->k[j], w->d[j], w->pb[j], w->out[j],
+		              &lo, &hi))
+			kb_if(&kb, in_range(&kb, oj, lo, hi, w->out[j]));
+		xbase = madd(&kb, xbase, ij, xsp[j]);
+		ybase = madd(&kb, ybase, oj, ysp[j]);
+	}
+	{
+		int lo, hi;
+		KRef off = kb_bin(&kb, KO_SUB, mul(&kb, kk[L], I(&kb, w->d[L])), I(&kb, w->pb[L]));
+		KRef qlo = I(&kb, 0), qhi = I(&kb, w->in[L]), il, yi, xv;
+		if (win_check(w->in[L], w->s[L], w->k[L], w->d[L], w->pb[L], w->out[L],
+		              &lo, &hi))
+			win_span(&kb, off, w->s[L], w->out[L], w->in[L], &qlo, &qhi);
+		il = kb_get(&kb, kb_for(&kb, iname[L], qlo, qhi, 0));
+		xv = kb_cast(&kb, dt, kb_load(&kb, bx, add(&kb, xbase, il)));
+		yi = add(&kb, ybase, add(&kb, mul(&kb, il, I(&kb, w->s[L])), off));
+		kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),
+		                          mul(&kb, kb_get(&kb, wv), xv)));
+	}
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- pools --------------------------------------------------------------- */
+
+int
+infer_pool(Ctx *c, Graph *g, Node *n)
+{
+	const Value *x;
+	int64_t d[BURN_MAX_RANK];
+	int dt;
+
+	TRY(need_in(c, g, n, 0, &x));
+	dt = x->dtype;
+	if (x->rank < 3)
+		return burn_fail(c, BURN_ERR_SHAPE, "pool input must have rank >= 3 (got %d)",
+		                 x->rank);
+	if (!dtype_is_float(dt) &&
+	    !(n->op == OP_MaxPool && (dt == DT_I8 || dt == DT_U8)))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s on %s", op_table[n->op].name,
+		                 dtype_name(dt));
+	d[0] = x->dim[0];
+	d[1] = x->dim[1];
+	if (n->op == OP_GlobalAveragePool || n->op == OP_GlobalMaxPool) {
+		for (int i = 2; i < x->rank; i++)
+			d[i] = 1;
+	} else {
+		Win w;
+		TRY(win_read(c, n, x, NULL, &w));
+		TRY(win_out(c, &w, attr_int(n, "ceil_mode", 0) != 0));
+		for (int i = 0; i < w.nsp; i++)
+			d[i + 2] = w.out[i];
+		if (n->op == OP_MaxPool && attr_int(n, "storage_order", 0) && w.nsp != 2)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "storage_order=1 needs 2-D");
+		if (n->op == OP_LpPool && attr_int(n, "p", 2) < 1)
+			return burn_fail(c, BURN_ERR_INVALID, "LpPool p must be >= 1");
+	}
+	set_out(NOUT(g, n, 0), dt, x->rank, d);
+	if (n->nout > 1 && n->out[1] >= 0)
+		set_out(NOUT(g, n, 1), DT_I64, x->rank, d);
+	return BURN_OK;
+}
+
+/* GlobalAveragePool / GlobalMaxPool: for nc: acc over the contiguous plane. */
+static int
+lower_gpool(Lower *lw, Node *n)
+{
+	const Value *x = NIN(lw->g, n, 0);
+	int dt = cdt(x->dtype), ismax = n->op == OP_GlobalMaxPool;
+	int64_t nc = x->dim[0] * x->dim[1], P = prod(x->rank - 2, x->dim + 2);
+	int bx, by, acc, d0;
+	KRef vnc, vp, xv, r;
+	KB kb;
+
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	by = lower_out(lw, &kb, n, 0);
+	acc = kb_var(&kb, dt, "acc");
+	d0 = kb.depth;
+	vnc = loop(&kb, "nc", nc, KF_PARALLEL);
+	kb_set(&kb, acc, ismax ? kb_const_f(&kb, dt, -INFINITY) : cnum(&kb, dt, 0));
+	vp = loop(&kb, "p", P, 0);
+	xv = kb_load(&kb, bx, madd(&kb, vp, vnc, P));
+	kb_set(&kb, acc, kb_bin(&kb, ismax ? KO_MAX : KO_ADD, kb_get(&kb, acc), xv));
+	if (P != 1)
+		kb_end(&kb);
+	r = kb_get(&kb, acc);
+	if (!ismax)
+		r = kb_bin(&kb, KO_DIV, r, cnum(&kb, dt, (double)P));
+	kb_store(&kb, by, vnc, r);
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+enum { POOL_MAX, POOL_AVG, POOL_LP };
+
+/*
+ * for nc, o0..o[r-1] (parallel):
+ *   acc = identity; cnt = 0
+ *   for k0..k[r-1] (if the input index is inside; only where needed):
+ *     acc = acc (op) X[nc, o*s+k*d-p..]; cnt++
+ *   Y[nc, o..] = finish(acc, cnt)
+ * AveragePool with count_include_pad counts taps inside the padded input
+ * (ceil_mode windows may reach beyond it) and sums those inside the input.
+ */
+int
+lower_pool(Lower *lw, Node *n)
+{
+	Graph *g = lw->g;
+	const Value *x = NIN(g, n, 0);
+	int kind, dt = cdt(x->dtype), incpad, withidx, colmajor, ns;
+	int bx, by, bi = -1, acc, cnt = -1, idx = -1, d0, anytest = 0;
+	int64_t xsz, xsp[BURN_MAX_RANK], ysp[BURN_MAX_RANK], csp[BURN_MAX_RANK], pw = 2;
+	KRef vnc, xoff, yoff, ioff, o[BURN_MAX_RANK], real = 0, xv;
+	Win w;
+	KB kb;
+
+	if (n->op == OP_GlobalAveragePool || n->op == OP_GlobalMaxPool)
+		return lower_gpool(lw, n);
+	kind = n->op == OP_MaxPool ? POOL_MAX : n->op == OP_AveragePool ? POOL_AVG : POOL_LP;
+	TRY(win_read(lw->ctx, n, x, NULL, &w));
+	TRY(win_out(lw->ctx, &w, attr_int(n, "ceil_mode", 0) != 0));
+	ns = w.nsp;
+	incpad = kind == POOL_AVG && attr_int(n, "count_include_pad", 0);
+	withidx = kind == POOL_MAX && n->nout > 1 && n->out[1] >= 0;
+	colmajor = attr_int(n, "storage_order", 0) != 0;
+	if (kind == POOL_LP)
+		pw = attr_int(n, "p", 2);
+	xsz = shape_strides(ns, w.in, xsp);
+	shape_strides(ns, w.out, ysp);
+	/* column-major spatial strides for storage_order = 1 */
+	for (int j = 0, s = 1; j < ns; j++) {
+		csp[j] = s;
+		s *= (int)w.in[j];
+	}
+
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	by = lower_out(lw, &kb, n, 0);
+	if (withidx)
+		bi = lower_out(lw, &kb, n, 1);
+	acc = kb_var(&kb, dt, "acc");
+	if (kind == POOL_AVG)
+		cnt = kb_var(&kb, DT_I64, "cnt");
+	if (withidx)
+		idx = kb_var(&kb, DT_I64, "idx");
+	d0 = kb.depth;
+	vnc = loop(&kb, "nc", x->dim[0] * x->dim[1], KF_PARALLEL);
+	xoff = mul(&kb, vnc, I(&kb, xsz));
+	yoff = mul(&kb, vnc, I(&kb, prod(ns, w.out)));
+	ioff = xoff;
+	for (int j = 0; j < ns; j++) {
+		o[j] = loop(&kb, oname[j], w.out[j], KF_PARALLEL);
+		yoff = madd(&kb, yoff, o[j], ysp[j]);
+	}
+	{
+		int d1 = kb.depth;
+		KRef init;
+		if (kind == POOL_MAX)
+			init = dtype_is_float(dt) ? kb_const_f(&kb, dt, -INFINITY)
+			                          : kb_const_i(&kb, dt, int_min(dt));
+		else
+			init = cnum(&kb, dt, 0);
+		kb_set(&kb, acc, init);
+		if (cnt >= 0)
+			kb_set(&kb, cnt, I(&kb, 0));
+		if (idx >= 0)
+			kb_set(&kb, idx, I(&kb, 0));
+		for (int j = 0; j < ns; j++) {
+			int lo, hi;
+			KRef kj = loop(&kb, kname[j], w.k[j], 0);
+			KRef ij = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, o[j], I(&kb, w.s[j])),
+			                                  mul(&kb, kj, I(&kb, w.d[j]))),
+			                 I(&kb, w.pb[j]));
+			if (win_check(w.out[j], w.s[j], w.k[j], w.d[j], w.pb[j], w.in[j], &lo, &hi)) {
+				KRef cnd = in_range(&kb, ij, lo, hi, w.in[j]);
+				anytest = 1;
+				if (incpad) {
+					/* count taps inside the padded input; sum real ones */
+					int plo, phi;
+					win_check(w.out[j], w.s[j], w.k[j], w.d[j], w.pb[j],
+					          w.in[j] + w.pe[j], &plo, &phi);
+					if (phi)
+						kb_if(&kb, kb_bin(&kb, KO_LT, ij, I(&kb, w.in[j] + w.pe[j])));
+					real = real ? kb_bin(&kb, KO_AND, real, cnd) : cnd;
+				} else {
+					kb_if(&kb, cnd);
+				}
+			}
+			xoff = madd(&kb, xoff, ij, xsp[j]);
+			ioff = madd(&kb, ioff, ij, colmajor ? csp[j] : xsp[j]);
+		}
+		if (cnt >= 0)
+			kb_set(&kb, cnt, add(&kb, kb_get(&kb, cnt), I(&kb, 1)));
+		if (real)
+			kb_if(&kb, real);
+		xv = kb_load(&kb, bx, xoff);
+		switch (kind) {
+		case POOL_MAX:
+			if (withidx) {
+				kb_if(&kb, kb_bin(&kb, KO_GT, xv, kb_get(&kb, acc)));
+				kb_set(&kb, acc, xv);
+				kb_set(&kb, idx, ioff);
+				kb_end(&kb);
+			} else {
+				kb_set(&kb, acc, kb_bin(&kb, KO_MAX, kb_get(&kb, acc), xv));
+			}
+			break;
+		case POOL_AVG:
+			kb_set(&kb, acc, add(&kb, kb_get(&kb, acc), xv));
+			break;
+		case POOL_LP: {
+			KRef ax = kb_un(&kb, KO_ABS, xv), t;
+			if (pw == 1)
+				t = ax;
+			else if (pw == 2)
+				t = mul(&kb, ax, ax);
+			else
+				t = kb_bin(&kb, KO_POW, ax, kb_const_f(&kb, dt, (double)pw));
+			kb_set(&kb, acc, add(&kb, kb_get(&kb, acc), t));
+			break;
+		}
+		}
+		close_to(&kb, d1);
+	}
+	{
+		KRef r = kb_get(&kb, acc);
+		if (kind == POOL_AVG) {
+			KRef den = anytest ? kb_cast(&kb, dt, kb_get(&kb, cnt))
+			                   : cnum(&kb, dt, (double)prod(ns, w.k));
+			r = kb_bin(&kb, KO_DIV, r, den);
+		} else if (kind == POOL_LP) {
+			if (pw == 2)
+				r = kb_un(&kb, KO_SQRT, r);
+			else if (pw != 1)
+				r = kb_bin(&kb, KO_POW, r, kb_const_f(&kb, dt, 1.0 / (double)pw));
+		}
+		kb_store(&kb, by, yoff, r);
+		if (withidx)
+			kb_store(&kb, bi, yoff, kb_get(&kb, idx));
+	}
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- Einsum -------------------------------------------------------------- */
+
+/* Labels: a-z are 0-25, A-Z 26-51, the broadcast dims of "..." 52+. */
+#define EIN_LAB (52 + BURN_MAX_RANK)
+
+typedef struct Ein {
+	int64_t size[EIN_LAB];          /* extent per label, -1 if unused */
+	int nout, out[BURN_MAX_RANK];   /* output labels */
+	int nsum, sum[EIN_LAB];         /* summed labels */
+} Ein;
+
+static int
+lab_of(char ch)
+{
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a';
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A' + 26;
+	return -1;
+}
+
+/* Parse operand term t (len chars) of an operand of rank r into labels
+ * lab[0..r-1]; nell is the width of "..." over all operands (pass 0 first
+ * to learn this operand's own width in *own). */
+static int
+ein_term(Ctx *c, const char *t, int len, int r, int nell, int *lab, int *own)
+{
+	int nexp = 0, ell = -1, k = 0;
+
+	for (int i = 0; i < len; i++) {
+		if (t[i] == '.') {
+			if (ell >= 0 || i + 2 >= len || t[i + 1] != '.' || t[i + 2] != '.')
+				return burn_fail(c, BURN_ERR_INVALID, "Einsum: bad ellipsis");
+			ell = nexp;
+			i += 2;
+		} else if (lab_of(t[i]) >= 0) {
+			nexp++;
+		} else {
+			return burn_fail(c, BURN_ERR_INVALID, "Einsum: bad character '%c'", t[i]);
+		}
+	}
+	*own = ell >= 0 ? r - nexp : 0;
+	if ((ell < 0 && nexp != r) || *own < 0)
+		return burn_fail(c, BURN_ERR_SHAPE, "Einsum: term '%.*s' does not fit rank %d",
+		                 len, t, r);
+	if (!lab)
+		return BURN_OK;
+	for (int i = 0; i < len; i++) {
+		if (t[i] == '.') {
+			for (int e = 0; e < *own; e++)
+				lab[k++] = 52 + nell - *own + e;
+			i += 2;
+		} else {
+			lab[k++] = lab_of(t[i]);
+		}
+	}
+	return BURN_OK;
+}
+
+/* Parse n's equation against its inputs' shapes; lab[i] receives the
+ * labels of operand i's dims. */
+static int
+ein_parse(Ctx *c, Graph *g, Node *n, Ein *e, int (*lab)[BURN_MAX_RANK])
+{
+	const char *eq = attr_str(n, "equation", NULL), *arrow, *t;
+	char buf[512];
+	int len = 0, nell = 0, own = 0, cnt[EIN_LAB] = {0}, k;
+
+	if (!eq)
+		return burn_fail(c, BURN_ERR_INVALID, "Einsum: equation is required");
+	for (const char *p = eq; *p; p++) {
+		if (*p == ' ')
+			continue;
+		if (len >= (int)sizeof buf - 1)
+			return burn_fail(c, BURN_ERR_LIMIT, "Einsum: equation too long");
+		buf[len++] = *p;
+	}
+	buf[len] = 0;
+	arrow = strstr(buf, "->");
+	for (int i = 0; i < EIN_LAB; i++)
+		e->size[i] = -1;
+	/* pass 1: ellipsis width; pass 2: labels */
+	for (int pass = 0; pass < 2; pass++) {
+		t = buf;
+		for (k = 0;; k++) {
+			const char *end = t;
+			const Value *v;
+			while (*end && *end != ',' && end != arrow)
+				end++;
+			if (k >= n->nin)
+				return burn_fail(c, BURN_ERR_INVALID, "Einsum: more terms than inputs");
+			TRY(need_in(c, g, n, k, &v));
+			TRY(ein_term(c, t, (int)(end - t), v->rank, nell, pass ? lab[k] : NULL,
+			             &own));
+			if (!pass && own > nell)
+				nell = own;
+			if (pass) {
+				for (int i = 0; i < v->rank; i++) {
+					int l = lab[k][i];
+					if (e->size[l] < 0 || e->size[l] == 1)
+						e->size[l] = v->dim[i];
+					else if (v->dim[i] != 1 && v->dim[i] != e->size[l])
+						return burn_fail(c, BURN_ERR_SHAPE,
+						                 "Einsum: label extents %lld and %lld differ",
+						                 (long long)e->size[l], (long long)v->dim[i]);
+					if (l < 52)
+						cnt[l]++;
+				}
+			}
+			if (*end != ',')
+				break;
+			t = end + 1;
+		}
+		if (k + 1 != n->nin)
+			return burn_fail(c, BURN_ERR_INVALID, "Einsum: %d terms for %d inputs",
+			                 k + 1, n->nin);
+	}
+	e->nout = 0;
+	if (arrow) {
+		for (const char *p = arrow + 2; *p; p++) {
+			int l = lab_of(*p);
+			if (*p == '.' && p[1] == '.' && p[2] == '.') {
+				for (int i = 0; i < nell; i++) {
+					if (e->nout >= BURN_MAX_RANK)
+						return burn_fail(c, BURN_ERR_LIMIT, "Einsum: output rank");
+					e->out[e->nout++] = 52 + i;
+				}
+				p += 2;
+				continue;
+			}
+			if (l < 0 || e->size[l] < 0)
+				return burn_fail(c, BURN_ERR_INVALID, "Einsum: bad output label '%c'", *p);
+			for (int i = 0; i < e->nout; i++)
+				if (e->out[i] == l)
+					return burn_fail(c, BURN_ERR_INVALID, "Einsum: repeated output label");
+			if (e->nout >= BURN_MAX_RANK)
+				return burn_fail(c, BURN_ERR_LIMIT, "Einsum: output rank");
+			e->out[e->nout++] = l;
+		}
+	} else {
+		/* implicit: the ellipsis, then labels seen once, in order */
+		for (int i = 0; i < nell; i++)
+			e->out[e->nout++] = 52 + i;
+		for (int i = 0; i < 52; i++) {
+			int l = (i + 26) % 52;   /* upper case sorts first */
+			if (cnt[l] != 1)
+				continue;
+			if (e->nout >= BURN_MAX_RANK)
+				return burn_fail(c, BURN_ERR_LIMIT, "Einsum: output rank");
+			e->out[e->nout++] = l;
+		}
+	}
+	e->nsum = 0;
+	for (int l = 0; l < EIN_LAB; l++) {
+		int inout = 0;
+		for (int i = 0; i < e->nout; i++)
+			inout |= e->out[i] == l;
+		if (e->size[l] >= 0 && !inout)
+			e->sum[e->nsum++] = l;
+	}
+	return BURN_OK;
+}
+
+int
+infer_einsum(Ctx *c, Graph *g, Node *n)
+{
+	int lab[64][BURN_MAX_RANK];
+	int64_t d[BURN_MAX_RANK];
+	const Value *x;
+	Ein e;
+
+	if (n->nin > 64)
+		return burn_fail(c, BURN_ERR_LIMIT, "Einsum: too many inputs");
+	TRY(need_in(c, g, n, 0, &x));
+	for (int i = 0; i < n->nin; i++) {
+		const Value *v;
+		TRY(need_in(c, g, n, i, &v));
+		if (v->dtype != x->dtype)
+			return burn_fail(c, BURN_ERR_SHAPE, "Einsum: operand types differ");
+	}
+	if (!is_num(x->dtype))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "Einsum on %s", dtype_name(x->dtype));
+	TRY(ein_parse(c, g, n, &e, lab));
+	for (int i = 0; i < e.nout; i++)
+		d[i] = e.size[e.out[i]];
+	set_out(NOUT(g, n, 0), x->dtype, e.nout, d);
+	return BURN_OK;
+}
+
+/*
+ * for the output labels (parallel): acc = 0
+ *   for the summed labels: acc += prod over operands of X_i[labels]
+ *   Y[...] = acc
+ */
+int
+lower_einsum(Lower *lw, Node *n)
+{
+	Graph *g = lw->g;
+	const Value *y = NOUT(g, n, 0);
+	int lab[64][BURN_MAX_RANK], buf[64], dt = cdt(y->dtype), acc, d0;
+	int64_t ysp[BURN_MAX_RANK];
+	KRef lv[EIN_LAB], yoff, p;
+	Ein e;
+	KB kb;
+
+	TRY(ein_parse(lw->ctx, g, n, &e, lab));
+	lower_begin(lw, &kb, n);
+	for (int i = 0; i < n->nin; i++)
+		buf[i] = lower_in(lw, &kb, n, i);
+	{
+		int by = lower_out(lw, &kb, n, 0);
+		acc = kb_var(&kb, dt, "acc");
+		d0 = kb.depth;
+		shape_strides(e.nout, y->dim, ysp);
+		yoff = I(&kb, 0);
+		for (int i = 0; i < e.nout; i++) {
+			lv[e.out[i]] = loop(&kb, oname[i % 8], e.size[e.out[i]], KF_PARALLEL);
+			yoff = madd(&kb, yoff, lv[e.out[i]], ysp[i]);
+		}
+		kb_set(&kb, acc, cnum(&kb, dt, 0));
+		{
+			int d1 = kb.depth;
+			for (int i = 0; i < e.nsum; i++)
+				lv[e.sum[i]] = loop(&kb, kname[i % 8], e.size[e.sum[i]], 0);
+			p = 0;
+			for (int i = 0; i < n->nin; i++) {
+				const Value *v = NIN(g, n, i);
+				int64_t st[BURN_MAX_RANK];
+				KRef off = I(&kb, 0), xv;
+				shape_strides(v->rank, v->dim, st);
+				for (int j = 0; j < v->rank; j++)
+					if (v->dim[j] != 1)
+						off = madd(&kb, off, lv[lab[i][j]], st[j]);
+				xv = kb_load(&kb, buf[i], off);
+				p = p ? mul(&kb, p, xv) : xv;
+			}
+			kb_set(&kb, acc, add(&kb, kb_get(&kb, acc), p));
+			close_to(&kb, d1);
+		}
+		kb_store(&kb, by, yoff, kb_get(&kb, acc));
+	}
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- Attention ----------------------------------------------------------- */
+
+int
+infer_attention(Ctx *c, Graph *g, Node *n)
+{
+	return burn_fail(c, BURN_ERR_UNSUPPORTED, "Attention is not supported yet");
+}
+
+int
+lower_attention(Lower *lw, Node *n)
+{
+	return burn_fail(lw->ctx, BURN_ERR_UNSUPPORTED, "Attention is not supported yet");
+}

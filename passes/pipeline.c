@@ -1,0 +1,67 @@
+/*
+ * pipeline.c - the pass sequence, in one readable place.
+ */
+#include <stdlib.h>
+#include "passes.h"
+#include "../frontend/onnx.h"
+
+static int verify(Ctx *c, const Graph *g, const CompileOpts *o)
+{
+	return o && o->verify ? graph_verify(c, g) : BURN_OK;
+}
+
+static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
+{
+	Graph *g = m->g;
+
+	TRY(verify(c, g, o));
+	TRY(pass_bind_dims(c, g, o ? o->nbind : 0, o ? o->bind : NULL));
+	TRY(pass_infer_fold(c, g));
+	TRY(verify(c, g, o));
+	TRY(pass_dce(c, g));
+	TRY(verify(c, g, o));
+	TRY(pass_lower(c, g, &m->prog));
+	TRY(pass_plan(c, g, &m->prog, &m->arena, &m->plan));
+	return BURN_OK;
+}
+
+int burn_compile_graph(Ctx *c, Graph *g, const CompileOpts *o, Compiled **out)
+{
+	Compiled *m = calloc(1, sizeof *m);
+	int rc;
+
+	*out = NULL;
+	if (!m) {
+		graph_destroy(g);
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	m->g = g;
+	arena_init(&m->arena);
+	kprog_init(&m->prog, &m->arena);
+	rc = run_passes(c, m, o);
+	if (rc) {
+		burn_compiled_destroy(m);
+		return rc;
+	}
+	*out = m;
+	return BURN_OK;
+}
+
+int burn_compile_file(Ctx *c, const char *path, const CompileOpts *o,
+                      Compiled **out)
+{
+	Graph *g;
+
+	*out = NULL;
+	TRY(onnx_load_file(c, path, &g));
+	return burn_compile_graph(c, g, o, out);
+}
+
+void burn_compiled_destroy(Compiled *m)
+{
+	if (!m)
+		return;
+	graph_destroy(m->g);
+	arena_free(&m->arena);
+	free(m);
+}

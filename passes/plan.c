@@ -1,0 +1,136 @@
+/*
+ * plan.c - static memory planning.
+ *
+ * Every intermediate (a value a kernel touches that is neither a graph
+ * input, a graph output nor a constant) gets a fixed offset in one arena
+ * the caller provides.  A value is live from the first kernel that touches
+ * it to the last one (inclusive); two values whose live ranges overlap may
+ * not overlap in memory.
+ *
+ * Offsets are assigned greedily, largest value first, each at the lowest
+ * offset that fits between the already placed values it is live with
+ * ("greedy by size", as in TFLite's arena planner).  This is within a few
+ * percent of the lower bound (the largest sum of live bytes over kernels)
+ * on the networks we have measured.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "passes.h"
+
+typedef struct Item {
+	int value;
+	int first, last;   /* kernel indices, inclusive */
+	int64_t size;      /* bytes, rounded up to BURN_ARENA_ALIGN */
+	int64_t raw;       /* bytes */
+	int64_t off;
+} Item;
+
+static int by_size_desc(const void *a, const void *b)
+{
+	const Item *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	return x->first - y->first;
+}
+
+static int by_off(const void *a, const void *b)
+{
+	const Item *x = *(Item *const *)a, *y = *(Item *const *)b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int64_t align_up(int64_t n)
+{
+	return (n + BURN_ARENA_ALIGN - 1) / BURN_ARENA_ALIGN * BURN_ARENA_ALIGN;
+}
+
+int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
+{
+	int *slot = arena_alloc(a, sizeof(int) * (g->nval + 1));
+	char *is_weight = arena_alloc(a, g->nval + 1);
+	Item *it = NULL, **placed = NULL;
+	int nit = 0, rc = BURN_OK;
+	int64_t *live = NULL;
+
+	memset(out, 0, sizeof *out);
+	out->offset = arena_alloc(a, sizeof(int64_t) * (g->nval + 1));
+	if (!slot || !is_weight || !out->offset)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	out->nkernels = p->nkernel;
+	for (int v = 0; v < g->nval; v++) {
+		out->offset[v] = -1;
+		slot[v] = -1;
+	}
+	it = calloc(g->nval + 1, sizeof *it);
+	placed = calloc(g->nval + 1, sizeof *placed);
+	live = calloc(p->nkernel + 1, sizeof *live);
+	if (!it || !placed || !live) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+
+	/* live ranges */
+	for (int k = 0; k < p->nkernel; k++) {
+		const KKernel *kk = p->kernel[k];
+		for (int b = 0; b < kk->nbuf; b++) {
+			int v = kk->buf[b].value;
+			const Value *val;
+			if (kk->buf[b].space != KS_GLOBAL || v < 0)
+				continue;
+			val = GV(g, v);
+			if (val->data) {
+				if (!is_weight[v])
+					out->weights_bytes += value_nbytes(val);
+				is_weight[v] = 1;
+				continue;
+			}
+			if (val->kind == VK_INPUT || val->is_output)
+				continue;
+			if (slot[v] < 0) {
+				slot[v] = nit;
+				it[nit].value = v;
+				it[nit].first = k;
+				it[nit].raw = value_nbytes(val);
+				it[nit].size = align_up(it[nit].raw);
+				nit++;
+			}
+			it[slot[v]].last = k;
+		}
+	}
+
+	/* lower bound: the most bytes live at any one kernel */
+	for (int i = 0; i < nit; i++)
+		for (int k = it[i].first; k <= it[i].last; k++)
+			live[k] += it[i].raw;
+	for (int k = 0; k < p->nkernel; k++)
+		if (live[k] > out->lower_bound)
+			out->lower_bound = live[k];
+
+	/* greedy by size */
+	qsort(it, nit, sizeof *it, by_size_desc);
+	for (int i = 0; i < nit; i++) {
+		int np = 0;
+		int64_t off = 0;
+		for (int j = 0; j < i; j++)
+			if (it[j].first <= it[i].last && it[i].first <= it[j].last)
+				placed[np++] = &it[j];
+		qsort(placed, np, sizeof *placed, by_off);
+		for (int j = 0; j < np; j++) {
+			if (placed[j]->off >= off + it[i].size)
+				break;          /* fits in the gap before placed[j] */
+			if (placed[j]->off + placed[j]->size > off)
+				off = placed[j]->off + placed[j]->size;
+		}
+		it[i].off = off;
+		out->offset[it[i].value] = off;
+		if (off + it[i].size > out->arena_bytes)
+			out->arena_bytes = off + it[i].size;
+	}
+done:
+	free(it);
+	free(placed);
+	free(live);
+	return rc;
+}

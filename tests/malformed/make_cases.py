@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""make_cases.py - generate the malformed-input corpus of tests/malformed.
+
+Run with Debian's python3 and onnx 1.12:  /usr/bin/python3 make_cases.py
+It (re)writes the *.onnx cases, ext_data.bin and cases.txt in this folder.
+The generated files are committed; CI does not run this script.
+
+Each case is a model burncc must reject with one line on stderr containing
+the expected substring (cases.txt: file<TAB>substring), see run.sh.
+"""
+import os
+import struct
+
+from onnx import TensorProto, helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+F = TensorProto.FLOAT
+cases = []   # (file, expected substring)
+
+
+def model(nodes, inputs=None, outputs=None, inits=(), opset=17, **kw):
+    """A model around nodes: input x f32[2,3], output y unless told."""
+    if inputs is None:
+        inputs = [helper.make_tensor_value_info("x", F, [2, 3])]
+    if outputs is None:
+        outputs = [helper.make_tensor_value_info("y", F, [2, 3])]
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                             producer_name="burncc-malformed", **kw)
+
+
+def raw(name, data):
+    """Write bytes as a case file."""
+    with open(os.path.join(HERE, name), "wb") as f:
+        f.write(data)
+
+
+def case(name, m, want):
+    """Save model m (or raw bytes) as name and record its expectation."""
+    raw(name, m if isinstance(m, bytes) else m.SerializeToString())
+    cases.append((name, want))
+
+
+def tensor(name, dims, vals=None, rawbytes=None):
+    t = TensorProto()
+    t.name = name
+    t.data_type = F
+    t.dims.extend(dims)
+    if rawbytes is not None:
+        t.raw_data = rawbytes
+    elif vals is not None:
+        t.float_data.extend(vals)
+    return t
+
+
+def external(name, dims, location, offset=None, length=None):
+    t = tensor(name, dims)
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", offset), ("length", length)):
+        if v is not None:
+            e = t.external_data.add()
+            e.key, e.value = k, str(v)
+    return t
+
+
+def relu(i="x", o="y", name="r"):
+    return helper.make_node("Relu", [i], [o], name=name)
+
+
+# ---- not a model at all ------------------------------------------------
+cases.append(("missing.onnx", "cannot open"))           # never created
+case("empty.onnx", b"", "not an ONNX model")
+case("text.onnx", b"this is a text file, not an ONNX model\n", "not an ONNX model")
+big = model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+            inits=[tensor("w", [2, 3], rawbytes=bytes(24))] +
+                  [tensor("pad%d" % i, [256], rawbytes=bytes(1024)) for i in range(2)])
+b = big.SerializeToString()
+case("truncated.onnx", b[:len(b) // 2], "truncated protobuf")
+
+# protobuf nested 3000 levels deep: TypeProto.sequence_type.elem_type...
+def nested_type(depth):
+    inner = b""
+    for _ in range(depth):
+        seq = b"\x0a" + enc_len(inner)               # Sequence.elem_type = 1
+        inner = b"\x22" + enc_len(seq)               # TypeProto.sequence_type = 4
+    return inner
+
+def enc_len(payload):
+    n, out = len(payload), b""
+    while True:
+        byte = n & 0x7f
+        n >>= 7
+        out += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return out + payload
+
+vi = b"\x0a\x01x" + b"\x12" + enc_len(nested_type(3000))   # ValueInfo name, type
+graph = b"\x5a" + enc_len(vi)                                # GraphProto.input = 11
+case("deep_nesting.onnx", b"\x08\x08" + b"\x42\x04\x0a\x00\x10\x11" +
+     b"\x3a" + enc_len(graph), "nested deeper than")
+
+# ---- model level -------------------------------------------------------
+case("opset99.onnx", model([relu()], opset=99), "unsupported opset 99")
+m = model([relu()])
+del m.opset_import[:]
+case("no_opset.onnx", m, "imports no ai.onnx opset")
+case("unknown_op.onnx", model([helper.make_node("FooBar", ["x"], ["y"], name="foo")]),
+     "unknown op 'FooBar'")
+case("unknown_domain.onnx",
+     model([helper.make_node("FusedMatMul", ["x", "x"], ["y"], name="fmm",
+                             domain="com.microsoft")]),
+     "unsupported domain 'com.microsoft'")
+
+# ---- graph structure ---------------------------------------------------
+case("undefined_input.onnx",
+     model([helper.make_node("Add", ["x", "nowhere"], ["y"], name="add")]),
+     "input 'nowhere' is not defined")
+case("missing_initializer.onnx",
+     model([helper.make_node("Gemm", ["x", "W", "B"], ["y"], name="gemm")]),
+     "input 'W' is not defined")
+case("duplicate_output.onnx",
+     model([relu("x", "y", "r1"), relu("x", "y", "r2")]), "duplicate output 'y'")
+case("cycle.onnx",
+     model([relu("b", "a", "r1"), relu("a", "b", "r2"),
+            helper.make_node("Add", ["x", "a"], ["y"], name="add")]),
+     "cycle")
+case("output_undefined.onnx",
+     model([relu()], outputs=[helper.make_tensor_value_info("nope", F, [2, 3])]),
+     "graph output 'nope' is not defined")
+case("wrong_arity.onnx", model([helper.make_node("Add", ["x"], ["y"], name="add")]),
+     "wrong number of inputs")
+case("empty_required_input.onnx",
+     model([helper.make_node("Add", ["", "x"], ["y"], name="add")]),
+     "required input 0 is empty")
+case("string_input.onnx",
+     model([relu()], inputs=[helper.make_tensor_value_info("x", TensorProto.STRING, [2])]),
+     "string tensors are not supported")
+case("sequence_input.onnx",
+     model([relu()], inputs=[helper.make_tensor_sequence_value_info("x", F, [2, 3])]),
+     "is a sequence")
+sm = helper.make_node("Softmax", ["x"], ["y"], name="sm")
+a = sm.attribute.add()
+a.name, a.ref_attr_name, a.type = "axis", "my_axis", helper.AttributeProto.INT
+case("function_attr.onnx", model([sm]), "refers to function attribute")
+
+# ---- initializers ------------------------------------------------------
+add_w = [helper.make_node("Add", ["x", "w"], ["y"], name="add")]
+case("negative_dim.onnx", model(add_w, inits=[tensor("w", [-2, 3], rawbytes=bytes(24))]),
+     "negative dim")
+case("init_size_mismatch.onnx", model(add_w, inits=[tensor("w", [2, 3], rawbytes=bytes(20))]),
+     "data size mismatch")
+case("init_count_mismatch.onnx", model(add_w, inits=[tensor("w", [2, 3], vals=[1.0] * 5)]),
+     "data size mismatch")
+case("dim_overflow.onnx", model(add_w, inits=[tensor("w", [1 << 40, 1 << 40])]),
+     "element count overflows")
+case("huge_tensor.onnx", model(add_w, inits=[tensor("w", [1 << 20, 1 << 20])]),
+     "tensor size limit")
+case("duplicate_initializer.onnx",
+     model(add_w, inits=[tensor("w", [2, 3], rawbytes=bytes(24))] * 2),
+     "duplicate initializer 'w'")
+raw("ext_data.bin", bytes(range(32)))
+case("ext_escape.onnx", model(add_w, inits=[external("w", [2, 3], "../../../../etc/passwd")]),
+     "leaves the model's folder")
+case("ext_absolute.onnx", model(add_w, inits=[external("w", [2, 3], "/etc/passwd")]),
+     "is absolute")
+case("ext_out_of_bounds.onnx",
+     model(add_w, inits=[external("w", [2, 3], "ext_data.bin", offset=16, length=24)]),
+     "outside")
+case("ext_missing_file.onnx", model(add_w, inits=[external("w", [2, 3], "no_such.bin")]),
+     "cannot open external data")
+
+# ---- rejected by shape inference ---------------------------------------
+case("shape_mismatch.onnx",
+     model([helper.make_node("Add", ["x", "z"], ["y"], name="add")],
+           inputs=[helper.make_tensor_value_info("x", F, [2, 3]),
+                   helper.make_tensor_value_info("z", F, [4, 5])]),
+     "add")
+shape = TensorProto()
+shape.name, shape.data_type = "shape", TensorProto.INT64
+shape.dims.append(2)
+shape.int64_data.extend([4, 5])
+case("reshape_bad.onnx",
+     model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+           inits=[shape], outputs=[helper.make_tensor_value_info("y", F, [4, 5])]),
+     "reshape")
+
+with open(os.path.join(HERE, "cases.txt"), "w") as f:
+    f.write("# file<TAB>substring its one-line error must contain (see run.sh)\n")
+    for name, want in cases:
+        f.write("%s\t%s\n" % (name, want))
+print(len(cases), "cases")

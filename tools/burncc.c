@@ -1,0 +1,257 @@
+/*
+ * burncc.c - the command-line driver.  The only place that prints errors
+ * and chooses exit codes; everything else returns a status.
+ *
+ *   burncc MODEL.onnx -o OUT.c [--name PREFIX] [--dim NAME=N]...
+ *   burncc --emit=ir|kernels|c MODEL.onnx
+ *   burncc --stats MODEL.onnx
+ *   burncc check [-j N] [--xfail FILE] [--keep DIR] DIR...
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "passes/passes.h"
+#include "codegen/c/emit_c.h"
+#include "tools/check.h"
+
+#define BURNCC_VERSION "0.1.0"
+
+static const char usage[] =
+"usage: burncc MODEL.onnx -o OUT.c [options]   compile to OUT.c and OUT.h\n"
+"       burncc --emit=WHAT MODEL.onnx [options] print a stage to stdout\n"
+"       burncc --stats MODEL.onnx [options]     print statistics as JSON\n"
+"       burncc check [options] DIR...           run conformance cases\n"
+"\n"
+"Compile options:\n"
+"  -o FILE          write the C source to FILE and the header beside it\n"
+"                   (FILE with .c replaced by .h)\n"
+"  --name PREFIX    prefix of every exported symbol (default: from -o's\n"
+"                   file name, else from the model's file name)\n"
+"  --dim NAME=N     value of a symbolic input dimension (repeatable)\n"
+"  --emit=ir        the graph IR after the passes, as text\n"
+"  --emit=kernels   the kernel list: one entry per kernel, with the graph\n"
+"                   ops it implements and its kernel IR\n"
+"  --emit=c         the generated C source (header first)\n"
+"  --stats          JSON: kernels, arena_bytes, arena_lower_bound_bytes,\n"
+"                   weights_bytes\n"
+"  --verify         run the IR verifier between passes\n"
+"\n"
+"check DIR...: each DIR holds model.onnx and test_data_set_N/input_K.pb,\n"
+"output_K.pb (the ONNX node-test layout), or holds such folders.  Each case\n"
+"is compiled to C, built with the system C compiler ($CC, default cc) and\n"
+"run; every output is compared with the expected one (floats: rtol 1e-3,\n"
+"atol 1e-5; integers and bool: exact).  Prints PASS name or FAIL name:\n"
+"reason per case and ends with 'N passed, N failed'.\n"
+"  -j N             cases run in parallel (default: number of CPUs)\n"
+"  --xfail FILE     expected failures, one case name per line (text after\n"
+"                   the name is the reason); exit non-zero only on an\n"
+"                   unexpected failure or an unexpected pass\n"
+"  --quiet-pass     do not print PASS lines\n"
+"  --keep DIR       keep the generated files of each case under DIR\n"
+"\n"
+"  -h, --help       this text\n"
+"  --version        print the version\n"
+"\n"
+"Exit status: 0 on success, 1 on an error in the input or a failed check,\n"
+"2 on a usage error.\n";
+
+static void die_usage(const char *msg, const char *arg)
+{
+	fprintf(stderr, "burncc: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+	fprintf(stderr, "try 'burncc --help'\n");
+	exit(2);
+}
+
+static int report(const Ctx *c)
+{
+	fprintf(stderr, "burncc: %s\n", c->msg[0] ? c->msg : burn_code_name(c->code));
+	return 1;
+}
+
+/* Prefix from a path: basename without extension, as a C identifier. */
+static void prefix_from_path(const char *path, char *buf, size_t n)
+{
+	const char *b = strrchr(path, '/');
+	char tmp[256];
+	char *dot;
+
+	snprintf(tmp, sizeof tmp, "%s", b ? b + 1 : path);
+	dot = strrchr(tmp, '.');
+	if (dot && dot != tmp)
+		*dot = 0;
+	c_ident(tmp, buf, n);
+	for (char *p = buf; *p; p++)
+		*p = tolower((unsigned char)*p);
+}
+
+static int emit_to_files(Ctx *c, Compiled *m, const char *out, const char *prefix,
+                         const char *model)
+{
+	size_t len = strlen(out);
+	char *hpath = malloc(len + 3), *ctmp = malloc(len + 8), *htmp = malloc(len + 10);
+	const char *hbase;
+	FILE *fc = NULL, *fh = NULL;
+	EmitC o;
+	int rc = BURN_OK;
+
+	if (!hpath || !ctmp || !htmp) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	strcpy(hpath, out);
+	if (len > 2 && !strcmp(out + len - 2, ".c"))
+		strcpy(hpath + len - 2, ".h");
+	else
+		strcat(hpath, ".h");
+	sprintf(ctmp, "%s.tmp", out);
+	sprintf(htmp, "%s.tmp", hpath);
+	hbase = strrchr(hpath, '/');
+	hbase = hbase ? hbase + 1 : hpath;
+	o.prefix = prefix;
+	o.header_name = hbase;
+	o.source = model;
+	fc = fopen(ctmp, "w");
+	fh = fopen(htmp, "w");
+	if (!fc || !fh) {
+		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", !fc ? out : hpath,
+		               strerror(errno));
+		goto done;
+	}
+	rc = emit_c_module(c, m->g, &m->prog, &m->plan, &o, fc, fh);
+	if (fclose(fc) && !rc)
+		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", out, strerror(errno));
+	if (fclose(fh) && !rc)
+		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", hpath, strerror(errno));
+	fc = fh = NULL;
+	/* only a complete module replaces the outputs */
+	if (!rc && (rename(ctmp, out) || rename(htmp, hpath)))
+		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", out, strerror(errno));
+done:
+	if (fc)
+		fclose(fc);
+	if (fh)
+		fclose(fh);
+	if (rc) {
+		if (ctmp) remove(ctmp);
+		if (htmp) remove(htmp);
+	}
+	free(hpath);
+	free(ctmp);
+	free(htmp);
+	return rc;
+}
+
+static void emit_kernels(FILE *f, const Compiled *m)
+{
+	for (int k = 0; k < m->prog.nkernel; k++) {
+		const KKernel *kk = m->prog.kernel[k];
+		fprintf(f, "kernel %d %s: %s\n", k, kk->name, kk->ops ? kk->ops : "");
+		kir_print(f, kk);
+		fputc('\n', f);
+	}
+}
+
+static int emit_c_stdout(Ctx *c, Compiled *m, const char *prefix, const char *model)
+{
+	char hname[160];
+	EmitC o;
+
+	snprintf(hname, sizeof hname, "%s.h", prefix);
+	o.prefix = prefix;
+	o.header_name = hname;
+	o.source = model;
+	return emit_c_module(c, m->g, &m->prog, &m->plan, &o, stdout, stdout);
+}
+
+int main(int argc, char **argv)
+{
+	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL;
+	int stats = 0, verify = 0, nbind = 0;
+	DimBind *bind = calloc(argc, sizeof *bind);
+	char prefix[128];
+	Ctx c;
+	Compiled *m;
+	int rc;
+
+	if (argc > 1 && !strcmp(argv[1], "check"))
+		return check_main(argc - 1, argv + 1);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--version")) {
+			printf("burncc %s\n", BURNCC_VERSION);
+			return 0;
+		} else if (!strcmp(a, "-o")) {
+			if (++i >= argc) die_usage("-o needs a file", NULL);
+			out = argv[i];
+		} else if (!strcmp(a, "--name")) {
+			if (++i >= argc) die_usage("--name needs a prefix", NULL);
+			name = argv[i];
+		} else if (!strcmp(a, "--dim")) {
+			char *eq, *end;
+			if (++i >= argc) die_usage("--dim needs NAME=N", NULL);
+			eq = strchr(argv[i], '=');
+			if (!eq || eq == argv[i]) die_usage("--dim needs NAME=N", argv[i]);
+			*eq = 0;
+			bind[nbind].name = argv[i];
+			bind[nbind].value = strtoll(eq + 1, &end, 10);
+			if (*end || end == eq + 1 || bind[nbind].value < 0)
+				die_usage("--dim value must be a non-negative integer", eq + 1);
+			nbind++;
+		} else if (!strncmp(a, "--emit=", 7)) {
+			emit = a + 7;
+			if (strcmp(emit, "ir") && strcmp(emit, "kernels") && strcmp(emit, "c"))
+				die_usage("--emit takes ir, kernels or c", emit);
+		} else if (!strcmp(a, "--stats")) {
+			stats = 1;
+		} else if (!strcmp(a, "--verify")) {
+			verify = 1;
+		} else if (a[0] == '-' && a[1]) {
+			die_usage("unknown option", a);
+		} else if (model) {
+			die_usage("more than one model given", a);
+		} else {
+			model = a;
+		}
+	}
+	if (!model)
+		die_usage("no model given", NULL);
+	if (!out && !emit && !stats)
+		die_usage("nothing to do: give -o FILE, --emit=WHAT or --stats", NULL);
+	if (name) {
+		c_ident(name, prefix, sizeof prefix);
+		if (strcmp(prefix, name))
+			die_usage("--name must be a C identifier", name);
+	} else {
+		prefix_from_path(out ? out : model, prefix, sizeof prefix);
+	}
+
+	burn_ctx_init(&c, model);
+	{
+		CompileOpts o = { nbind, bind, verify };
+		if (burn_compile_file(&c, model, &o, &m))
+			return report(&c);
+	}
+	rc = BURN_OK;
+	if (emit && !strcmp(emit, "ir"))
+		ir_print(stdout, m->g, 16);
+	else if (emit && !strcmp(emit, "kernels"))
+		emit_kernels(stdout, m);
+	else if (emit)
+		rc = emit_c_stdout(&c, m, prefix, model);
+	if (!rc && stats)
+		printf("{\"kernels\": %d, \"arena_bytes\": %lld, "
+		       "\"arena_lower_bound_bytes\": %lld, \"weights_bytes\": %lld}\n",
+		       m->prog.nkernel, (long long)m->plan.arena_bytes,
+		       (long long)m->plan.lower_bound, (long long)m->plan.weights_bytes);
+	if (!rc && out)
+		rc = emit_to_files(&c, m, out, prefix, model);
+	burn_compiled_destroy(m);
+	free(bind);
+	return rc ? report(&c) : 0;
+}

@@ -1,0 +1,757 @@
+/*
+ * check.c - `burncc check DIR...`: the conformance runner.
+ *
+ * Each case goes through the real path: load, passes, C emission, the
+ * system C compiler (with -Wall -Wextra -Werror, so a warning in generated
+ * code is a failure), a run of the binary on the case's inputs, and a
+ * comparison of every output with the expected one.
+ *
+ * Cases run in forked worker processes (-j), so a crash in the compiler
+ * fails one case and not the run.  The generated module is linked with a
+ * small generic harness (compiled once) that reads raw inputs, calls
+ * model_run_v and writes raw outputs.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "passes/passes.h"
+#include "frontend/onnx.h"
+#include "codegen/c/emit_c.h"
+#include "tools/check.h"
+
+#define RTOL 1e-3
+#define ATOL 1e-5
+#define CASE_TIMEOUT 600   /* seconds for one whole case */
+#define RUN_TIMEOUT 120    /* seconds for one run of the compiled model */
+
+static const char harness_src[] =
+"#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n#include <string.h>\n"
+"typedef struct model_tensor_info { const char *name; int dtype; int rank;\n"
+"    const int64_t *dims; int64_t bytes; } model_tensor_info;\n"
+"extern const model_tensor_info model_inputs[], model_outputs[];\n"
+"int model_run_v(const void *const *in, void *const *out, void *arena);\n"
+"static void *slurp(const char *p, int64_t want) {\n"
+"  FILE *f = fopen(p, \"rb\"); char *b = malloc(want > 0 ? want : 1); int64_t n;\n"
+"  if (!f || !b) exit(10);\n"
+"  n = (int64_t)fread(b, 1, want > 0 ? want : 1, f);\n"
+"  if (n != want || fgetc(f) != EOF) exit(11);\n"
+"  fclose(f); return b; }\n"
+"int main(int argc, char **argv) {\n"
+"  int64_t arena_bytes; int nin, nout, i; void **in, **out; void *arena;\n"
+"  if (argc < 4) return 12;\n"
+"  arena_bytes = atoll(argv[1]); nin = atoi(argv[2]); nout = atoi(argv[3]);\n"
+"  if (argc != 4 + nin + nout) return 12;\n"
+"  in = calloc(nin + 1, sizeof *in); out = calloc(nout + 1, sizeof *out);\n"
+"  for (i = 0; i < nin; i++) in[i] = slurp(argv[4 + i], model_inputs[i].bytes);\n"
+"  for (i = 0; i < nout; i++) out[i] = calloc(1, model_outputs[i].bytes + 1);\n"
+"  arena = malloc(arena_bytes + 128);\n"
+"  if (!arena) return 13;\n"
+"  arena = (char *)arena + (64 - (uintptr_t)arena % 64);\n"
+"  if (model_run_v((const void *const *)in, out, arena)) return 14;\n"
+"  for (i = 0; i < nout; i++) {\n"
+"    FILE *f = fopen(argv[4 + nin + i], \"wb\");\n"
+"    if (!f || (int64_t)fwrite(out[i], 1, model_outputs[i].bytes, f) != model_outputs[i].bytes) return 15;\n"
+"    fclose(f); }\n"
+"  return 0; }\n";
+
+typedef struct Opts {
+	int jobs;
+	int quiet_pass;
+	const char *keep;
+	const char *cc;
+	char work[512];
+	char harness[600];
+} Opts;
+
+/* ---- small process helpers -------------------------------------------- */
+
+/* Run argv with stdout/stderr to log (if not NULL) and a timeout; returns
+ * the exit status, 128+signal when killed, -1 when it could not start. */
+static int run(char *const *argv, const char *log, int timeout)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (log) {
+			FILE *f = freopen(log, "w", stdout);
+			if (!f || dup2(fileno(stdout), 2) < 0)
+				_exit(127);
+		}
+		alarm(timeout);   /* survives exec */
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return WEXITSTATUS(st);
+}
+
+static void first_line(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	/* prefer the first line that says "error" */
+	while (fgets(line, sizeof line, f)) {
+		if (strstr(line, "error") || strstr(line, "warning")) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(buf, n, "%s", line);
+			break;
+		}
+		if (!buf[0]) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(buf, n, "%s", line);
+		}
+	}
+	fclose(f);
+}
+
+static int rm_one(const char *p, const struct stat *s, int flag, struct FTW *f)
+{
+	(void)s; (void)flag; (void)f;
+	return remove(p);
+}
+
+static void rm_rf(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int write_file(const char *path, const void *p, int64_t n)
+{
+	FILE *f = fopen(path, "wb");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = n == 0 || fwrite(p, 1, n, f) == (size_t)n;
+	return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+static void *read_file(const char *path, int64_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *b;
+	long len;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc(len > 0 ? len : 1);
+	if (b && len > 0 && fread(b, 1, len, f) != (size_t)len) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	*n = len;
+	return b;
+}
+
+static int exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+/* ---- comparing ---------------------------------------------------------- */
+
+static double half_to_double(uint16_t h, int bf16)
+{
+	uint32_t bits;
+	float f;
+
+	if (bf16) {
+		bits = (uint32_t)h << 16;
+	} else {
+		uint32_t s = (h >> 15) & 1, e = (h >> 10) & 31, m = h & 1023;
+		if (e == 0) {
+			double v = ldexp((double)m, -24);
+			return s ? -v : v;
+		}
+		if (e == 31)
+			return m ? NAN : (s ? -INFINITY : INFINITY);
+		bits = (s << 31) | ((e + 112) << 23) | (m << 13);
+	}
+	memcpy(&f, &bits, 4);
+	return f;
+}
+
+static double elem_f(const void *p, int dt, int64_t i)
+{
+	switch (dt) {
+	case DT_F32: return ((const float *)p)[i];
+	case DT_F64: return ((const double *)p)[i];
+	case DT_F16: return half_to_double(((const uint16_t *)p)[i], 0);
+	case DT_BF16: return half_to_double(((const uint16_t *)p)[i], 1);
+	}
+	return 0;
+}
+
+static int64_t elem_i(const void *p, int dt, int64_t i)
+{
+	switch (dt) {
+	case DT_U8: case DT_BOOL: return ((const uint8_t *)p)[i];
+	case DT_I8: return ((const int8_t *)p)[i];
+	case DT_U16: return ((const uint16_t *)p)[i];
+	case DT_I16: return ((const int16_t *)p)[i];
+	case DT_I32: return ((const int32_t *)p)[i];
+	case DT_U32: return ((const uint32_t *)p)[i];
+	case DT_I64: return ((const int64_t *)p)[i];
+	case DT_U64: return (int64_t)((const uint64_t *)p)[i];
+	}
+	return 0;
+}
+
+/* Compare got (dtype/shape of v) with expected tensor e; reason on mismatch. */
+static int compare(const Value *v, const void *got, const Tensor *e,
+                   char *why, size_t n)
+{
+	int64_t numel = 1, bad = 0, first = -1;
+	char gs[128];
+
+	if (v->dtype != e->dtype) {
+		snprintf(why, n, "output '%s' has dtype %s, expected %s", v->name,
+		         dtype_name(v->dtype), dtype_name(e->dtype));
+		return 1;
+	}
+	if (v->rank != e->rank || memcmp(v->dim, e->dim, sizeof(int64_t) * e->rank)) {
+		Value ev = *v;
+		char es[128];
+		ev.rank = e->rank;
+		memcpy(ev.dim, e->dim, sizeof(int64_t) * e->rank);
+		for (int i = 0; i < e->rank; i++)
+			ev.sym[i] = NULL;
+		snprintf(why, n, "output '%s' has shape %s, expected %s", v->name,
+		         value_type_str(v, gs, sizeof gs), value_type_str(&ev, es, sizeof es));
+		return 1;
+	}
+	for (int i = 0; i < e->rank; i++)
+		numel *= e->dim[i];
+	for (int64_t i = 0; i < numel; i++) {
+		int ok;
+		if (dtype_is_float(e->dtype)) {
+			double a = elem_f(got, e->dtype, i), b = elem_f(e->data, e->dtype, i);
+			ok = (isnan(a) && isnan(b)) || a == b || fabs(a - b) <= ATOL + RTOL * fabs(b);
+		} else {
+			ok = elem_i(got, e->dtype, i) == elem_i(e->data, e->dtype, i);
+		}
+		if (!ok && bad++ == 0)
+			first = i;
+	}
+	if (!bad)
+		return 0;
+	if (dtype_is_float(e->dtype))
+		snprintf(why, n, "output '%s': %lld of %lld values differ; first at %lld: "
+		         "got %.9g, expected %.9g", v->name, (long long)bad,
+		         (long long)numel, (long long)first,
+		         elem_f(got, e->dtype, first), elem_f(e->data, e->dtype, first));
+	else
+		snprintf(why, n, "output '%s': %lld of %lld values differ; first at %lld: "
+		         "got %lld, expected %lld", v->name, (long long)bad,
+		         (long long)numel, (long long)first,
+		         (long long)elem_i(got, e->dtype, first),
+		         (long long)elem_i(e->data, e->dtype, first));
+	return 1;
+}
+
+/* ---- one case ----------------------------------------------------------- */
+
+static int count_pb(const char *dir, const char *kind)
+{
+	char p[1024];
+	int k = 0;
+
+	for (;; k++) {
+		snprintf(p, sizeof p, "%s/%s_%d.pb", dir, kind, k);
+		if (!exists(p))
+			return k;
+	}
+}
+
+/* Run the case in dir; writes "PASS" or "FAIL: reason" into res. */
+static void run_case(const Opts *o, const char *dir, const char *wd,
+                     char *res, size_t n)
+{
+	char model[1024], set[1024], p[1200], why[600];
+	Ctx c;
+	Graph *g = NULL;
+	Compiled *m = NULL;
+	Arena a;
+	Tensor *in = NULL;
+	DimBind bind[64];
+	char *frozen = NULL;   /* inputs made constants */
+	int nbind = 0, nin;
+
+	arena_init(&a);
+	snprintf(model, sizeof model, "%s/model.onnx", dir);
+	snprintf(set, sizeof set, "%s/test_data_set_0", dir);
+	burn_ctx_init(&c, model);
+	snprintf(res, n, "PASS");
+	if (onnx_load_file(&c, model, &g))
+		goto fail_ctx;
+
+	/* inputs of set 0 bind the symbolic dims */
+	nin = count_pb(set, "input");
+	if (nin != g->nin) {
+		snprintf(res, n, "FAIL: %d input files for %d graph inputs", nin, g->nin);
+		goto out;
+	}
+	in = calloc(nin + 1, sizeof *in);
+	frozen = calloc(nin + 1, 1);
+	for (int i = 0; i < nin; i++) {
+		Value *v = GV(g, g->in[i]);
+		snprintf(p, sizeof p, "%s/input_%d.pb", set, i);
+		if (onnx_load_tensor_file(&c, p, &a, &in[i], NULL))
+			goto fail_ctx;
+		if (in[i].dtype != v->dtype || in[i].rank != v->rank) {
+			snprintf(res, n, "FAIL: input_%d.pb does not match input '%s'", i, v->name);
+			goto out;
+		}
+		for (int d = 0; d < v->rank; d++) {
+			if (v->sym[d] && nbind < 64) {
+				bind[nbind].name = v->sym[d];
+				bind[nbind++].value = in[i].dim[d];
+			} else if (!v->sym[d] && v->dim[d] != in[i].dim[d]) {
+				snprintf(res, n, "FAIL: input_%d.pb shape does not match input '%s'",
+				         i, v->name);
+				goto out;
+			}
+		}
+	}
+	{
+		CompileOpts co = { nbind, bind, 1 };
+		Graph *gg = g;
+		g = NULL;
+		if (burn_compile_graph(&c, gg, &co, &m)) {
+			/* burncc compiles static shapes: an integer input the model
+			 * uses as a shape, axes or count is frozen to the test's value */
+			if (!strstr(c.msg, "must be a constant"))
+				goto fail_ctx;
+			burn_ctx_init(&c, model);
+			if (onnx_load_file(&c, model, &gg))
+				goto fail_ctx;
+			for (int i = 0; i < nin; i++) {
+				int v = gg->in[i];
+				if (!dtype_is_int(in[i].dtype) || in[i].nbytes > 4096)
+					continue;
+				if (graph_set_const(&c, gg, v, in[i].dtype, in[i].rank,
+				                    in[i].dim, in[i].data))
+					goto fail_ctx;
+				frozen[i] = 1;
+			}
+			{
+				int k = 0;
+				for (int i = 0; i < gg->nin; i++)
+					if (!frozen[i])
+						gg->in[k++] = gg->in[i];
+				gg->nin = k;
+			}
+			if (burn_compile_graph(&c, gg, &co, &m))
+				goto fail_ctx;
+		}
+	}
+	{
+		EmitC eo = { "model", "model.h", model };
+		FILE *fc, *fh;
+		int rc;
+		snprintf(p, sizeof p, "%s/model.c", wd);
+		fc = fopen(p, "w");
+		snprintf(p, sizeof p, "%s/model.h", wd);
+		fh = fopen(p, "w");
+		if (!fc || !fh) {
+			snprintf(res, n, "FAIL: cannot write to %s", wd);
+			if (fc) fclose(fc);
+			if (fh) fclose(fh);
+			goto out;
+		}
+		rc = emit_c_module(&c, m->g, &m->prog, &m->plan, &eo, fc, fh);
+		fclose(fc);
+		fclose(fh);
+		if (rc)
+			goto fail_ctx;
+	}
+	{
+		char src[1200], bin[1200], log[1200];
+		char *argv[] = { (char *)o->cc, "-std=c99", "-O1", "-Wall", "-Wextra",
+		                 "-Werror", "-o", bin, src, (char *)o->harness, "-lm", NULL };
+		snprintf(src, sizeof src, "%s/model.c", wd);
+		snprintf(bin, sizeof bin, "%s/model", wd);
+		snprintf(log, sizeof log, "%s/cc.log", wd);
+		if (run(argv, log, CASE_TIMEOUT)) {
+			first_line(log, why, sizeof why);
+			snprintf(res, n, "FAIL: generated C does not build: %s", why);
+			goto out;
+		}
+	}
+	/* every data set */
+	for (int s = 0;; s++) {
+		char bin[1200], ab[32], ni[16], no[16], log[1200];
+		char **argv;
+		int k = 0, rc, nout;
+		snprintf(set, sizeof set, "%s/test_data_set_%d", dir, s);
+		if (!exists(set))
+			break;
+		nout = count_pb(set, "output");
+		if (nout != m->g->nout) {
+			snprintf(res, n, "FAIL: %d output files for %d graph outputs", nout,
+			         m->g->nout);
+			goto out;
+		}
+		argv = calloc(8 + nin + nout, sizeof *argv);
+		snprintf(bin, sizeof bin, "%s/model", wd);
+		snprintf(ab, sizeof ab, "%lld", (long long)m->plan.arena_bytes);
+		snprintf(ni, sizeof ni, "%d", m->g->nin);
+		snprintf(no, sizeof no, "%d", nout);
+		argv[k++] = bin; argv[k++] = ab; argv[k++] = ni; argv[k++] = no;
+		for (int i = 0; i < nin; i++) {
+			Tensor t;
+			if (frozen[i])
+				continue;
+			if (s > 0) {
+				snprintf(p, sizeof p, "%s/input_%d.pb", set, i);
+				if (onnx_load_tensor_file(&c, p, &a, &t, NULL)) {
+					free(argv);
+					goto fail_ctx;
+				}
+			} else {
+				t = in[i];
+			}
+			snprintf(p, sizeof p, "%s/in%d.bin", wd, i);
+			write_file(p, t.data, t.nbytes);
+			argv[k++] = strdup(p);
+		}
+		for (int i = 0; i < nout; i++) {
+			snprintf(p, sizeof p, "%s/out%d.bin", wd, i);
+			argv[k++] = strdup(p);
+		}
+		snprintf(log, sizeof log, "%s/run.log", wd);
+		rc = run(argv, log, RUN_TIMEOUT);
+		for (int i = 4; i < k; i++)
+			free(argv[i]);
+		free(argv);
+		if (rc) {
+			if (rc == 128 + SIGALRM)
+				snprintf(res, n, "FAIL: timed out after %d s", RUN_TIMEOUT);
+			else if (rc > 128)
+				snprintf(res, n, "FAIL: generated code crashed (signal %d)", rc - 128);
+			else
+				snprintf(res, n, "FAIL: harness exit status %d", rc);
+			goto out;
+		}
+		for (int i = 0; i < nout; i++) {
+			Tensor e;
+			int64_t len;
+			void *got;
+			const Value *v = GV(m->g, m->g->out[i]);
+			snprintf(p, sizeof p, "%s/output_%d.pb", set, i);
+			if (onnx_load_tensor_file(&c, p, &a, &e, NULL))
+				goto fail_ctx;
+			snprintf(p, sizeof p, "%s/out%d.bin", wd, i);
+			got = read_file(p, &len);
+			if (!got) {
+				snprintf(res, n, "FAIL: no output %d", i);
+				goto out;
+			}
+			if (compare(v, got, &e, why, sizeof why)) {
+				snprintf(res, n, "FAIL: %s%s", s ? "data set " : "", why);
+				free(got);
+				goto out;
+			}
+			free(got);
+		}
+	}
+	goto out;
+fail_ctx:
+	snprintf(res, n, "FAIL: %s", c.msg[0] ? c.msg : burn_code_name(c.code));
+out:
+	free(in);
+	free(frozen);
+	if (g)
+		graph_destroy(g);
+	burn_compiled_destroy(m);
+	arena_free(&a);
+}
+
+/* ---- the run over all cases --------------------------------------------- */
+
+typedef struct Case {
+	char *dir, *name;
+	char *res;          /* result line after the case ran */
+	const char *xfail;  /* reason if listed in the xfail file */
+} Case;
+
+static int add_case(Case **cs, int *n, int *cap, const char *dir)
+{
+	const char *b = strrchr(dir, '/');
+
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		*cs = realloc(*cs, sizeof **cs * *cap);
+		if (!*cs)
+			return -1;
+	}
+	memset(&(*cs)[*n], 0, sizeof **cs);
+	(*cs)[*n].dir = strdup(dir);
+	(*cs)[*n].name = strdup(b ? b + 1 : dir);
+	(*n)++;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int collect(const char *arg, Case **cs, int *n, int *cap)
+{
+	char p[1024];
+	DIR *d;
+	struct dirent *e;
+	char **names = NULL;
+	int nn = 0, capn = 0;
+	char path[1024];
+
+	snprintf(path, sizeof path, "%s", arg);
+	while (strlen(path) > 1 && path[strlen(path) - 1] == '/')
+		path[strlen(path) - 1] = 0;
+	snprintf(p, sizeof p, "%s/model.onnx", path);
+	if (exists(p))
+		return add_case(cs, n, cap, path);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s/model.onnx", path, e->d_name);
+		if (!exists(p))
+			continue;
+		if (nn == capn) {
+			capn = capn ? capn * 2 : 256;
+			names = realloc(names, sizeof *names * capn);
+		}
+		names[nn++] = strdup(e->d_name);
+	}
+	closedir(d);
+	qsort(names, nn, sizeof *names, cmp_str);
+	for (int i = 0; i < nn; i++) {
+		snprintf(p, sizeof p, "%s/%s", path, names[i]);
+		add_case(cs, n, cap, p);
+		free(names[i]);
+	}
+	free(names);
+	return nn ? 0 : -1;
+}
+
+static void load_xfail(const char *file, Case *cs, int n)
+{
+	int64_t len;
+	char *text = read_file(file, &len), *line, *save = NULL;
+
+	if (!text) {
+		fprintf(stderr, "burncc: check: cannot read %s\n", file);
+		exit(2);
+	}
+	text = realloc(text, len + 1);
+	text[len] = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *name = line, *why;
+		while (*name == ' ' || *name == '\t')
+			name++;
+		if (!*name || *name == '#')
+			continue;
+		why = name + strcspn(name, " \t");
+		if (*why) {
+			*why++ = 0;
+			while (*why == ' ' || *why == '\t')
+				why++;
+		}
+		for (int i = 0; i < n; i++)
+			if (!strcmp(cs[i].name, name))
+				cs[i].xfail = *why ? why : "listed";
+	}
+	/* text stays allocated: the reasons point into it */
+}
+
+int check_main(int argc, char **argv)
+{
+	Opts o = { 0 };
+	Case *cs = NULL;
+	int n = 0, cap = 0, next = 0, running = 0, printed = 0;
+	int pass = 0, fail = 0, unexp_fail = 0, unexp_pass = 0;
+	const char *xfail = NULL;
+	pid_t *pids;
+
+	o.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+			o.jobs = atoi(argv[++i]);
+		} else if (!strncmp(argv[i], "-j", 2) && argv[i][2]) {
+			o.jobs = atoi(argv[i] + 2);
+		} else if (!strcmp(argv[i], "--xfail") && i + 1 < argc) {
+			xfail = argv[++i];
+		} else if (!strcmp(argv[i], "--keep") && i + 1 < argc) {
+			o.keep = argv[++i];
+		} else if (!strcmp(argv[i], "--quiet-pass")) {
+			o.quiet_pass = 1;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "burncc: check: unknown option %s\n", argv[i]);
+			return 2;
+		} else if (collect(argv[i], &cs, &n, &cap)) {
+			fprintf(stderr, "burncc: check: %s: no model.onnx in it or in its "
+			        "subfolders\n", argv[i]);
+			return 1;
+		}
+	}
+	if (!n) {
+		fprintf(stderr, "burncc: check: no cases given\ntry 'burncc --help'\n");
+		return 2;
+	}
+	if (o.jobs < 1)
+		o.jobs = 1;
+	if (xfail)
+		load_xfail(xfail, cs, n);
+
+	if (o.keep) {
+		mkdir(o.keep, 0777);
+		snprintf(o.work, sizeof o.work, "%s", o.keep);
+	} else {
+		const char *t = getenv("TMPDIR");
+		snprintf(o.work, sizeof o.work, "%s/burncc-check-XXXXXX", t && *t ? t : "/tmp");
+		if (!mkdtemp(o.work)) {
+			fprintf(stderr, "burncc: check: cannot create %s: %s\n", o.work,
+			        strerror(errno));
+			return 1;
+		}
+	}
+	{
+		char src[700], log[700];
+		char *av[] = { (char *)o.cc, "-std=c99", "-O1", "-c", "-o", o.harness, src, NULL };
+		snprintf(src, sizeof src, "%s/harness.c", o.work);
+		snprintf(o.harness, sizeof o.harness, "%s/harness.o", o.work);
+		snprintf(log, sizeof log, "%s/harness.log", o.work);
+		if (write_file(src, harness_src, sizeof harness_src - 1) || run(av, log, 120)) {
+			fprintf(stderr, "burncc: check: cannot build the harness with %s\n", o.cc);
+			return 1;
+		}
+	}
+
+	fflush(stdout);
+	pids = calloc(n, sizeof *pids);
+	while (printed < n) {
+		while (running < o.jobs && next < n) {
+			int i = next++;
+			pid_t pid = fork();
+			if (pid == 0) {
+				char wd[800], res[1024], rp[900];
+				snprintf(wd, sizeof wd, "%s/%s", o.work, cs[i].name);
+				mkdir(wd, 0777);
+				alarm(CASE_TIMEOUT);
+				run_case(&o, cs[i].dir, wd, res, sizeof res);
+				snprintf(rp, sizeof rp, "%s/%s.res", o.work, cs[i].name);
+				write_file(rp, res, strlen(res));
+				if (!o.keep)
+					rm_rf(wd);
+				_exit(0);
+			}
+			if (pid < 0) {
+				cs[i].res = strdup("FAIL: cannot fork");
+				continue;
+			}
+			pids[i] = pid;
+			running++;
+		}
+		if (running) {
+			int st;
+			pid_t pid = wait(&st);
+			for (int i = 0; pid > 0 && i < n; i++) {
+				if (pids[i] != pid)
+					continue;
+				char rp[900];
+				int64_t len;
+				char *r;
+				snprintf(rp, sizeof rp, "%s/%s.res", o.work, cs[i].name);
+				r = read_file(rp, &len);
+				if (r && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+					cs[i].res = realloc(r, len + 1);
+					cs[i].res[len] = 0;
+				} else {
+					char buf[128];
+					free(r);
+					if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+						snprintf(buf, sizeof buf, "FAIL: timed out after %d s",
+						         CASE_TIMEOUT);
+					else if (WIFSIGNALED(st))
+						snprintf(buf, sizeof buf, "FAIL: burncc crashed (signal %d)",
+						         WTERMSIG(st));
+					else
+						snprintf(buf, sizeof buf, "FAIL: worker exit %d",
+						         WEXITSTATUS(st));
+					cs[i].res = strdup(buf);
+				}
+				remove(rp);
+				pids[i] = 0;
+				running--;
+			}
+		}
+		/* print finished cases in order */
+		while (printed < n && cs[printed].res) {
+			Case *k = &cs[printed++];
+			int ok = !strcmp(k->res, "PASS");
+			if (ok) {
+				pass++;
+				if (k->xfail) {
+					unexp_pass++;
+					printf("PASS %s (unexpected: listed as an expected failure)\n", k->name);
+				} else if (!o.quiet_pass) {
+					printf("PASS %s\n", k->name);
+				}
+			} else {
+				fail++;
+				if (!k->xfail)
+					unexp_fail++;
+				printf("FAIL %s: %s%s\n", k->name, k->res + 6,
+				       k->xfail ? " (expected)" : "");
+			}
+			fflush(stdout);
+		}
+	}
+	if (!o.keep) {
+		char p[700];
+		snprintf(p, sizeof p, "%s/harness.c", o.work);
+		remove(p);
+		snprintf(p, sizeof p, "%s/harness.log", o.work);
+		remove(p);
+		remove(o.harness);
+		rmdir(o.work);
+	}
+	if (xfail)
+		printf("expected failures: %d; unexpected failures: %d; unexpected passes: %d\n",
+		       fail - unexp_fail, unexp_fail, unexp_pass);
+	printf("%d passed, %d failed\n", pass, fail);
+	free(pids);
+	if (xfail)
+		return unexp_fail || unexp_pass ? 1 : 0;
+	return fail ? 1 : 0;
+}

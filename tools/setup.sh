@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install, from Debian's packages, whatever the build and the tests need and
+# this machine lacks.  Safe to run again: it does nothing when all is there.
+set -e
+need=""
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+have_hdr() { [ -f "/usr/include/$1" ]; }
+
+have_cmd cc       || need="$need build-essential"
+have_cmd make     || need="$need make"
+have_cmd cmake    || need="$need cmake"
+have_cmd protoc-c || need="$need protobuf-c-compiler"
+have_hdr protobuf-c/protobuf-c.h || need="$need libprotobuf-c-dev"
+have_hdr criterion/criterion.h   || need="$need libcriterion-dev"
+
+if [ -n "$need" ]; then
+	echo "setup: installing$need"
+	if [ "$(id -u)" != 0 ]; then
+		echo "setup: need root to install:$need" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends $need >/dev/null
+fi
