@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
+#include <math.h>
 #include "kir.h"
 
 /* ---- small type helpers ------------------------------------------------ */
@@ -61,11 +62,59 @@ kprog_init(KProgram *p, Arena *a)
 	p->arena = a;
 }
 
+/* Identifiers a kernel function must not take: C keywords, names from the
+ * headers the generated C includes (math.h, stdint.h, string.h, stdio.h,
+ * stdlib.h), and the names renderers give buffers, temporaries and helpers
+ * (bN, tN, vN, wN, burn_*). */
+static const char *const reserved[] = {
+	"auto", "break", "case", "char", "const", "continue", "default", "do",
+	"double", "else", "enum", "extern", "float", "for", "goto", "if",
+	"inline", "int", "long", "register", "restrict", "return", "short",
+	"signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+	"unsigned", "void", "volatile", "while", "bool", "true", "false",
+	"main", "errno", "abs", "labs", "div", "ldiv", "exit", "abort", "free",
+	"malloc", "calloc", "realloc", "printf", "puts", "memcpy", "memset",
+	"memmove", "memcmp", "strlen", "strcpy", "strcmp", "qsort", "rand",
+	"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logb", "sqrt",
+	"cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
+	"cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "floor",
+	"ceil", "round", "lround", "llround", "trunc", "rint", "lrint",
+	"nearbyint", "fmod", "remainder", "remquo", "pow", "fabs", "fmin",
+	"fmax", "fdim", "fma", "hypot", "lgamma", "tgamma", "gamma", "j0", "j1",
+	"jn", "y0", "y1", "yn", "modf", "frexp", "ldexp", "scalbn", "scalbln",
+	"ilogb", "copysign", "nan", "nextafter", "nexttoward", "isnan",
+	"isinf", "isfinite", "isnormal", "signbit", "fpclassify", "drem",
+	"significand", "sincos", "exp10", "pow10", "finite", "isgreater",
+	"isless", "select", NULL
+};
+
+static int
+reserved_name(const char *s)
+{
+	size_t n = strlen(s);
+	int i;
+
+	if (n > 1 && strchr("bvtw", s[0]) && strspn(s + 1, "0123456789") == n - 1)
+		return 1;
+	if (strncmp(s, "burn_", 5) == 0 || (n >= 2 && strcmp(s + n - 2, "_t") == 0))
+		return 1;
+	for (i = 0; reserved[i]; i++) {
+		size_t m = strlen(reserved[i]);
+		/* also the float and long double variants: expf, expl */
+		if (strncmp(s, reserved[i], m) == 0 &&
+		    (s[m] == 0 || ((s[m] == 'f' || s[m] == 'l') && s[m + 1] == 0)))
+			return 1;
+	}
+	return 0;
+}
+
 static int
 name_taken(const KProgram *p, const char *s)
 {
 	int i;
 
+	if (reserved_name(s))
+		return 1;
 	for (i = 0; i < p->nkernel; i++)
 		if (strcmp(p->kernel[i]->name, s) == 0)
 			return 1;
@@ -478,7 +527,9 @@ kb_select(KB *kb, KRef c, KRef a, KRef b)
 	return r;
 }
 
-/* Casts to f16/bf16 yield f32: no expression is f16, the store converts. */
+/* A cast to f16/bf16 yields an f32 expression rounded to that precision
+ * (a KE_CAST of dtype f32 with ival = DT_F16/DT_BF16): no expression is
+ * f16, but fused f16 chains can round between ops like the unfused graph. */
 KRef
 kb_cast(KB *kb, int dtype, KRef a)
 {
@@ -488,8 +539,15 @@ kb_cast(KB *kb, int dtype, KRef a)
 	double f;
 	KRef r;
 
-	if (dtype == DT_F16 || dtype == DT_BF16)
-		dtype = DT_F32;
+	if (dtype == DT_F16 || dtype == DT_BF16) {
+		if (from != DT_F32)
+			a = kb_cast(kb, DT_F32, a);
+		r = newnode(kb, KE_CAST);
+		kb->k->node[r].a = a;
+		kb->k->node[r].dtype = DT_F32;
+		kb->k->node[r].ival = dtype;
+		return r;
+	}
 	if (dtype == from)
 		return a;
 	if (kb_is_const_i(k, a, &v)) {
@@ -652,19 +710,42 @@ kop_name(int op)
 	return opnames[op];
 }
 
-static const char *
-var_name(const KKernel *k, int v)
+/* Printer state: subexpressions used more than once by a statement are
+ * printed once as `let tN = ...` (valid where stamp[e] == sid). */
+typedef struct Printer {
+	FILE *f;
+	const KKernel *k;
+	int *stamp, *cnt;
+	unsigned char *named;  /* NULL: print everything inline */
+	int sid;
+	KRef defining;
+} Printer;
+
+/* Print variable v by its hint, with _N appended when the hint is shared. */
+static void
+pvar(FILE *f, const KKernel *k, int v)
 {
-	if (v < 0 || v >= k->nvar)
-		return "?var";
-	return k->var[v].name;
+	int i;
+
+	if (v < 0 || v >= k->nvar) {
+		fprintf(f, "?var%d", v);
+		return;
+	}
+	fputs(k->var[v].name, f);
+	for (i = 0; i < k->nvar; i++)
+		if (i != v && strcmp(k->var[i].name, k->var[v].name) == 0) {
+			fprintf(f, "_%d", v);
+			return;
+		}
 }
 
 /* Index-style operators print infix on integers; everything else as
  * name(args). */
 static void
-pexpr(FILE *f, const KKernel *k, KRef e, int prec)
+pexpr(Printer *P, KRef e, int prec)
 {
+	FILE *f = P->f;
+	const KKernel *k = P->k;
 	const KNode *n;
 	static const char *const spec[] = { "?", "thread.x", "thread.y",
 		"thread.z", "block.x", "block.y", "block.z" };
@@ -674,10 +755,20 @@ pexpr(FILE *f, const KKernel *k, KRef e, int prec)
 		return;
 	}
 	n = &k->node[e];
+	if (P->named && P->stamp[e] == P->sid && P->named[e] && e != P->defining) {
+		fprintf(f, "t%d", e);
+		return;
+	}
 	switch (n->kind) {
 	case KE_CONST:
-		if (dtype_is_float(n->dtype))
-			fprintf(f, n->dtype == DT_F32 ? "%.9gf" : "%.17g", n->fval);
+		if (dtype_is_float(n->dtype)) {
+			char buf[40];
+			snprintf(buf, sizeof buf, n->dtype == DT_F32 ? "%.9g" : "%.17g",
+			         n->fval);
+			fprintf(f, "%s%s%s", buf, strpbrk(buf, ".ein") ? "" : ".0",
+			        isnan(n->fval) || isinf(n->fval) ? "" :
+			        n->dtype == DT_F32 ? "f" : "");
+		}
 		else if (n->dtype == DT_BOOL)
 			fprintf(f, n->ival ? "true" : "false");
 		else if (n->dtype == DT_U64)
@@ -688,18 +779,18 @@ pexpr(FILE *f, const KKernel *k, KRef e, int prec)
 			fprintf(f, "%" PRId64 ":%s", n->ival, dtype_name(n->dtype));
 		break;
 	case KE_VAR:
-		fprintf(f, "%s", var_name(k, n->var));
+		pvar(f, k, n->var);
 		break;
 	case KE_LOAD:
 		fprintf(f, "load b%d[", n->buf);
-		pexpr(f, k, n->a, 0);
+		pexpr(P, n->a, 0);
 		fprintf(f, "]");
 		if (n->lanes > 1)
 			fprintf(f, "x%d", n->lanes);
 		break;
 	case KE_UN:
 		fprintf(f, "%s(", kop_name(n->op));
-		pexpr(f, k, n->a, 0);
+		pexpr(P, n->a, 0);
 		fprintf(f, ")");
 		break;
 	case KE_BIN:
@@ -710,31 +801,31 @@ pexpr(FILE *f, const KKernel *k, KRef e, int prec)
 			              : n->op == KO_MUL ? "*" : n->op == KO_DIV ? "/" : "%";
 			if (p < prec)
 				fprintf(f, "(");
-			pexpr(f, k, n->a, p);
+			pexpr(P, n->a, p);
 			fprintf(f, "%s", s);
-			pexpr(f, k, n->b, p + 1);
+			pexpr(P, n->b, p + 1);
 			if (p < prec)
 				fprintf(f, ")");
 			break;
 		}
 		fprintf(f, "%s(", kop_name(n->op));
-		pexpr(f, k, n->a, 0);
+		pexpr(P, n->a, 0);
 		fprintf(f, ", ");
-		pexpr(f, k, n->b, 0);
+		pexpr(P, n->b, 0);
 		fprintf(f, ")");
 		break;
 	case KE_SELECT:
 		fprintf(f, "select(");
-		pexpr(f, k, n->a, 0);
+		pexpr(P, n->a, 0);
 		fprintf(f, ", ");
-		pexpr(f, k, n->b, 0);
+		pexpr(P, n->b, 0);
 		fprintf(f, ", ");
-		pexpr(f, k, n->c, 0);
+		pexpr(P, n->c, 0);
 		fprintf(f, ")");
 		break;
 	case KE_CAST:
-		fprintf(f, "%s(", dtype_name(n->dtype));
-		pexpr(f, k, n->a, 0);
+		fprintf(f, "%s(", dtype_name(n->ival ? (int)n->ival : n->dtype));
+		pexpr(P, n->a, 0);
 		fprintf(f, ")");
 		break;
 	case KE_SPECIAL:
@@ -745,21 +836,95 @@ pexpr(FILE *f, const KKernel *k, KRef e, int prec)
 	}
 }
 
+/* Count the uses of each node reachable from e within one statement
+ * (operands of a node are visited once, on its first use). */
 static void
-pblock(FILE *f, const KKernel *k, KRef s, int ind)
+pcount(Printer *P, KRef e)
 {
+	const KNode *n;
+
+	if (e <= 0 || e >= P->k->nnode)
+		return;
+	if (P->stamp[e] != P->sid) {
+		P->stamp[e] = P->sid;
+		P->cnt[e] = 0;
+		P->named[e] = 0;
+	}
+	if (P->cnt[e]++)
+		return;
+	n = &P->k->node[e];
+	if (n->kind < KE_CONST || n->kind > KE_SPECIAL)
+		return;
+	pcount(P, n->a);
+	if (n->kind == KE_BIN || n->kind == KE_SELECT)
+		pcount(P, n->b);
+	if (n->kind == KE_SELECT)
+		pcount(P, n->c);
+}
+
+/* Print `tN = expr` for the shared nodes under e, operands first. */
+static void
+pshared(Printer *P, KRef e, int ind)
+{
+	const KNode *n;
+
+	if (e <= 0 || e >= P->k->nnode || P->stamp[e] != P->sid || P->cnt[e] < 0)
+		return;
+	n = &P->k->node[e];
+	if (n->kind < KE_CONST || n->kind > KE_SPECIAL)
+		return;
+	P->cnt[e] = -P->cnt[e];   /* visited */
+	pshared(P, n->a, ind);
+	if (n->kind == KE_BIN || n->kind == KE_SELECT)
+		pshared(P, n->b, ind);
+	if (n->kind == KE_SELECT)
+		pshared(P, n->c, ind);
+	if (-P->cnt[e] > 1 && n->kind != KE_CONST && n->kind != KE_VAR) {
+		fprintf(P->f, "%*slet t%d = ", 2 * ind, "", e);
+		P->defining = e;
+		pexpr(P, e, 0);
+		P->defining = 0;
+		fprintf(P->f, "\n");
+		P->named[e] = 1;
+	}
+}
+
+/* Name the subexpressions statement s shares. */
+static void
+pstmt_begin(Printer *P, const KNode *n, int ind)
+{
+	if (!P->named)
+		return;
+	P->sid++;
+	pcount(P, n->a);
+	if (n->kind == KS_FOR || n->kind == KS_STORE)
+		pcount(P, n->b);
+	pshared(P, n->a, ind);
+	if (n->kind == KS_FOR || n->kind == KS_STORE)
+		pshared(P, n->b, ind);
+}
+
+static void
+pblock(Printer *P, KRef s, int ind)
+{
+	FILE *f = P->f;
+	const KKernel *k = P->k;
 	int guard = 0;
 
 	for (; s > 0 && s < k->nnode && guard < k->nnode; s = k->node[s].next,
 	     guard++) {
 		const KNode *n = &k->node[s];
+		if (n->kind != KS_BARRIER)
+			pstmt_begin(P, n, ind);
 		fprintf(f, "%*s", 2 * ind, "");
 		switch (n->kind) {
 		case KS_FOR:
-			fprintf(f, "for %s in ", var_name(k, n->var));
-			pexpr(f, k, n->a, 0);
+			fprintf(f, "for ");
+			pvar(f, k, n->var);
+			fprintf(f, " in ");
+			pexpr(P, n->a, 0);
 			fprintf(f, "..");
-			pexpr(f, k, n->b, 0);
+			pexpr(P, n->b, 0);
 			if (n->flags) {
 				static const char *const fl[] = { "parallel", "thread.x",
 					"thread.y", "thread.z", "block.x", "block.y", "block.z" };
@@ -769,30 +934,31 @@ pblock(FILE *f, const KKernel *k, KRef s, int ind)
 						fprintf(f, " %s", fl[i]);
 			}
 			fprintf(f, " {\n");
-			pblock(f, k, n->body, ind + 1);
+			pblock(P, n->body, ind + 1);
 			fprintf(f, "%*s}\n", 2 * ind, "");
 			break;
 		case KS_IF:
 			fprintf(f, "if ");
-			pexpr(f, k, n->a, 0);
+			pexpr(P, n->a, 0);
 			fprintf(f, " {\n");
-			pblock(f, k, n->body, ind + 1);
+			pblock(P, n->body, ind + 1);
 			if (n->orelse) {
 				fprintf(f, "%*s} else {\n", 2 * ind, "");
-				pblock(f, k, n->orelse, ind + 1);
+				pblock(P, n->orelse, ind + 1);
 			}
 			fprintf(f, "%*s}\n", 2 * ind, "");
 			break;
 		case KS_STORE:
 			fprintf(f, "b%d[", n->buf);
-			pexpr(f, k, n->a, 0);
+			pexpr(P, n->a, 0);
 			fprintf(f, "] = ");
-			pexpr(f, k, n->b, 0);
+			pexpr(P, n->b, 0);
 			fprintf(f, "\n");
 			break;
 		case KS_SET:
-			fprintf(f, "%s = ", var_name(k, n->var));
-			pexpr(f, k, n->a, 0);
+			pvar(f, k, n->var);
+			fprintf(f, " = ");
+			pexpr(P, n->a, 0);
 			fprintf(f, "\n");
 			break;
 		case KS_BARRIER:
@@ -809,6 +975,7 @@ kir_print(FILE *f, const KKernel *k)
 {
 	static const char *const space[] = { "global", "local", "shared" };
 	static const char *const acc[] = { "none", "read", "write", "rw" };
+	Printer P;
 	int i;
 
 	fprintf(f, "kernel %s", k->name);
@@ -824,10 +991,26 @@ kir_print(FILE *f, const KKernel *k)
 			fprintf(f, " v%d", b->value);
 		fprintf(f, " %s\n", acc[b->access & 3]);
 	}
-	for (i = 0; i < k->nvar; i++)
-		fprintf(f, "  var %s: %s\n", k->var[i].name, dtype_name(k->var[i].dtype));
+	for (i = 0; i < k->nvar; i++) {
+		fprintf(f, "  var ");
+		pvar(f, k, i);
+		fprintf(f, ": %s\n", dtype_name(k->var[i].dtype));
+	}
 	fprintf(f, "{\n");
-	pblock(f, k, k->body, 1);
+	memset(&P, 0, sizeof P);
+	P.f = f;
+	P.k = k;
+	P.stamp = calloc((size_t)k->nnode + 1, sizeof *P.stamp);
+	P.cnt = calloc((size_t)k->nnode + 1, sizeof *P.cnt);
+	P.named = calloc((size_t)k->nnode + 1, 1);
+	if (!P.stamp || !P.cnt || !P.named) {
+		free(P.named);
+		P.named = NULL;   /* out of memory: print inline */
+	}
+	pblock(&P, k->body, 1);
+	free(P.stamp);
+	free(P.cnt);
+	free(P.named);
 	fprintf(f, "}\n");
 }
 
@@ -957,6 +1140,10 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 		break;
 	case KE_CAST:
 		TRY(vexpr(c, k, seen, n->a, e));
+		if (n->ival && ((n->ival != DT_F16 && n->ival != DT_BF16) ||
+		                dt != DT_F32 || k->node[n->a].dtype != DT_F32))
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: bad rounding cast", k->name, e);
 		break;
 	case KE_SPECIAL:
 		if (n->op < KX_THREAD_X || n->op > KX_BLOCK_Z || dt != DT_I64)

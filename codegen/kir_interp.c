@@ -562,7 +562,12 @@ eval(Interp *in, KRef e)
 		break;
 	case KE_CAST:
 		a = eval(in, n->a);
-		r = cast(n->dtype, k->node[n->a].dtype, a);
+		if (n->ival == DT_F16)
+			r.f = f16_to_f32(f32_to_f16((float)a.f));
+		else if (n->ival == DT_BF16)
+			r.f = bf16_to_f32(f32_to_bf16((float)a.f));
+		else
+			r = cast(n->dtype, k->node[n->a].dtype, a);
 		break;
 	default:
 		fail(in, BURN_ERR_UNSUPPORTED, "unsupported expression kind",

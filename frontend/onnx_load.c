@@ -202,7 +202,7 @@ read_file(Ctx *c, const char *path, uint8_t **out, size_t *len)
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > limit) {
 		close(fd);
-		return burn_fail(c, BURN_ERR_LIMIT, "file is %lld bytes (limit %lld)",
+		return burn_fail(c, BURN_ERR_LIMIT, "file is %lld bytes, over --max-file-bytes (%lld)",
 		                 (long long)st.st_size, (long long)limit);
 	}
 	/* Regular files: one read of st_size (+1 to see EOF); others grow. */
@@ -241,7 +241,7 @@ read_file(Ctx *c, const char *path, uint8_t **out, size_t *len)
 	close(fd);
 	if ((int64_t)n > limit) {
 		free(buf);
-		return burn_fail(c, BURN_ERR_LIMIT, "file is over the limit of %lld bytes",
+		return burn_fail(c, BURN_ERR_LIMIT, "file is over --max-file-bytes (%lld)",
 		                 (long long)limit);
 	}
 	*out = buf;
@@ -346,7 +346,7 @@ check_nesting(Ctx *c, const uint8_t *p, size_t n,
 		max = MAX_WIRE_NESTING;
 	if (too_deep(p, n, d, 0, (int)max))
 		return burn_fail(c, BURN_ERR_LIMIT,
-		                 "protobuf messages nested deeper than %d", (int)max);
+		                 "protobuf messages nested deeper than %d (3 x --max-depth + 32)", (int)max);
 	return BURN_OK;
 }
 
@@ -566,7 +566,7 @@ decode_tensor(Loader *L, const Onnx__TensorProto *tp, Arena *a, const char *what
 	    (uint64_t)nbytes >= SIZE_MAX / 2)
 		return burn_fail(c, BURN_ERR_LIMIT,
 		                 "%s '%s': %lld elements of %s exceed the tensor size limit "
-		                 "(%lld bytes)", what, nm, (long long)numel, dtype_name(dt),
+		                 "--max-tensor-bytes (%lld)", what, nm, (long long)numel, dtype_name(dt),
 		                 (long long)maxb);
 	t->dtype = dt;
 	t->rank = (int)tp->n_dims;
@@ -737,7 +737,7 @@ sub_graph(Loader *L, Scope *s, const Onnx__GraphProto *gp, const char *aname,
 	int rc;
 
 	if (L->depth + 1 > (c->limits.max_depth > 0 ? c->limits.max_depth : 32))
-		return burn_fail(c, BURN_ERR_LIMIT, "subgraphs nested deeper than %d",
+		return burn_fail(c, BURN_ERR_LIMIT, "subgraphs nested deeper than --max-depth (%d)",
 		                 c->limits.max_depth);
 	if (!(*slot = graph_create_sub(s->g, gp->name && *gp->name ? gp->name : aname)))
 		return nomem(c);
@@ -998,7 +998,7 @@ build_graph(Loader *L, Scope *up, const Onnx__GraphProto *gp, Graph *g)
 
 	c->node = c->op = NULL;
 	if (c->limits.max_nodes > 0 && gp->n_node > (size_t)c->limits.max_nodes)
-		return burn_fail(c, BURN_ERR_LIMIT, "graph '%s' has %zu nodes (limit %d)",
+		return burn_fail(c, BURN_ERR_LIMIT, "graph '%s' has %zu nodes, over --max-nodes (%d)",
 		                 S(gp->name), gp->n_node, c->limits.max_nodes);
 	if (gp->n_sparse_initializer)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "sparse initializers are not supported");

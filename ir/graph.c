@@ -234,8 +234,9 @@ graph_set_const(Ctx *c, Graph *g, int v, int dtype, int rank,
 	if (burn_mul_ovf(numel, sz, &nbytes) ||
 	    (c && nbytes > c->limits.max_tensor_bytes))
 		return burn_fail(c, BURN_ERR_LIMIT,
-		                 "constant '%s': too large (%lld elements of %s)",
-		                 val->name, (long long)numel, dtype_name(dtype));
+		                 "constant '%s': %lld elements of %s, over --max-tensor-bytes (%lld)",
+		                 val->name, (long long)numel, dtype_name(dtype),
+		                 (long long)(c ? c->limits.max_tensor_bytes : 0));
 	if ((uint64_t)nbytes > SIZE_MAX)
 		return burn_fail(c, BURN_ERR_LIMIT, "constant '%s': too large", val->name);
 	val->data = arena_alloc(&g->arena, (size_t)nbytes);
@@ -270,6 +271,8 @@ graph_find_value(const Graph *g, const char *name)
 
 /* ---- queries -------------------------------------------------------- */
 
+/* A dim is symbolic or unknown iff it is negative (sym[] is only its name,
+ * and may linger after the dim was bound). */
 int64_t
 value_numel(const Value *v)
 {
@@ -279,7 +282,7 @@ value_numel(const Value *v)
 	if (v->rank < 0 || v->rank > BURN_MAX_RANK)
 		return -1;
 	for (i = 0; i < v->rank; i++)
-		if (v->dim[i] < 0 || v->sym[i] || burn_mul_ovf(n, v->dim[i], &n))
+		if (v->dim[i] < 0 || burn_mul_ovf(n, v->dim[i], &n))
 			return -1;
 	return n;
 }
@@ -335,12 +338,12 @@ value_type_str(const Value *v, char *buf, size_t n)
 	for (i = 0; i < v->rank; i++) {
 		if (i)
 			PUT(",");
-		if (v->sym[i])
-			PUT("%s", v->sym[i]);
-		else if (v->dim[i] < 0)
-			PUT("?");
-		else
+		if (v->dim[i] >= 0)
 			PUT("%lld", (long long)v->dim[i]);
+		else if (v->sym[i])
+			PUT("%s", v->sym[i]);
+		else
+			PUT("?");
 	}
 	PUT("]");
 #undef PUT

@@ -42,7 +42,7 @@ outer(const Graph *g, const char *name)
 }
 
 static int
-check_shape(Ctx *c, const Graph *g, const Value *v)
+check_shape(Ctx *c, const Value *v)
 {
 	int i;
 
@@ -171,7 +171,7 @@ verify(Ctx *c, const Graph *g, int depth)
 		const Value *v = &g->val[i];
 		if (!v->name)
 			rc = burn_fail(c, BURN_ERR_INTERNAL, "value %d has no name", i);
-		else if (!(rc = check_shape(c, g, v))) {
+		else if (!(rc = check_shape(c, v))) {
 			if (v->producer < -1 || v->producer >= g->nnode)
 				rc = burn_fail(c, BURN_ERR_INTERNAL,
 				               "value '%s' has a bad producer %d", v->name,

@@ -66,7 +66,7 @@ static int check_size(Ctx *c, const Value *v)
 			                 "overflows", v->name);
 	if (burn_mul_ovf(n, dtype_size(v->dtype), &b) || b > c->limits.max_tensor_bytes)
 		return burn_fail(c, BURN_ERR_LIMIT, "value '%s' needs more than the "
-		                 "tensor size limit (%lld bytes)", v->name,
+		                 "tensor size limit --max-tensor-bytes (%lld)", v->name,
 		                 (long long)c->limits.max_tensor_bytes);
 	return BURN_OK;
 }

@@ -177,6 +177,29 @@ out_dtype(Ctx *c, Graph *g, Node *n, int *out)
 	                   "target" : "output");
 }
 
+/* The string attributes elem_expr relies on, checked once here. */
+static int
+check_attrs(Ctx *c, Node *n)
+{
+	const char *s;
+
+	if (n->op == OP_BitShift) {
+		s = attr_str(n, "direction", "");
+		if (strcmp(s, "LEFT") != 0 && strcmp(s, "RIGHT") != 0)
+			return burn_fail(c, BURN_ERR_INVALID,
+			                 "BitShift direction must be LEFT or RIGHT, got '%s'", s);
+	}
+	if (n->op == OP_Gelu) {
+		s = attr_str(n, "approximate", "none");
+		if (strcmp(s, "none") != 0 && strcmp(s, "tanh") != 0)
+			return burn_fail(c, BURN_ERR_INVALID,
+			                 "Gelu approximate must be none or tanh, got '%s'", s);
+	}
+	if (n->op == OP_Celu && attr_float(n, "alpha", 1.0) == 0)
+		return burn_fail(c, BURN_ERR_INVALID, "Celu alpha must not be 0");
+	return BURN_OK;
+}
+
 /*
  * infer_elem: dtype checks, then broadcasting.  Errors name the offending
  * dtypes and shapes, e.g. "dtype mismatch f32 vs i64".
@@ -216,6 +239,7 @@ infer_elem(Ctx *c, Graph *g, Node *n)
 			                 dtname(dt0), dtname(v->dtype));
 	}
 	TRY(out_dtype(c, g, n, &odt));
+	TRY(check_attrs(c, n));
 
 	/* legacy (opset < 7) broadcasting with an axis other than numpy's */
 	if (g->opset < 7 && attr_int(n, "broadcast", 0) && node_attr(n, "axis") &&
@@ -297,19 +321,15 @@ softplus(KB *kb, int dt, KRef x)
 	return un(kb, KO_LOG, bin(kb, KO_ADD, un(kb, KO_EXP, x), num(kb, dt, 1)));
 }
 
-/* An integer divisor with 0 replaced by 1 (the result is then masked). */
-static KRef
-safe_divisor(KB *kb, int dt, KRef b)
-{
-	return kb_select(kb, bin(kb, KO_EQ, b, num(kb, dt, 0)), num(kb, dt, 1), b);
-}
-
-/* Integer a op b for KO_DIV/KO_MOD, giving 0 where b is 0. */
+/* Integer a op b for KO_DIV/KO_MOD, giving 0 where b is 0 (as numpy does)
+ * instead of trapping: a op (b == 0 ? 1 : b), masked. */
 static KRef
 int_divmod(KB *kb, int op, int dt, KRef a, KRef b)
 {
-	KRef q = bin(kb, op, a, safe_divisor(kb, dt, b));
-	return kb_select(kb, bin(kb, KO_EQ, b, num(kb, dt, 0)), num(kb, dt, 0), q);
+	KRef z = num(kb, dt, 0), isz = bin(kb, KO_EQ, b, z);
+	KRef q = bin(kb, op, a, kb_select(kb, isz, num(kb, dt, 1), b));
+
+	return kb_select(kb, isz, z, q);
 }
 
 /* Mod: fmod=1 is C's fmod/% (sign of the dividend); fmod=0 is Python's

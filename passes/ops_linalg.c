@@ -84,6 +84,48 @@ loop(KB *kb, const char *name, int64_t n, int flags)
 	return kb_get(kb, kb_for(kb, name, I(kb, 0), I(kb, n), flags));
 }
 
+/*
+ * A vector-friendly loop over q in [lo, hi), in two passes that the caller
+ * fills with the same body:
+ *
+ *   pass 0: for c < (hi-lo)/VL: for l < VL: q = lo + c*VL + l   (chunks)
+ *   pass 1: for q from lo + (hi-lo)/VL*VL to hi                 (remainder)
+ *
+ * GCC at -O2 uses the "very cheap" vectorizer cost model, which vectorizes
+ * a loop only when its trip count is a known multiple of the vector width;
+ * the constant-trip inner loop is unrolled and SLP-vectorized instead.  With
+ * constant bounds pass 0 is a plain loop of a multiple of VL iterations.
+ * Returns 0 when the pass is empty (the caller emits nothing); else the
+ * caller emits the body and closes the blocks with close_to().
+ */
+static int
+vl_open(KB *kb, const char *name, KRef lo, KRef hi, int64_t vl, int pass, KRef *q)
+{
+	int64_t l, h;
+	KRef nc;
+
+	if (kb_is_const_i(kb->k, lo, &l) && kb_is_const_i(kb->k, hi, &h)) {
+		int64_t m = h > l ? (h - l) / vl * vl : 0;
+		if (h <= l || (pass == 0 && m == 0) || (pass == 1 && l + m == h))
+			return 0;
+		*q = kb_get(kb, kb_for(kb, name, pass ? kb_idx(kb, l + m) : lo,
+		                       pass ? hi : kb_idx(kb, l + m), KF_PARALLEL));
+		return 1;
+	}
+	nc = kb_bin(kb, KO_DIV, kb_bin(kb, KO_SUB, hi, lo), kb_idx(kb, vl));
+	if (pass == 0) {
+		KRef c = kb_get(kb, kb_for(kb, "c4", kb_idx(kb, 0), nc, KF_PARALLEL));
+		KRef ln = kb_get(kb, kb_for(kb, "l", kb_idx(kb, 0), kb_idx(kb, vl), KF_PARALLEL));
+		*q = kb_bin(kb, KO_ADD, kb_bin(kb, KO_ADD, lo, ln),
+		            kb_bin(kb, KO_MUL, c, kb_idx(kb, vl)));
+		return 1;
+	}
+	*q = kb_get(kb, kb_for(kb, name, kb_bin(kb, KO_ADD, lo,
+	                                        kb_bin(kb, KO_MUL, nc, kb_idx(kb, vl))),
+	                       hi, KF_PARALLEL));
+	return 1;
+}
+
 /* Close open blocks down to depth d. */
 static void
 close_to(KB *kb, int d)
@@ -369,14 +411,18 @@ lower_matmul(Lower *lw, Node *n)
 		kb_set(&kb, av, x);
 	}
 	bo = madd(&kb, bo, vk, mm.N);
-	vj = loop(&kb, "j", mm.N, KF_PARALLEL);
-	{
-		KRef w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, bo, vj)));
-		KRef yi = add(&kb, yo, vj);
+	for (int pass = 0; pass < 2; pass++) {
+		int dp = kb.depth;
+		KRef w, yi;
+		if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N), 4, pass, &vj))
+			continue;
+		w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, bo, vj)));
+		yi = add(&kb, yo, vj);
 		if (isint)
 			w = kb_bin(&kb, KO_SUB, w, zero_point(lw, &kb, n, 3, vj));
 		kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),
 		                          mul(&kb, kb_get(&kb, av), w)));
+		close_to(&kb, dp);
 	}
 	close_to(&kb, d0);
 	lower_end(lw, &kb);
@@ -546,12 +592,16 @@ lower_gemm(Lower *lw, Node *n)
 				x = mul(&kb, cnum(&kb, dt, alpha), x);
 			kb_set(&kb, av, x);
 		}
-		vj = loop(&kb, "j", gm.N, KF_PARALLEL);
-		{
-			KRef w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, mul(&kb, vk, I(&kb, gm.N)), vj)));
-			KRef yi = add(&kb, yrow, vj);
+		for (int pass = 0; pass < 2; pass++) {
+			int dp = kb.depth;
+			KRef w, yi;
+			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, gm.N), 4, pass, &vj))
+				continue;
+			w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, mul(&kb, vk, I(&kb, gm.N)), vj)));
+			yi = add(&kb, yrow, vj);
 			kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),
 			                          mul(&kb, kb_get(&kb, av), w)));
+			close_to(&kb, dp);
 		}
 	} else {
 		KRef r;
@@ -747,6 +797,8 @@ static const char *oname[] = {"o0", "o1", "o2", "o3", "o4", "o5", "o6", "o7"};
 static const char *kname[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
 static const char *iname[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
 
+#define CONV_UNROLL 8   /* unroll the last kernel dim up to this extent */
+
 /* ---- Conv, ConvInteger ----------------------------------------------------- */
 
 typedef struct CV {
@@ -910,9 +962,11 @@ lower_conv(Lower *lw, Node *n)
 		xbase = madd(&kb, xbase, ij, xsp[j]);
 		wbase = madd(&kb, wbase, kj, wsp[j]);
 	}
-	{
-		int lo, hi;
-		KRef kl = loop(&kb, kname[L], w->k[L], 0);
+	/* a narrow last kernel dim is unrolled here, so that each tap's output
+	 * range is constant and its loop a plain one of known trip count */
+	for (int t = 0; t < (w->k[L] <= CONV_UNROLL ? w->k[L] : 1); t++) {
+		int lo, hi, dk = kb.depth;
+		KRef kl = w->k[L] <= CONV_UNROLL ? I(&kb, t) : loop(&kb, kname[L], w->k[L], 0);
 		KRef off = kb_bin(&kb, KO_SUB, mul(&kb, kl, I(&kb, w->d[L])), I(&kb, w->pb[L]));
 		KRef qlo = I(&kb, 0), qhi = I(&kb, w->out[L]), ol, xv, yi;
 		KRef wx = kb_cast(&kb, dt, kb_load(&kb, bw, add(&kb, wbase, kl)));
@@ -922,14 +976,20 @@ lower_conv(Lower *lw, Node *n)
 		if (win_check(w->out[L], w->s[L], w->k[L], w->d[L], w->pb[L], w->in[L],
 		              &lo, &hi))
 			win_span(&kb, off, w->s[L], w->in[L], w->out[L], &qlo, &qhi);
-		ol = kb_get(&kb, kb_for(&kb, oname[L], qlo, qhi, KF_PARALLEL));
-		xv = kb_cast(&kb, dt, kb_load(&kb, bx, add(&kb, xbase,
-		             add(&kb, mul(&kb, ol, I(&kb, w->s[L])), off))));
-		if (isint)
-			xv = kb_bin(&kb, KO_SUB, xv, xzp);
-		yi = add(&kb, ybase, ol);
-		kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),
-		                          mul(&kb, kb_get(&kb, wv), xv)));
+		for (int pass = 0; pass < 2; pass++) {
+			int dp = kb.depth;
+			if (!vl_open(&kb, oname[L], qlo, qhi, w->out[L] >= 64 ? 8 : 4, pass, &ol))
+				continue;
+			xv = kb_cast(&kb, dt, kb_load(&kb, bx, add(&kb, xbase,
+			             add(&kb, mul(&kb, ol, I(&kb, w->s[L])), off))));
+			if (isint)
+				xv = kb_bin(&kb, KO_SUB, xv, xzp);
+			yi = add(&kb, ybase, ol);
+			kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),
+			                          mul(&kb, kb_get(&kb, wv), xv)));
+			close_to(&kb, dp);
+		}
+		close_to(&kb, dk);
 	}
 	close_to(&kb, d0);
 	lower_end(lw, &kb);

@@ -10,8 +10,9 @@
  * expression into another, built from i64 constants so the kernel builder
  * folds what it can.  These lowerings are also what constant folding runs
  * (through the kernel IR interpreter), so they must be exact for every
- * dtype: they only load, store, select and compare, never convert values
- * (f16/bf16 buffers load and store through f32, which is exact).
+ * dtype: apart from Range they only load, store, select and compare,
+ * never convert values (f16/bf16 buffers load and store through f32,
+ * which is exact).
  *
  * Indices read from tensors at run time (Gather, Scatter, OneHot, ...) are
  * made non-negative and clamped into range, so a bad index cannot read or
@@ -214,6 +215,8 @@ int lower_copy(Lower *lw, Node *n)
  * Dropout(data, ratio?, training_mode?) -> output, mask?
  * In inference it is a copy with an all-true mask.  Training mode is
  * random unless the ratio is 0, which we accept; otherwise unsupported.
+ * Opset < 7's is_test attribute is ignored: like ONNX Runtime, we always
+ * run inference there.
  */
 int infer_dropout(Ctx *c, Graph *g, Node *n)
 {
@@ -227,10 +230,6 @@ int infer_dropout(Ctx *c, Graph *g, Node *n)
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "training-mode Dropout "
 			                 "(random) is not supported");
 	}
-	if (g->opset < 7 && attr_int(n, "is_test", 0) == 0 &&
-	    attr_float(n, "ratio", 0.5) != 0)
-		return burn_fail(c, BURN_ERR_UNSUPPORTED, "training-mode Dropout "
-		                 "(is_test=0) is not supported");
 	set_out(NOUT(g, n, 0), x->dtype, x->rank, x->dim);
 	if (m)
 		set_out(m, DT_BOOL, x->rank, x->dim);

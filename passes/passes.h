@@ -6,7 +6,8 @@
  *                    whose inputs are all constant (so PyTorch's
  *                    Shape->Gather->Concat->Reshape chains disappear)
  *   pass_dce         drop nodes whose results nobody uses
- *   pass_lower       every remaining node -> kernels in a KProgram
+ *   pass_fuse        decide which nodes become one kernel (fuse.c)
+ *   pass_lower_fused every remaining node or fusion group -> kernels
  *   pass_plan        static arena: an offset for every intermediate
  *
  * Each is a plain function over the graph; the verifier may run between
@@ -27,6 +28,14 @@ int pass_bind_dims(Ctx *c, Graph *g, int nbind, const DimBind *bind);
 int pass_infer_fold(Ctx *c, Graph *g);
 int pass_dce(Ctx *c, Graph *g);
 int pass_lower(Ctx *c, Graph *g, KProgram *p);
+/* Fusion groups (fuse.c): which nodes become one kernel.  The Fusion is
+ * owned by the caller and freed with fusion_free. */
+typedef struct Fusion Fusion;
+int pass_fuse(Ctx *c, Graph *g, Fusion **out);
+int fusion_count(const Fusion *fu);
+void fusion_free(Fusion *fu);
+/* Like pass_lower, but one kernel per fusion group (fu may be NULL). */
+int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p);
 
 /* Static memory plan for the intermediates of a lowered program. */
 typedef struct Plan {
@@ -47,6 +56,7 @@ typedef struct CompileOpts {
 	int nbind;
 	const DimBind *bind;
 	int verify;             /* run graph_verify between passes */
+	int no_fuse;            /* one kernel per node */
 } CompileOpts;
 
 /* A compiled model: the graph after the passes, its kernels and plan.

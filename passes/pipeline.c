@@ -20,7 +20,16 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 	TRY(verify(c, g, o));
 	TRY(pass_dce(c, g));
 	TRY(verify(c, g, o));
-	TRY(pass_lower(c, g, &m->prog));
+	if (o && o->no_fuse) {
+		TRY(pass_lower(c, g, &m->prog));
+	} else {
+		Fusion *fu;
+		int rc;
+		TRY(pass_fuse(c, g, &fu));
+		rc = pass_lower_fused(c, g, fu, &m->prog);
+		fusion_free(fu);
+		TRY(rc);
+	}
 	TRY(pass_plan(c, g, &m->prog, &m->arena, &m->plan));
 	return BURN_OK;
 }

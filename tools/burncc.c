@@ -9,6 +9,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,11 @@ static const char usage[] =
 "  --stats          JSON: kernels, arena_bytes, arena_lower_bound_bytes,\n"
 "                   weights_bytes\n"
 "  --verify         run the IR verifier between passes\n"
+"  --max-file-bytes N    largest model file accepted (default 2 GiB)\n"
+"  --max-tensor-bytes N  largest tensor, constant or intermediate\n"
+"                        (default 1 GiB)\n"
+"  --max-depth N         deepest nesting of subgraphs (default 32)\n"
+"  --max-nodes N         most nodes in one graph (default 1000000)\n"
 "\n"
 "check DIR...: each DIR holds model.onnx and test_data_set_N/input_K.pb,\n"
 "output_K.pb (the ONNX node-test layout), or holds such folders.  Each case\n"
@@ -63,6 +69,21 @@ static void die_usage(const char *msg, const char *arg)
 	fprintf(stderr, "burncc: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
 	fprintf(stderr, "try 'burncc --help'\n");
 	exit(2);
+}
+
+/* Value of a --max-* option: a positive integer, at most max. */
+static int64_t limit_arg(const char *opt, const char *s, int64_t max)
+{
+	char *end;
+	long long v;
+
+	if (!s)
+		die_usage("option needs a positive integer", opt);
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || end == s || v <= 0 || v > max)
+		die_usage("limit must be a positive integer", s);
+	return v;
 }
 
 static int report(const Ctx *c)
@@ -170,6 +191,7 @@ int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL;
 	int stats = 0, verify = 0, nbind = 0;
+	int64_t lim[4] = { -1, -1, -1, -1 };  /* --max-*: file, tensor, depth, nodes */
 	DimBind *bind = calloc(argc, sizeof *bind);
 	char prefix[128];
 	Ctx c;
@@ -211,6 +233,14 @@ int main(int argc, char **argv)
 			stats = 1;
 		} else if (!strcmp(a, "--verify")) {
 			verify = 1;
+		} else if (!strcmp(a, "--max-file-bytes")) {
+			lim[0] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
+		} else if (!strcmp(a, "--max-tensor-bytes")) {
+			lim[1] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
+		} else if (!strcmp(a, "--max-depth")) {
+			lim[2] = limit_arg(a, ++i < argc ? argv[i] : NULL, 1000);
+		} else if (!strcmp(a, "--max-nodes")) {
+			lim[3] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT_MAX);
 		} else if (a[0] == '-' && a[1]) {
 			die_usage("unknown option", a);
 		} else if (model) {
@@ -232,6 +262,10 @@ int main(int argc, char **argv)
 	}
 
 	burn_ctx_init(&c, model);
+	if (lim[0] > 0) c.limits.max_file_bytes = lim[0];
+	if (lim[1] > 0) c.limits.max_tensor_bytes = lim[1];
+	if (lim[2] > 0) c.limits.max_depth = (int)lim[2];
+	if (lim[3] > 0) c.limits.max_nodes = (int)lim[3];
 	{
 		CompileOpts o = { nbind, bind, verify };
 		if (burn_compile_file(&c, model, &o, &m))

@@ -26,8 +26,13 @@ static const char prelude[] =
 "\n"
 "#ifndef BURN_PRELUDE_\n"
 "#define BURN_PRELUDE_\n"
+"#if defined(__GNUC__)\n"
+"#define BURN_HELPER static inline __attribute__((unused))\n"
+"#else\n"
+"#define BURN_HELPER static inline\n"
+"#endif\n"
 "/* f16/bf16 bit patterns <-> f32; conversions round to nearest even. */\n"
-"static inline float burn_f16_to_f32(uint16_t h)\n"
+"BURN_HELPER float burn_f16_to_f32(uint16_t h)\n"
 "{\n"
 "\tuint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;\n"
 "\tfloat f;\n"
@@ -49,7 +54,7 @@ static const char prelude[] =
 "\treturn f;\n"
 "}\n"
 "\n"
-"static inline uint16_t burn_f32_to_f16(float f)\n"
+"BURN_HELPER uint16_t burn_f32_to_f16(float f)\n"
 "{\n"
 "\tuint32_t x, s, ax, h, rem, e, m, sh;\n"
 "\tmemcpy(&x, &f, 4);\n"
@@ -79,7 +84,7 @@ static const char prelude[] =
 "\treturn (uint16_t)(s | h);\n"
 "}\n"
 "\n"
-"static inline float burn_bf16_to_f32(uint16_t h)\n"
+"BURN_HELPER float burn_bf16_to_f32(uint16_t h)\n"
 "{\n"
 "\tuint32_t x = (uint32_t)h << 16;\n"
 "\tfloat f;\n"
@@ -87,7 +92,7 @@ static const char prelude[] =
 "\treturn f;\n"
 "}\n"
 "\n"
-"static inline uint16_t burn_f32_to_bf16(float f)\n"
+"BURN_HELPER uint16_t burn_f32_to_bf16(float f)\n"
 "{\n"
 "\tuint32_t x;\n"
 "\tmemcpy(&x, &f, 4);\n"
@@ -97,25 +102,25 @@ static const char prelude[] =
 "}\n"
 "\n"
 "/* NaN-propagating min/max (ONNX Min/Max); fminf/fmaxf drop NaNs. */\n"
-"static inline float burn_minf(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
-"static inline float burn_maxf(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
-"static inline double burn_mind(double a, double b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
-"static inline double burn_maxd(double a, double b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
+"BURN_HELPER float burn_minf(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
+"BURN_HELPER float burn_maxf(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
+"BURN_HELPER double burn_mind(double a, double b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
+"BURN_HELPER double burn_maxd(double a, double b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
 "\n"
 "/* Integer helpers: 64-bit, the caller casts to the element type. */\n"
-"static inline int64_t burn_mini(int64_t a, int64_t b) { return a < b ? a : b; }\n"
-"static inline int64_t burn_maxi(int64_t a, int64_t b) { return a > b ? a : b; }\n"
-"static inline uint64_t burn_minu(uint64_t a, uint64_t b) { return a < b ? a : b; }\n"
-"static inline uint64_t burn_maxu(uint64_t a, uint64_t b) { return a > b ? a : b; }\n"
-"static inline int64_t burn_absi(int64_t a) { return a < 0 ? (int64_t)(0 - (uint64_t)a) : a; }\n"
-"static inline int64_t burn_divi(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b; }\n"
-"static inline int64_t burn_modi(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
-"static inline uint64_t burn_divu(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }\n"
-"static inline uint64_t burn_modu(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }\n"
-"static inline uint64_t burn_shlu(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a << b; }\n"
-"static inline uint64_t burn_shru(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a >> b; }\n"
-"static inline int64_t burn_shri(int64_t a, int64_t b) { return (uint64_t)b >= 64 ? (a < 0 ? -1 : 0) : a >> b; }\n"
-"static inline uint64_t burn_powu(uint64_t b, uint64_t e)\n"
+"BURN_HELPER int64_t burn_mini(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+"BURN_HELPER int64_t burn_maxi(int64_t a, int64_t b) { return a > b ? a : b; }\n"
+"BURN_HELPER uint64_t burn_minu(uint64_t a, uint64_t b) { return a < b ? a : b; }\n"
+"BURN_HELPER uint64_t burn_maxu(uint64_t a, uint64_t b) { return a > b ? a : b; }\n"
+"BURN_HELPER int64_t burn_absi(int64_t a) { return a < 0 ? (int64_t)(0 - (uint64_t)a) : a; }\n"
+"BURN_HELPER int64_t burn_divi(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b; }\n"
+"BURN_HELPER int64_t burn_modi(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
+"BURN_HELPER uint64_t burn_divu(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }\n"
+"BURN_HELPER uint64_t burn_modu(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }\n"
+"BURN_HELPER uint64_t burn_shlu(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a << b; }\n"
+"BURN_HELPER uint64_t burn_shru(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a >> b; }\n"
+"BURN_HELPER int64_t burn_shri(int64_t a, int64_t b) { return (uint64_t)b >= 64 ? (a < 0 ? -1 : 0) : a >> b; }\n"
+"BURN_HELPER uint64_t burn_powu(uint64_t b, uint64_t e)\n"
 "{\n"
 "\tuint64_t r = 1;\n"
 "\tfor (; e; e >>= 1, b *= b)\n"
@@ -123,7 +128,7 @@ static const char prelude[] =
 "\t\t\tr *= b;\n"
 "\treturn r;\n"
 "}\n"
-"static inline int64_t burn_powi(int64_t b, int64_t e)\n"
+"BURN_HELPER int64_t burn_powi(int64_t b, int64_t e)\n"
 "{\n"
 "\tif (e < 0)\n"
 "\t\treturn b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;\n"
@@ -527,7 +532,7 @@ prec_of(R *r, KRef e)
 	case KE_CONST: case KE_VAR: case KE_LOAD: case KE_SELECT:
 		return P_ATOM;
 	case KE_CAST:
-		return n->dtype == DT_BOOL ? P_ATOM : P_UNARY;
+		return n->dtype == DT_BOOL || n->ival ? P_ATOM : P_UNARY;
 	case KE_UN:
 		if (needs_wrap(r, n))
 			return P_UNARY;
@@ -652,7 +657,12 @@ emit_raw(R *r, KRef e)
 		fputs(")", f);
 		return;
 	case KE_CAST:
-		if (n->dtype == DT_BOOL) {
+		if (n->ival == DT_F16 || n->ival == DT_BF16) {
+			fputs(n->ival == DT_F16 ? "burn_f16_to_f32(burn_f32_to_f16("
+			                        : "burn_bf16_to_f32(burn_f32_to_bf16(", f);
+			emit(r, n->a, 0);
+			fputs("))", f);
+		} else if (n->dtype == DT_BOOL) {
 			fputs("(", f);
 			emit(r, n->a, P_ADD);
 			fputs(" != 0)", f);
@@ -800,7 +810,7 @@ define_hoists(R *r, KRef e, int ind, int any)
 			fputs("{\n", r->f);
 		}
 		any = 1;
-		tabs(r->f, ind);
+		tabs(r->f, ind + 1);
 		fprintf(r->f, "const %s t%d = ", ctype(n->dtype), e);
 		r->defining = e;
 		emit(r, e, 0);

@@ -174,7 +174,7 @@ case("shape_mismatch.onnx",
      model([helper.make_node("Add", ["x", "z"], ["y"], name="add")],
            inputs=[helper.make_tensor_value_info("x", F, [2, 3]),
                    helper.make_tensor_value_info("z", F, [4, 5])]),
-     "add")
+     "cannot broadcast")
 shape = TensorProto()
 shape.name, shape.data_type = "shape", TensorProto.INT64
 shape.dims.append(2)
@@ -182,7 +182,7 @@ shape.int64_data.extend([4, 5])
 case("reshape_bad.onnx",
      model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
            inits=[shape], outputs=[helper.make_tensor_value_info("y", F, [4, 5])]),
-     "reshape")
+     "reshape of 6 elements into 20")
 
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain (see run.sh)\n")

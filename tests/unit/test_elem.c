@@ -300,3 +300,44 @@ Test(elem, pow_int_base_float_exponent)
 	cr_assert_eq(y[2], 729);
 	t_fini(&t);
 }
+
+/* CastLike takes only the dtype of its second input, never its shape. */
+Test(elem, castlike_ignores_like_shape)
+{
+	T t;
+	float a[3] = {1.5f, -2.5f, 3};
+	int64_t d[] = {3}, d0[] = {0}, y[3];
+
+	t_init(&t, 21);
+	t_input(&t, DT_F32, 1, d, a);
+	t_input(&t, DT_I64, 1, d0, NULL);
+	t_node(&t, "CastLike");
+	t_run(&t, y);
+	cr_assert_eq(GV(t.g, t.out)->rank, 1);
+	cr_assert_eq(GV(t.g, t.out)->dim[0], 3);
+	cr_assert_eq(y[0], 1);
+	cr_assert_eq(y[1], -2);
+	cr_assert_eq(y[2], 3);
+	t_fini(&t);
+}
+
+Test(elem, isinf_signs)
+{
+	T t;
+	float a[4] = {INFINITY, -INFINITY, 1, NAN};
+	uint8_t y[4];
+	int64_t d[] = {4};
+	Attr *at;
+
+	t_init(&t, 20);
+	t_input(&t, DT_F32, 1, d, a);
+	t_node(&t, "IsInf");
+	at = node_add_attr(t.g, t.node, "detect_positive", AT_INT);
+	at->i = 0;
+	t_run(&t, y);
+	cr_assert_eq(y[0], 0);
+	cr_assert_eq(y[1], 1);
+	cr_assert_eq(y[2], 0);
+	cr_assert_eq(y[3], 0);
+	t_fini(&t);
+}

@@ -165,7 +165,7 @@ Test(kir, names_unique)
 	c = kb_finish(&t.kb);
 	cr_assert_str_eq(a->name, "add");
 	cr_assert_str_neq(b->name, "add");
-	cr_assert_str_eq(c->name, "_bad_name");
+	cr_assert_str_eq(c->name, "__bad_name");
 	cr_assert_eq(t.p.nkernel, 3);
 	t_fini(&t);
 }
@@ -441,7 +441,7 @@ zoo_kernel(T *t, int kind, int op, int dt, int *dt_out)
 		r = kb_select(kb, kb_bin(kb, KO_LT, x, y), x,
 		              kb_bin(kb, KO_MUL, x, x));
 	odt = kb_dtype(kb->k, r);
-	if (kind == 3)
+	if (kind == 3 && op != DT_F16 && op != DT_BF16)
 		odt = op;
 	o = kb_buf_value(kb, 2, odt, NZ, KA_WRITE);
 	kb_store(kb, o, kb_get(kb, i), r);
@@ -490,8 +490,8 @@ Test(kir, render_matches_interp)
 	static const int ibin[] = { KO_ADD, KO_SUB, KO_MUL, KO_DIV, KO_MOD, KO_POW,
 		KO_MIN, KO_MAX, KO_BAND, KO_BOR, KO_BXOR, KO_SHL, KO_SHR, KO_LT,
 		KO_GE, KO_EQ, KO_NE };
-	static const int castto[] = { DT_F32, DT_F64, DT_F16, DT_I8, DT_U8,
-		DT_I32, DT_I64, DT_U64, DT_BOOL };
+	static const int castto[] = { DT_F32, DT_F64, DT_F16, DT_BF16, DT_I8,
+		DT_U8, DT_I32, DT_I64, DT_U64, DT_BOOL };
 	static Zoo z[600];
 	T t;
 	int nz = 0, i, j, n, d, rc;
@@ -574,13 +574,19 @@ Test(kir, render_matches_interp)
 	fprintf(f, "static void dump(const void *p, int n)\n{\n"
 	        "\tconst unsigned char *q = p;\n\tfor (int i = 0; i < n; i++)\n"
 	        "\t\tprintf(\"%%02x\", q[i]);\n\tprintf(\"\\n\");\n}\n");
-	fprintf(f, "int main(void)\n{\n\tunsigned char o[%d];\n", NZ * 8);
+	/* volatile reads keep gcc from folding libm calls at compile time
+	 * (correctly rounded) where the interpreter calls libm */
+	fprintf(f, "static void load(unsigned char *d, const unsigned char *s, int n)\n{\n"
+	        "\tconst volatile unsigned char *v = s;\n"
+	        "\tfor (int i = 0; i < n; i++)\n\t\td[i] = v[i];\n}\n");
+	fprintf(f, "int main(void)\n{\n\tuint64_t o[%d], a[%d], b[%d];\n",
+	        NZ, NZ, NZ);
 	for (d = 0; d < 12; d++) {
 		int dt = d < 3 ? fdt[d] : d < 11 ? idt[d - 3] : DT_BOOL;
 		for (j = 0; j < 2; j++) {
 			zoo_data(dt, j, j ? in1 : in0);
 			fprintf(f, "\tstatic const unsigned char in%d_%d[%d] = {", d, j,
-			        NZ * dtype_size(dt));
+			        NZ * 8);
 			for (i = 0; i < NZ * dtype_size(dt); i++)
 				fprintf(f, "%s%d", i ? "," : "", (j ? in1 : in0)[i]);
 			fprintf(f, "};\n");
@@ -591,13 +597,17 @@ Test(kir, render_matches_interp)
 		for (di = 0; di < 12; di++)
 			if ((di < 3 ? fdt[di] : di < 11 ? idt[di - 3] : DT_BOOL) == dt)
 				break;
-		fprintf(f, "\t%s((const void *)in%d_0, (const void *)in%d_1, (void *)o);\n"
-		        "\tdump(o, %d);\n", z[i].k->name, di, di,
+		fprintf(f, "\tload((unsigned char *)a, in%d_0, %d);\n"
+		        "\tload((unsigned char *)b, in%d_1, %d);\n"
+		        "\t%s((const void *)a, (const void *)b, (void *)o);\n"
+		        "\tdump(o, %d);\n", di, NZ * 8, di, NZ * 8, z[i].k->name,
 		        NZ * dtype_size(z[i].dt_out));
 	}
 	fprintf(f, "\treturn 0;\n}\n");
 	fclose(f);
 	rc = compile(dir, "zoo.c", "zoo", 1);
+	if (getenv("BURN_KEEP"))
+		fprintf(stderr, "kept %s\n", path);
 	if (rc)
 		dump_log(dir, "zoo");
 	cr_assert_eq(rc, 0, "zoo.c does not compile cleanly (%s)", path);
@@ -620,6 +630,46 @@ Test(kir, render_matches_interp)
 			          dtype_name(z[i].dt_in), dtype_name(z[i].dt_out), n);
 	}
 	pclose(f);
-	rmtmp();
+	if (!getenv("BURN_KEEP"))
+		rmtmp();
+	t_fini(&t);
+}
+
+/* f32 -> f16 -> f32 through the interpreter: rounding, subnormals, limits. */
+Test(kir, f16_conversion)
+{
+	static const float in[] = { 1.0f, 65504.0f, 65519.0f, 65520.0f, -1e9f,
+		0x1p-25f, 0x1.8p-25f, 0x1p-24f, 0x1.8p-24f, 0x1p-14f, 1.00048828125f,
+		1.00146484375f, -0.0f, NAN, 0.1f, 0x1.ffcp-15f };
+	static const uint16_t want[] = { 0x3c00, 0x7bff, 0x7bff, 0x7c00, 0xfc00,
+		0x0000, 0x0001, 0x0001, 0x0002, 0x0400, 0x3c00, 0x3c02, 0x8000,
+		0x7e00, 0x2e66, 0x0400 };
+	enum { N = sizeof in / sizeof in[0] };
+	uint16_t h[N];
+	float back[N];
+	void *bufs[3] = { (void *)in, h, back };
+	T t;
+	KB *kb = &t.kb;
+	KKernel *k;
+	int a, o, o2, i;
+
+	t_init(&t);
+	kb_begin(kb, &t.p, "f16", "");
+	a = kb_buf_value(kb, 0, DT_F32, N, KA_READ);
+	o = kb_buf_value(kb, 1, DT_F16, N, KA_WRITE);
+	o2 = kb_buf_value(kb, 2, DT_F32, N, KA_WRITE);
+	i = kb_for(kb, "i", kb_idx(kb, 0), kb_idx(kb, N), 0);
+	kb_store(kb, o, kb_get(kb, i), kb_load(kb, a, kb_get(kb, i)));
+	kb_store(kb, o2, kb_get(kb, i), kb_cast(kb, DT_F16, kb_load(kb, a, kb_get(kb, i))));
+	kb_end(kb);
+	k = kb_finish(kb);
+	cr_assert_eq(kir_interp(&t.c, k, bufs), BURN_OK, "%s", t.c.msg);
+	for (i = 0; i < N; i++) {
+		cr_expect_eq((h[i] & 0x7c00) == 0x7c00 && (h[i] & 0x3ff) ? 0x7e00 | (h[i] & 0x8000) : h[i],
+		             want[i], "f16(%a) = %#x, want %#x", in[i], h[i], want[i]);
+		if (!isnan(in[i]) && fabsf(in[i]) < 65504)
+			cr_expect(fabsf(back[i] - in[i]) <= fabsf(in[i]) * 0x1p-11f + 0x1p-25f,
+			          "round trip %a -> %a", in[i], back[i]);
+	}
 	t_fini(&t);
 }

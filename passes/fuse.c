@@ -1,0 +1,676 @@
+/*
+ * fuse.c - automatic kernel fusion: which graph ops become one kernel, and
+ * the lowering of such a group.
+ *
+ * A group is a set of nodes that share one iteration space F (a shape) and
+ * optionally one set of reduced axes A.  Its members are
+ *   - pointwise ops (OC_ELEM) whose output has shape F, or shape R (F with
+ *     the axes A set to 1: a "row" value);
+ *   - float reductions (ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/
+ *     LogSum/LogSumExp) from F to R over exactly the axes A.
+ * So elementwise chains, softmax, layernorm, RMSnorm, mean/variance written
+ * from primitives are each one group.
+ *
+ * Grouping is greedy from the consumers backwards: a group starts at a node
+ * and absorbs a producer when every consumer of the producer's result is
+ * already in the group.  Only the group's last node (its root) may have
+ * results used outside, so internal values are never stored, and a group
+ * can never be part of a cycle (every member reaches the root).
+ *
+ * Lowering a group: loops over the kept axes of F; per reduction one pass
+ * of loops over A accumulating into a variable; row values are scalar
+ * variables; full-shape values are expressions recomputed inside whichever
+ * pass needs them (pointwise work only, never a reduction or a matmul);
+ * a final pass over A stores the full-shape results.  With no reduction
+ * this is one loop nest over F, flat when no input broadcasts.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "passes.h"
+#include "lower.h"
+
+#define MAX_AXES BURN_MAX_RANK
+
+typedef struct Group {
+	int root;                 /* node index of the root */
+	int rank;
+	int64_t F[BURN_MAX_RANK]; /* iteration space */
+	int red[BURN_MAX_RANK];   /* 1 for reduced axes */
+	int nred;                 /* number of reduced axes (0: pointwise) */
+	int size;
+} Group;
+
+typedef struct Fuser {
+	Ctx *c;
+	Graph *g;
+	int *group;               /* per node: group id, -1 if alone */
+	int *nuse;                /* per value: consumers (+1 if graph output) */
+	int **users;              /* per value: consuming node indices */
+	Group *grp;
+	int ngrp;
+} Fuser;
+
+/* ---- which ops can join ------------------------------------------------- */
+
+static int is_fusable_reduce(int op)
+{
+	switch (op) {
+	case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin:
+	case OP_ReduceProd: case OP_ReduceSumSquare: case OP_ReduceL1:
+	case OP_ReduceL2: case OP_ReduceLogSum: case OP_ReduceLogSumExp:
+		return 1;
+	}
+	return 0;
+}
+
+/* The reduced axes of reduction n as a mask over rank; 0 if not
+ * representable (dynamic axes, noop_with_empty_axes). */
+static int reduce_axes(const Graph *g, const Node *n, int rank, int *mask)
+{
+	const int64_t *ax = NULL;
+	int nax = attr_ints(n, "axes", &ax);
+	int64_t buf[MAX_AXES];
+	const Value *a = NIN(g, n, 1);
+
+	if (a) {
+		if (!a->data || value_numel(a) > MAX_AXES)
+			return 0;
+		nax = (int)value_numel(a);
+		for (int i = 0; i < nax; i++)
+			buf[i] = value_get_i(a, i);
+		ax = buf;
+	}
+	memset(mask, 0, sizeof(int) * BURN_MAX_RANK);
+	if (nax == 0) {
+		if (attr_int(n, "noop_with_empty_axes", 0))
+			return 0;
+		for (int i = 0; i < rank; i++)
+			mask[i] = 1;
+		return 1;
+	}
+	for (int i = 0; i < nax; i++) {
+		int64_t x = ax[i] < 0 ? ax[i] + rank : ax[i];
+		if (x < 0 || x >= rank)
+			return 0;
+		mask[x] = 1;
+	}
+	return 1;
+}
+
+static int same_shape(const Value *v, int rank, const int64_t *d)
+{
+	return v->rank == rank && !memcmp(v->dim, d, sizeof(int64_t) * rank);
+}
+
+/* Row shape of a group: F with the reduced axes set to 1. */
+static void row_shape(const Group *gr, int64_t *R)
+{
+	for (int i = 0; i < gr->rank; i++)
+		R[i] = gr->red[i] ? 1 : gr->F[i];
+}
+
+static int is_full(const Group *gr, const Value *v)
+{
+	return same_shape(v, gr->rank, gr->F);
+}
+
+static int is_row(const Group *gr, const Value *v)
+{
+	int64_t R[BURN_MAX_RANK];
+
+	if (!gr->nred)
+		return 0;
+	row_shape(gr, R);
+	return same_shape(v, gr->rank, R);
+}
+
+static int float_value(const Value *v)
+{
+	return v->dtype == DT_F32 || v->dtype == DT_F64;
+}
+
+/* Clear mask bits of axes of extent 1: reducing them is a no-op. */
+static int norm_mask(const Group *gr, int *mask)
+{
+	int n = 0;
+
+	for (int i = 0; i < gr->rank; i++) {
+		if (gr->F[i] == 1)
+			mask[i] = 0;
+		n += mask[i];
+	}
+	return n;
+}
+
+/* Is v a row candidate for a group without reduced axes yet: the rank of
+ * F, each dim equal to F's or 1, not all equal?  Sets mask. */
+static int row_candidate(const Group *gr, const Value *v, int *mask)
+{
+	int n = 0;
+
+	if (v->rank != gr->rank)
+		return 0;
+	for (int i = 0; i < gr->rank; i++) {
+		if (v->dim[i] != gr->F[i] && v->dim[i] != 1)
+			return 0;
+		mask[i] = v->dim[i] != gr->F[i];
+		n += mask[i];
+	}
+	return n > 0;
+}
+
+/* Can node p join group gr (all its consumers are members already)?  The
+ * first row-shaped member fixes the group's reduced axes; a reduction
+ * whose output is the group's F so far widens F to its input. */
+static int try_join(Fuser *f, Group *gr, int gid, int p)
+{
+	Graph *g = f->g;
+	Node *n = &g->node[p];
+	const Value *out = NOUT(g, n, 0);
+	int mask[BURN_MAX_RANK] = { 0 };
+
+	if (n->dead || f->group[p] >= 0 || n->nout != 1 || out->data)
+		return 0;
+	/* every consumer must be in the group, and none a graph output */
+	for (int k = 0; k < f->nuse[n->out[0]]; k++) {
+		int u = f->users[n->out[0]][k];
+		if (u < 0 || f->group[u] != gid)
+			return 0;
+	}
+	if (op_table[n->op].cls == OC_ELEM) {
+		if (!float_value(out) && out->dtype != DT_BOOL && !dtype_is_int(out->dtype))
+			return 0;
+		if (is_full(gr, out) || is_row(gr, out))
+			return 1;
+		if (!gr->nred && row_candidate(gr, out, mask)) {
+			memcpy(gr->red, mask, sizeof mask);
+			gr->nred = norm_mask(gr, gr->red);
+			return 1;
+		}
+		return 0;
+	}
+	if (is_fusable_reduce(n->op)) {
+		const Value *x = NIN(g, n, 0);
+		Group wide;
+		if (!float_value(x) || !attr_int(n, "keepdims", 1) || x->rank != gr->rank)
+			return 0;
+		if (!reduce_axes(g, n, x->rank, mask))
+			return 0;
+		if (is_full(gr, x)) {
+			if (!norm_mask(gr, mask))
+				return 0;
+			if (gr->nred)
+				return !memcmp(mask, gr->red, sizeof(int) * gr->rank);
+			memcpy(gr->red, mask, sizeof mask);
+			gr->nred = norm_mask(gr, gr->red);
+			return 1;
+		}
+		/* widen: the group so far is pointwise over this reduction's output */
+		if (gr->nred || !is_full(gr, out))
+			return 0;
+		wide = *gr;
+		memcpy(wide.F, x->dim, sizeof(int64_t) * x->rank);
+		memcpy(wide.red, mask, sizeof mask);
+		if (!(wide.nred = norm_mask(&wide, wide.red)))
+			return 0;
+		*gr = wide;
+		return 1;
+	}
+	return 0;
+}
+
+static int build_uses(Fuser *f)
+{
+	Graph *g = f->g;
+	int *fill;
+
+	f->nuse = calloc(g->nval + 1, sizeof(int));
+	f->users = calloc(g->nval + 1, sizeof(int *));
+	fill = calloc(g->nval + 1, sizeof(int));
+	if (!f->nuse || !f->users || !fill) {
+		free(fill);
+		return burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < g->nnode; i++)
+		for (int k = 0; k < g->node[i].nin; k++)
+			if (g->node[i].in[k] >= 0)
+				f->nuse[g->node[i].in[k]]++;
+	for (int i = 0; i < g->nout; i++)
+		f->nuse[g->out[i]]++;
+	for (int v = 0; v < g->nval; v++)
+		if (f->nuse[v] && !(f->users[v] = malloc(sizeof(int) * f->nuse[v]))) {
+			free(fill);
+			return burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
+		}
+	for (int i = 0; i < g->nnode; i++)
+		for (int k = 0; k < g->node[i].nin; k++) {
+			int v = g->node[i].in[k];
+			if (v >= 0)
+				f->users[v][fill[v]++] = i;
+		}
+	for (int i = 0; i < g->nout; i++)
+		f->users[g->out[i]][fill[g->out[i]]++] = -1;   /* -1: graph output */
+	free(fill);
+	return BURN_OK;
+}
+
+static void free_uses(Fuser *f)
+{
+	if (f->users)
+		for (int v = 0; v < f->g->nval; v++)
+			free(f->users[v]);
+	free(f->users);
+	free(f->nuse);
+}
+
+/* ---- lowering a group --------------------------------------------------- */
+
+typedef struct GLower {
+	Lower *lw;
+	KB *kb;
+	Group *gr;
+	const int *member;   /* per node: in this group */
+	int *var;            /* per value: row variable, or -1 */
+	KRef *memo;          /* per value: expression in the current pass */
+	int *buf;            /* per value: kernel buffer, or -1 */
+	int vars[BURN_MAX_RANK];
+	int in_pass;         /* inner loops are open */
+} GLower;
+
+static int bind(GLower *gl, int v, int access)
+{
+	if (gl->buf[v] < 0)
+		gl->buf[v] = lower_bind(gl->lw, gl->kb, v, access);
+	return gl->buf[v];
+}
+
+static KRef value_expr(GLower *gl, int v);
+
+/* Expression of member node n's output from its operands. */
+static KRef node_expr(GLower *gl, Node *n)
+{
+	KRef in[64] = { 0 };
+
+	for (int k = 0; k < n->nin && k < 64; k++)
+		if (n->in[k] >= 0 && !(n->op == OP_CastLike && k == 1))
+			in[k] = value_expr(gl, n->in[k]);
+	return elem_expr(gl->kb, gl->lw->g, n, in, NOUT(gl->lw->g, n, 0)->dtype);
+}
+
+/* The value of v at the current loop position. */
+static KRef value_expr(GLower *gl, int v)
+{
+	Graph *g = gl->lw->g;
+	const Value *val = GV(g, v);
+	KRef e;
+
+	if (gl->var[v] >= 0)
+		return kb_get(gl->kb, gl->var[v]);
+	if (gl->memo[v])
+		return gl->memo[v];
+	if (val->producer >= 0 && gl->member[val->producer]) {
+		e = node_expr(gl, &g->node[val->producer]);
+	} else {
+		int b = bind(gl, v, KA_READ);
+		e = kb_load(gl->kb, b, value_numel(val) == 1 ? kb_idx(gl->kb, 0) :
+		            index_bcast(gl->kb, val, gl->gr->rank, gl->vars));
+	}
+	gl->memo[v] = e;
+	return e;
+}
+
+static void open_axes(GLower *gl, int reduced)
+{
+	Group *gr = gl->gr;
+
+	for (int i = 0; i < gr->rank; i++) {
+		char name[16];
+		if (gr->red[i] != reduced)
+			continue;
+		snprintf(name, sizeof name, "%c%d", reduced ? 'r' : 'i', i);
+		gl->vars[i] = kb_for(gl->kb, name, kb_idx(gl->kb, 0),
+		                     kb_idx(gl->kb, gr->F[i]), reduced ? 0 : KF_PARALLEL);
+	}
+}
+
+static void close_axes(GLower *gl, int reduced)
+{
+	for (int i = 0; i < gl->gr->rank; i++)
+		if (gl->gr->red[i] == reduced)
+			kb_end(gl->kb);
+}
+
+/* Forget expressions computed inside a pass that has just closed. */
+static void forget_pass(GLower *gl)
+{
+	memset(gl->memo, 0, sizeof(KRef) * (gl->lw->g->nval + 1));
+}
+
+/* One reduction: a pass over the reduced axes into a variable. */
+static void lower_reduction(GLower *gl, Node *n)
+{
+	KB *kb = gl->kb;
+	Graph *g = gl->lw->g;
+	int dt = NIN(g, n, 0)->dtype;
+	int64_t count = 1;
+	int acc;
+	double init = 0;
+	KRef x, a, r;
+
+	for (int i = 0; i < gl->gr->rank; i++)
+		if (gl->gr->red[i])
+			count *= gl->gr->F[i];
+	if (n->op == OP_ReduceMax)
+		init = -INFINITY;
+	else if (n->op == OP_ReduceMin)
+		init = INFINITY;
+	else if (n->op == OP_ReduceProd)
+		init = 1;
+	acc = kb_var(kb, dt, "acc");
+	kb_set(kb, acc, kb_const_f(kb, dt, init));
+	forget_pass(gl);
+	open_axes(gl, 1);
+	x = value_expr(gl, n->in[0]);
+	a = kb_get(kb, acc);
+	switch (n->op) {
+	case OP_ReduceMax: r = kb_bin(kb, KO_MAX, a, x); break;
+	case OP_ReduceMin: r = kb_bin(kb, KO_MIN, a, x); break;
+	case OP_ReduceProd: r = kb_bin(kb, KO_MUL, a, x); break;
+	case OP_ReduceSumSquare: case OP_ReduceL2:
+		r = kb_bin(kb, KO_ADD, a, kb_bin(kb, KO_MUL, x, x)); break;
+	case OP_ReduceL1: r = kb_bin(kb, KO_ADD, a, kb_un(kb, KO_ABS, x)); break;
+	case OP_ReduceLogSumExp: r = kb_bin(kb, KO_ADD, a, kb_un(kb, KO_EXP, x)); break;
+	default: r = kb_bin(kb, KO_ADD, a, x); break;
+	}
+	kb_set(kb, acc, r);
+	close_axes(gl, 1);
+	forget_pass(gl);
+	a = kb_get(kb, acc);
+	switch (n->op) {
+	case OP_ReduceMean: a = kb_bin(kb, KO_DIV, a, kb_const_f(kb, dt, (double)count)); break;
+	case OP_ReduceL2: a = kb_un(kb, KO_SQRT, a); break;
+	case OP_ReduceLogSum: case OP_ReduceLogSumExp: a = kb_un(kb, KO_LOG, a); break;
+	default: break;
+	}
+	if (a != kb_get(kb, acc))
+		kb_set(kb, acc, a);
+	gl->var[n->out[0]] = acc;
+}
+
+/* Linear index of the current position in a value of shape F or R. */
+static KRef out_index(GLower *gl, int full)
+{
+	int64_t shape[BURN_MAX_RANK], stride[BURN_MAX_RANK];
+	KRef e = kb_idx(gl->kb, 0);
+
+	if (full)
+		memcpy(shape, gl->gr->F, sizeof shape);
+	else
+		row_shape(gl->gr, shape);
+	shape_strides(gl->gr->rank, shape, stride);
+	for (int i = 0; i < gl->gr->rank; i++)
+		if (shape[i] != 1)
+			e = kb_bin(gl->kb, KO_ADD, e, kb_bin(gl->kb, KO_MUL,
+			           kb_get(gl->kb, gl->vars[i]), kb_idx(gl->kb, stride[i])));
+	return e;
+}
+
+static int escapes(const Fuser *f, int v)
+{
+	for (int k = 0; k < f->nuse[v]; k++) {
+		int u = f->users[v][k];
+		if (u < 0 || f->group[u] != f->group[f->g->val[v].producer])
+			return 1;
+	}
+	return 0;
+}
+
+static int lower_group(Fuser *f, Lower *lw, int gid)
+{
+	Graph *g = f->g;
+	Group *gr = &f->grp[gid];
+	GLower gl = { 0 };
+	KB kb;
+	int *member = calloc(g->nnode + 1, sizeof(int));
+	char *ops;
+	size_t len = 0, cap = 256;
+	int rc = BURN_OK, any_full_out = 0;
+
+	gl.var = malloc(sizeof(int) * (g->nval + 1));
+	gl.buf = malloc(sizeof(int) * (g->nval + 1));
+	gl.memo = calloc(g->nval + 1, sizeof(KRef));
+	ops = malloc(cap);
+	if (!member || !gl.var || !gl.buf || !gl.memo || !ops) {
+		rc = burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	ops[0] = 0;
+	for (int v = 0; v < g->nval; v++)
+		gl.var[v] = gl.buf[v] = -1;
+	for (int i = 0; i < g->nnode; i++) {
+		if (f->group[i] != gid)
+			continue;
+		member[i] = 1;
+		{
+			const char *nm = g->node[i].name ? g->node[i].name : "";
+			size_t need = len + strlen(nm) + 40;
+			if (need > cap) {
+				char *o2;
+				cap = need * 2;
+				o2 = realloc(ops, cap);
+				if (!o2) {
+					rc = burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
+					goto done;
+				}
+				ops = o2;
+			}
+			len += sprintf(ops + len, "%s%s(%s)", len ? " + " : "",
+			               op_table[g->node[i].op].name, nm);
+		}
+	}
+	gl.lw = lw;
+	gl.kb = &kb;
+	gl.gr = gr;
+	gl.member = member;
+
+	kb_begin(&kb, lw->prog, gr->nred ? "k_fused_reduce" : "k_fused",
+	         arena_printf(lw->prog->arena, "%s", ops));
+	open_axes(&gl, 0);
+	/* row values and reductions, in topological order */
+	for (int i = 0; i < g->nnode && gr->nred; i++) {
+		Node *n = &g->node[i];
+		if (!member[i])
+			continue;
+		if (is_fusable_reduce(n->op)) {
+			lower_reduction(&gl, n);
+		} else if (is_row(gr, NOUT(g, n, 0))) {
+			int v = kb_var(&kb, NOUT(g, n, 0)->dtype, "row");
+			kb_set(&kb, v, node_expr(&gl, n));
+			gl.var[n->out[0]] = v;
+		}
+	}
+	/* row results that leave the group */
+	for (int i = 0; i < g->nnode && gr->nred; i++) {
+		Node *n = &g->node[i];
+		if (!member[i] || !escapes(f, n->out[0]))
+			continue;
+		if (is_row(gr, NOUT(g, n, 0)) || is_fusable_reduce(n->op))
+			kb_store(&kb, bind(&gl, n->out[0], KA_WRITE), out_index(&gl, 0),
+			         kb_get(&kb, gl.var[n->out[0]]));
+	}
+	/* the final pass: full-shape results that leave the group */
+	for (int i = 0; i < g->nnode; i++)
+		if (member[i] && escapes(f, g->node[i].out[0]) &&
+		    gl.var[g->node[i].out[0]] < 0 && is_full(gr, NOUT(g, &g->node[i], 0)))
+			any_full_out = 1;
+	if (any_full_out) {
+		forget_pass(&gl);
+		if (gr->nred)
+			open_axes(&gl, 1);
+		for (int i = 0; i < g->nnode; i++) {
+			Node *n = &g->node[i];
+			if (!member[i] || !escapes(f, n->out[0]) || gl.var[n->out[0]] >= 0 ||
+			    !is_full(gr, NOUT(g, n, 0)))
+				continue;
+			kb_store(&kb, bind(&gl, n->out[0], KA_WRITE), out_index(&gl, 1),
+			         value_expr(&gl, n->out[0]));
+		}
+		if (gr->nred)
+			close_axes(&gl, 1);
+	}
+	close_axes(&gl, 0);
+	kb_finish(&kb);
+done:
+	free(member);
+	free(gl.var);
+	free(gl.buf);
+	free(gl.memo);
+	free(ops);
+	return rc;
+}
+
+/* ---- the pass ----------------------------------------------------------- */
+
+struct Fusion {
+	int *group;     /* per node: group id, -1 if the node is alone */
+	Group *grp;     /* per group */
+	int ngrp;
+};
+
+void fusion_free(Fusion *fu)
+{
+	if (!fu)
+		return;
+	free(fu->group);
+	free(fu->grp);
+	free(fu);
+}
+
+int fusion_count(const Fusion *fu)
+{
+	return fu ? fu->ngrp : 0;
+}
+
+int pass_fuse(Ctx *c, Graph *g, Fusion **out)
+{
+	Fuser f = { c, g };
+	Fusion *fu;
+	int rc;
+
+	*out = NULL;
+	f.group = malloc(sizeof(int) * (g->nnode + 1));
+	f.grp = calloc(g->nnode + 1, sizeof(Group));
+	if (!f.group || !f.grp) {
+		free(f.group);
+		free(f.grp);
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < g->nnode; i++)
+		f.group[i] = -1;
+	if ((rc = build_uses(&f)))
+		goto done;
+
+	for (int root = g->nnode - 1; root >= 0; root--) {
+		Node *n = &g->node[root];
+		Group *gr = &f.grp[f.ngrp];
+		const Value *out;
+		int grew = 1;
+
+		if (n->dead || f.group[root] >= 0 || n->nout != 1)
+			continue;
+		out = NOUT(g, n, 0);
+		if (op_table[n->op].cls == OC_ELEM) {
+			memset(gr, 0, sizeof *gr);
+			gr->rank = out->rank;
+			memcpy(gr->F, out->dim, sizeof(int64_t) * out->rank);
+		} else if (is_fusable_reduce(n->op) && float_value(out)) {
+			const Value *x = NIN(g, n, 0);
+			memset(gr, 0, sizeof *gr);
+			if (!reduce_axes(g, n, x->rank, gr->red) ||
+			    !attr_int(n, "keepdims", 1))
+				continue;
+			gr->rank = x->rank;
+			memcpy(gr->F, x->dim, sizeof(int64_t) * x->rank);
+			if (!(gr->nred = norm_mask(gr, gr->red)))
+				continue;
+		} else {
+			continue;
+		}
+		gr->root = root;
+		gr->size = 1;
+		f.group[root] = f.ngrp;
+		/* absorb producers until nothing more joins */
+		while (grew) {
+			grew = 0;
+			for (int i = root; i >= 0; i--) {
+				Node *m = &g->node[i];
+				if (f.group[i] != f.ngrp)
+					continue;
+				for (int k = 0; k < m->nin; k++) {
+					const Value *v = NIN(g, m, k);
+					if (!v || v->producer < 0)
+						continue;
+					if (try_join(&f, gr, f.ngrp, v->producer)) {
+						f.group[v->producer] = f.ngrp;
+						gr->size++;
+						grew = 1;
+					}
+				}
+			}
+		}
+		if (gr->size == 1)
+			f.group[root] = -1;   /* alone: the op's own lowering is best */
+		else
+			f.ngrp++;
+	}
+	fu = malloc(sizeof *fu);
+	if (!fu) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	fu->group = f.group;
+	fu->grp = f.grp;
+	fu->ngrp = f.ngrp;
+	*out = fu;
+	f.group = NULL;
+	f.grp = NULL;
+done:
+	free(f.group);
+	free(f.grp);
+	free_uses(&f);
+	return rc;
+}
+
+/* Lower every node, one kernel per fusion group at the group's root. */
+int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p)
+{
+	Lower lw = { c, g, p };
+	Fuser f = { c, g };
+	int rc;
+
+	if ((rc = build_uses(&f)))
+		return rc;
+	f.group = fu ? fu->group : NULL;
+	f.grp = fu ? fu->grp : NULL;
+	f.ngrp = fu ? fu->ngrp : 0;
+	for (int i = 0; i < g->nnode && !rc; i++) {
+		Node *n = &g->node[i];
+		int gid = f.group ? f.group[i] : -1;
+		int first = p->nkernel;
+
+		if (n->dead || (gid >= 0 && f.grp[gid].root != i))
+			continue;   /* a group is lowered at its root, its last member */
+		c->node = n->name;
+		c->op = op_table[n->op].name;
+		rc = gid < 0 ? op_table[n->op].lower(&lw, n) : lower_group(&f, &lw, gid);
+		for (int k = first; k < p->nkernel && !rc; k++)
+			rc = kir_verify(c, p->kernel[k]);
+		if (!rc) {
+			c->node = NULL;
+			c->op = NULL;
+		}
+	}
+	free_uses(&f);
+	return rc;
+}
