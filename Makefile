@@ -2,10 +2,13 @@
 #   make run    compile the bundled default model, build it, run it
 #   make test   build and run the whole test suite (unit, models, conformance)
 #   make build  configure and build into build/
+#   make test-sanitize  the whole suite under ASan+UBSan+LSan, in build-san/
+#   make fuzz   build the libFuzzer targets in build-fuzz/, run each
+#               FUZZ_SECONDS (default 60); see docs/RELIABILITY.md
 BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup build run test clean
+.PHONY: all setup build run test clean test-sanitize fuzz
 
 all: build
 
@@ -24,5 +27,22 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+SAN_BUILD    ?= build-san
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+
+# ASan+UBSan build of everything; LeakSanitizer checks burncc itself (the
+# generated C that `burncc check` builds is compiled without sanitizers).
+test-sanitize: setup
+	cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBURN_SANITIZE=ON >/dev/null
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+	cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --output-on-failure -j $(JOBS)
+
+fuzz: setup
+	@sh tools/setup.sh fuzz
+	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)

@@ -39,6 +39,7 @@ typedef struct Group {
 	int red[BURN_MAX_RANK];   /* 1 for reduced axes */
 	int nred;                 /* number of reduced axes (0: pointwise) */
 	int size;
+	int anchor;               /* MatMul/Gemm/Conv whose epilogue this is, or -1 */
 } Group;
 
 typedef struct Fuser {
@@ -274,8 +275,13 @@ typedef struct GLower {
 	int *var;            /* per value: row variable, or -1 */
 	KRef *memo;          /* per value: expression in the current pass */
 	int *buf;            /* per value: kernel buffer, or -1 */
-	int vars[BURN_MAX_RANK];
-	int in_pass;         /* inner loops are open */
+	int vars[BURN_MAX_RANK];  /* per axis of F: variable holding its index */
+	int vars_ready;      /* vars hold the current position */
+	KRef lin;            /* linear index in F of the current element, or 0 */
+	KRef base;           /* epilogue: first element of the run */
+	int64_t run;         /* epilogue: run length */
+	int jvar;            /* epilogue: loop variable over the run */
+	int anchor_out;      /* epilogue: the anchor's output value */
 } GLower;
 
 static int bind(GLower *gl, int v, int access)
@@ -286,6 +292,35 @@ static int bind(GLower *gl, int v, int access)
 }
 
 static KRef value_expr(GLower *gl, int v);
+
+/* The per-axis index variables at the current element.  In a group's loop
+ * nest they are the loop variables; in an epilogue they are computed from
+ * the linear index when a broadcast input first needs them (for a run that
+ * is one row of F, the outer axes come from the run's start, which the C
+ * compiler hoists, and the last axis is the run's loop variable). */
+static const int *need_vars(GLower *gl)
+{
+	Group *gr = gl->gr;
+	int64_t stride[BURN_MAX_RANK];
+	int r = gr->rank, row = gl->run == gr->F[r - 1];
+
+	if (gl->vars_ready)
+		return gl->vars;
+	shape_strides(r, gr->F, stride);
+	for (int d = 0; d < r; d++) {
+		KRef at = row && d < r - 1 ? gl->base : gl->lin;
+		if (row && d == r - 1) {
+			gl->vars[d] = gl->jvar;
+			continue;
+		}
+		gl->vars[d] = kb_var(gl->kb, DT_I64, "ix");
+		kb_set(gl->kb, gl->vars[d],
+		       kb_bin(gl->kb, KO_MOD, kb_bin(gl->kb, KO_DIV, at, kb_idx(gl->kb, stride[d])),
+		              kb_idx(gl->kb, gr->F[d])));
+	}
+	gl->vars_ready = 1;
+	return gl->vars;
+}
 
 /* Expression of member node n's output from its operands. */
 static KRef node_expr(GLower *gl, Node *n)
@@ -313,8 +348,14 @@ static KRef value_expr(GLower *gl, int v)
 		e = node_expr(gl, &g->node[val->producer]);
 	} else {
 		int b = bind(gl, v, KA_READ);
-		e = kb_load(gl->kb, b, value_numel(val) == 1 ? kb_idx(gl->kb, 0) :
-		            index_bcast(gl->kb, val, gl->gr->rank, gl->vars));
+		KRef idx;
+		if (value_numel(val) == 1)
+			idx = kb_idx(gl->kb, 0);
+		else if (gl->lin && is_full(gl->gr, val))
+			idx = gl->lin;
+		else
+			idx = index_bcast(gl->kb, val, gl->gr->rank, need_vars(gl));
+		e = kb_load(gl->kb, b, idx);
 	}
 	gl->memo[v] = e;
 	return e;
@@ -426,56 +467,72 @@ static int escapes(const Fuser *f, int v)
 	return 0;
 }
 
+/* Set up the lowering state of group gid: its members, and the text
+ * naming them (" + Op(name)" each). */
+static int glower_init(Fuser *f, Lower *lw, int gid, GLower *gl, char **ops)
+{
+	Graph *g = f->g;
+	size_t len = 0, cap = 256;
+	int *member = calloc(g->nnode + 1, sizeof(int));
+
+	memset(gl, 0, sizeof *gl);
+	gl->var = malloc(sizeof(int) * (g->nval + 1));
+	gl->buf = malloc(sizeof(int) * (g->nval + 1));
+	gl->memo = calloc(g->nval + 1, sizeof(KRef));
+	*ops = malloc(cap);
+	gl->member = member;
+	if (!member || !gl->var || !gl->buf || !gl->memo || !*ops)
+		return burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
+	(*ops)[0] = 0;
+	for (int v = 0; v < g->nval; v++)
+		gl->var[v] = gl->buf[v] = -1;
+	for (int i = 0; i < g->nnode; i++) {
+		const char *nm = g->node[i].name ? g->node[i].name : "";
+		size_t need = len + strlen(nm) + 40;
+		if (f->group[i] != gid || i == f->grp[gid].anchor)
+			continue;
+		member[i] = 1;
+		if (need > cap) {
+			char *o2 = realloc(*ops, cap = need * 2);
+			if (!o2)
+				return burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
+			*ops = o2;
+		}
+		len += sprintf(*ops + len, " + %s(%s)", op_table[g->node[i].op].name, nm);
+	}
+	gl->lw = lw;
+	gl->gr = &f->grp[gid];
+	return BURN_OK;
+}
+
+static void glower_free(GLower *gl, char *ops)
+{
+	free((void *)gl->member);
+	free(gl->var);
+	free(gl->buf);
+	free(gl->memo);
+	free(ops);
+}
+
 static int lower_group(Fuser *f, Lower *lw, int gid)
 {
 	Graph *g = f->g;
 	Group *gr = &f->grp[gid];
-	GLower gl = { 0 };
+	GLower gl;
 	KB kb;
-	int *member = calloc(g->nnode + 1, sizeof(int));
 	char *ops;
-	size_t len = 0, cap = 256;
-	int rc = BURN_OK, any_full_out = 0;
+	const int *member;
+	int rc, any_full_out = 0;
 
-	gl.var = malloc(sizeof(int) * (g->nval + 1));
-	gl.buf = malloc(sizeof(int) * (g->nval + 1));
-	gl.memo = calloc(g->nval + 1, sizeof(KRef));
-	ops = malloc(cap);
-	if (!member || !gl.var || !gl.buf || !gl.memo || !ops) {
-		rc = burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
-		goto done;
+	if ((rc = glower_init(f, lw, gid, &gl, &ops))) {
+		glower_free(&gl, ops);
+		return rc;
 	}
-	ops[0] = 0;
-	for (int v = 0; v < g->nval; v++)
-		gl.var[v] = gl.buf[v] = -1;
-	for (int i = 0; i < g->nnode; i++) {
-		if (f->group[i] != gid)
-			continue;
-		member[i] = 1;
-		{
-			const char *nm = g->node[i].name ? g->node[i].name : "";
-			size_t need = len + strlen(nm) + 40;
-			if (need > cap) {
-				char *o2;
-				cap = need * 2;
-				o2 = realloc(ops, cap);
-				if (!o2) {
-					rc = burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
-					goto done;
-				}
-				ops = o2;
-			}
-			len += sprintf(ops + len, "%s%s(%s)", len ? " + " : "",
-			               op_table[g->node[i].op].name, nm);
-		}
-	}
-	gl.lw = lw;
+	member = gl.member;
 	gl.kb = &kb;
-	gl.gr = gr;
-	gl.member = member;
-
+	gl.vars_ready = 1;   /* the loop variables index every axis */
 	kb_begin(&kb, lw->prog, gr->nred ? "k_fused_reduce" : "k_fused",
-	         arena_printf(lw->prog->arena, "%s", ops));
+	         arena_printf(lw->prog->arena, "%s", ops + 3));
 	open_axes(&gl, 0);
 	/* row values and reductions, in topological order */
 	for (int i = 0; i < g->nnode && gr->nred; i++) {
@@ -508,12 +565,13 @@ static int lower_group(Fuser *f, Lower *lw, int gid)
 		forget_pass(&gl);
 		if (gr->nred)
 			open_axes(&gl, 1);
+		gl.lin = out_index(&gl, 1);
 		for (int i = 0; i < g->nnode; i++) {
 			Node *n = &g->node[i];
 			if (!member[i] || !escapes(f, n->out[0]) || gl.var[n->out[0]] >= 0 ||
 			    !is_full(gr, NOUT(g, n, 0)))
 				continue;
-			kb_store(&kb, bind(&gl, n->out[0], KA_WRITE), out_index(&gl, 1),
+			kb_store(&kb, bind(&gl, n->out[0], KA_WRITE), gl.lin,
 			         value_expr(&gl, n->out[0]));
 		}
 		if (gr->nred)
@@ -521,13 +579,127 @@ static int lower_group(Fuser *f, Lower *lw, int gid)
 	}
 	close_axes(&gl, 0);
 	kb_finish(&kb);
-done:
-	free(member);
-	free(gl.var);
-	free(gl.buf);
-	free(gl.memo);
-	free(ops);
+	glower_free(&gl, ops);
+	return BURN_OK;
+}
+
+/* ---- epilogues ------------------------------------------------------------ */
+
+static GLower *epi_state(Lower *lw, KB *kb, Node *n)
+{
+	GLower *gl;
+
+	if (!lw->epi || &lw->g->node[lw->epi->anchor] != n)
+		return NULL;
+	gl = lw->epi->state;
+	gl->kb = kb;
+	lw->epi->applied++;
+	return gl;
+}
+
+KRef lower_epi_value(Lower *lw, KB *kb, Node *n, KRef lin, KRef v)
+{
+	GLower *gl = epi_state(lw, kb, n);
+
+	if (!gl)
+		return v;
+	forget_pass(gl);
+	gl->vars_ready = 0;
+	gl->lin = lin;
+	gl->base = lin;
+	gl->run = 1;
+	gl->jvar = -1;
+	gl->memo[gl->anchor_out] = v;
+	return value_expr(gl, gl->lw->g->node[gl->gr->root].out[0]);
+}
+
+void lower_epi_run(Lower *lw, KB *kb, Node *n, int buf, KRef base, int64_t len)
+{
+	GLower *gl = epi_state(lw, kb, n);
+	KRef x;
+
+	if (!gl)
+		return;
+	forget_pass(gl);
+	gl->vars_ready = 0;
+	gl->base = base;
+	gl->run = len;
+	gl->jvar = kb_for(kb, "e", kb_idx(kb, 0), kb_idx(kb, len), KF_PARALLEL);
+	gl->lin = kb_bin(kb, KO_ADD, base, kb_get(kb, gl->jvar));
+	x = kb_load(kb, buf, gl->lin);
+	gl->memo[gl->anchor_out] = x;
+	kb_store(kb, buf, gl->lin, value_expr(gl, gl->lw->g->node[gl->gr->root].out[0]));
+	kb_end(kb);
+}
+
+/* Lower the anchor of group gid with the group as its epilogue. */
+static int lower_anchored(Fuser *f, Lower *lw, int gid)
+{
+	Group *gr = &f->grp[gid];
+	Node *a = &f->g->node[gr->anchor];
+	GLower gl;
+	Epilogue epi;
+	char *ops;
+	int rc;
+
+	if ((rc = glower_init(f, lw, gid, &gl, &ops))) {
+		glower_free(&gl, ops);
+		return rc;
+	}
+	gl.anchor_out = a->out[0];
+	epi.anchor = gr->anchor;
+	epi.out = f->g->node[gr->root].out[0];
+	epi.ops = arena_printf(lw->prog->arena, "%s", ops);
+	epi.state = &gl;
+	epi.applied = 0;
+	lw->epi = &epi;
+	rc = op_table[a->op].lower(lw, a);
+	lw->epi = NULL;
+	if (!rc && !epi.applied)
+		rc = burn_fail(f->c, BURN_ERR_INTERNAL, "%s did not apply its epilogue",
+		               op_table[a->op].name);
+	glower_free(&gl, ops);
 	return rc;
+}
+
+/* Attach an anchor to pointwise group gid when one of its members reads
+ * the output of a MatMul, Gemm or Conv that only the group uses and that
+ * has the group's shape and type. */
+static void find_anchor(Fuser *f, int gid)
+{
+	Graph *g = f->g;
+	Group *gr = &f->grp[gid];
+	const Value *root_out = NOUT(g, &g->node[gr->root], 0);
+
+	gr->anchor = -1;
+	if (gr->nred || !float_value(root_out))
+		return;
+	for (int i = gr->root; i >= 0; i--) {
+		Node *m = &g->node[i];
+		if (f->group[i] != gid)
+			continue;
+		for (int k = 0; k < m->nin; k++) {
+			const Value *v = NIN(g, m, k);
+			Node *a;
+			int all = 1;
+			if (!v || v->producer < 0)
+				continue;
+			a = &g->node[v->producer];
+			if ((a->op != OP_MatMul && a->op != OP_Gemm && a->op != OP_Conv) ||
+			    a->dead || f->group[v->producer] >= 0 || a->nout != 1 ||
+			    v->dtype != root_out->dtype || !is_full(gr, v))
+				continue;
+			for (int u = 0; u < f->nuse[m->in[k]]; u++) {
+				int w = f->users[m->in[k]][u];
+				all &= w >= 0 && f->group[w] == gid;
+			}
+			if (!all)
+				continue;
+			gr->anchor = v->producer;
+			f->group[v->producer] = gid;
+			return;
+		}
+	}
 }
 
 /* ---- the pass ----------------------------------------------------------- */
@@ -619,7 +791,8 @@ int pass_fuse(Ctx *c, Graph *g, Fusion **out)
 				}
 			}
 		}
-		if (gr->size == 1)
+		find_anchor(&f, f.ngrp);
+		if (gr->size == 1 && gr->anchor < 0)
 			f.group[root] = -1;   /* alone: the op's own lowering is best */
 		else
 			f.ngrp++;
@@ -661,9 +834,16 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p)
 
 		if (n->dead || (gid >= 0 && f.grp[gid].root != i))
 			continue;   /* a group is lowered at its root, its last member */
+		if (gid >= 0 && f.grp[gid].anchor >= 0)
+			n = &g->node[f.grp[gid].anchor];   /* name the anchor in errors */
 		c->node = n->name;
 		c->op = op_table[n->op].name;
-		rc = gid < 0 ? op_table[n->op].lower(&lw, n) : lower_group(&f, &lw, gid);
+		if (gid < 0)
+			rc = op_table[n->op].lower(&lw, n);
+		else if (f.grp[gid].anchor >= 0)
+			rc = lower_anchored(&f, &lw, gid);
+		else
+			rc = lower_group(&f, &lw, gid);
 		for (int k = first; k < p->nkernel && !rc; k++)
 			rc = kir_verify(c, p->kernel[k]);
 		if (!rc) {

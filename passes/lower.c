@@ -21,7 +21,9 @@ void lower_begin(Lower *lw, KB *kb, Node *n)
 	name[i] = 0;
 	op = op_table[n->op].name;
 	kb_begin(kb, lw->prog, name,
-	         arena_printf(lw->prog->arena, "%s(%s)", op, n->name ? n->name : ""));
+	         arena_printf(lw->prog->arena, "%s(%s)%s", op, n->name ? n->name : "",
+	                      lw->epi && &lw->g->node[lw->epi->anchor] == n ?
+	                      lw->epi->ops : ""));
 }
 
 int lower_bind(Lower *lw, KB *kb, int v, int access)
@@ -38,6 +40,9 @@ int lower_in(Lower *lw, KB *kb, Node *n, int k)
 
 int lower_out(Lower *lw, KB *kb, Node *n, int k)
 {
+	/* with an epilogue the anchor writes the fused result instead */
+	if (k == 0 && lw->epi && &lw->g->node[lw->epi->anchor] == n)
+		return lower_bind(lw, kb, lw->epi->out, KA_RW);
 	return lower_bind(lw, kb, n->out[k], KA_WRITE);
 }
 

@@ -22,10 +22,26 @@
 #include "../ir/graph.h"
 #include "../codegen/kir.h"
 
+/*
+ * An epilogue: pointwise ops fused onto an anchor op (MatMul, Gemm, Conv).
+ * While the anchor is lowered with lw->epi set, its output 0 is bound to
+ * the epilogue's output value `out` (same shape and dtype), and the anchor
+ * must pass every final value through lower_epi_value() or, after a run of
+ * output elements is complete in memory, call lower_epi_run() on it.
+ */
+typedef struct Epilogue {
+	int anchor;          /* node index of the anchor */
+	int out;             /* value written instead of the anchor's output */
+	const char *ops;     /* the fused ops, for the kernel's description */
+	void *state;         /* fuse.c's lowering state */
+	int applied;         /* hooks called: lowering checks it is not 0 */
+} Epilogue;
+
 typedef struct Lower {
 	Ctx *ctx;
 	Graph *g;
 	KProgram *prog;
+	Epilogue *epi;       /* for the node being lowered, or NULL */
 } Lower;
 
 /* Declarations of every infer/lower function named in the op table. */
@@ -38,6 +54,14 @@ typedef struct Lower {
  * expressions in[0..n->nin-1] (absent optional inputs are 0), producing
  * out_dtype.  Used by lower_elem and by fusion. */
 KRef elem_expr(KB *kb, Graph *g, Node *n, const KRef *in, int out_dtype);
+
+/* Epilogue hooks (fuse.c); both are no-ops when n has no epilogue.
+ * lower_epi_value: the final value v of output element `lin` (linear
+ * index) of n's output 0, after the epilogue.  lower_epi_run: apply the
+ * epilogue in place to elements base .. base+len-1 of buffer buf (n's
+ * output 0), whose final values are in memory. */
+KRef lower_epi_value(Lower *lw, KB *kb, Node *n, KRef lin, KRef v);
+void lower_epi_run(Lower *lw, KB *kb, Node *n, int buf, KRef base, int64_t len);
 
 /* ---- helpers shared by the families (passes/lower.c) ---------------- */
 

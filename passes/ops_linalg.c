@@ -349,7 +349,7 @@ lower_matmul(Lower *lw, Node *n)
 	const Value *a = NIN(g, n, 0), *b = NIN(g, n, 1), *y = NOUT(g, n, 0);
 	int isint = n->op == OP_MatMulInteger;
 	int dt = cdt(y->dtype);
-	int ba, bb, by, av, d0;
+	int ba, bb, by, av, d0, di;
 	KRef ao, bo, yo, vi, vk, vj, azp = 0;
 	static const char *bname[] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"};
 	MM mm;
@@ -374,6 +374,7 @@ lower_matmul(Lower *lw, Node *n)
 		yo = madd(&kb, yo, v, mm.M * mm.N * prod(mm.nb - i - 1, mm.bat + i + 1));
 	}
 	vi = loop(&kb, "i", mm.M, KF_PARALLEL);
+	di = kb.depth;
 	if (isint)
 		azp = zero_point(lw, &kb, n, 2, vi);
 	ao = madd(&kb, ao, vi, mm.K);
@@ -394,7 +395,7 @@ lower_matmul(Lower *lw, Node *n)
 		}
 		if (mm.K != 1)
 			kb_end(&kb);
-		kb_store(&kb, by, yo, kb_get(&kb, av));
+		kb_store(&kb, by, yo, lower_epi_value(lw, &kb, n, yo, kb_get(&kb, av)));
 		close_to(&kb, d0);
 		lower_end(lw, &kb);
 		return BURN_OK;
@@ -424,6 +425,9 @@ lower_matmul(Lower *lw, Node *n)
 		                          mul(&kb, kb_get(&kb, av), w)));
 		close_to(&kb, dp);
 	}
+	/* row i is final: the fused epilogue runs over it while it is in cache */
+	close_to(&kb, di);
+	lower_epi_run(lw, &kb, n, by, yo, mm.N);
 	close_to(&kb, d0);
 	lower_end(lw, &kb);
 	return BURN_OK;
@@ -549,7 +553,7 @@ lower_gemm(Lower *lw, Node *n)
 	const Value *y = NOUT(g, n, 0);
 	int dt = cdt(y->dtype), hasc = has_in(n, 2);
 	double alpha = attr_float(n, "alpha", 1.0), beta = attr_float(n, "beta", 1.0);
-	int ba, bb, bc = -1, by, av, d0;
+	int ba, bb, bc = -1, by, av, d0, di;
 	KRef vi, vj, vk, arow, crow, yrow;
 	GM gm;
 	KB kb;
@@ -566,6 +570,7 @@ lower_gemm(Lower *lw, Node *n)
 	d0 = kb.depth;
 	av = kb_var(&kb, dt, gm.tb ? "acc" : "a");
 	vi = loop(&kb, "i", gm.M, KF_PARALLEL);
+	di = kb.depth;
 	/* A'[i,k] = A[i*K + k] or, transposed, A[k*M + i] */
 	arow = gm.ta ? vi : mul(&kb, vi, I(&kb, gm.K));
 	crow = mul(&kb, vi, I(&kb, gm.csm));
@@ -603,6 +608,8 @@ lower_gemm(Lower *lw, Node *n)
 			                          mul(&kb, kb_get(&kb, av), w)));
 			close_to(&kb, dp);
 		}
+		close_to(&kb, di);
+		lower_epi_run(lw, &kb, n, by, yrow, gm.N);
 	} else {
 		KRef r;
 		int dj;
@@ -620,7 +627,8 @@ lower_gemm(Lower *lw, Node *n)
 				cv = mul(&kb, cnum(&kb, dt, beta), cv);
 			r = add(&kb, r, cv);
 		}
-		kb_store(&kb, by, add(&kb, yrow, vj), r);
+		kb_store(&kb, by, add(&kb, yrow, vj),
+		         lower_epi_value(lw, &kb, n, add(&kb, yrow, vj), r));
 	}
 #undef AIDX
 #undef CVAL
@@ -883,7 +891,7 @@ lower_conv(Lower *lw, Node *n)
 	const Value *y = NOUT(g, n, 0);
 	int isint = n->op == OP_ConvInteger;
 	int dt = cdt(y->dtype);
-	int bx, bw, bb = -1, by, wv, bv, d0, ns, L;
+	int bx, bw, bb = -1, by, wv, bv, d0, drow, ns, L;
 	int64_t Cg, Mg, xsz, ysz, wsz, xsp[BURN_MAX_RANK], ysp[BURN_MAX_RANK],
 	        wsp[BURN_MAX_RANK];
 	KRef vn, vg, vm, vml, vc, vci, ybase, xbase, wbase, o[BURN_MAX_RANK],
@@ -938,6 +946,7 @@ lower_conv(Lower *lw, Node *n)
 		o[j] = loop(&kb, oname[j], w->out[j], KF_PARALLEL);
 		ybase = madd(&kb, ybase, o[j], ysp[j]);
 	}
+	drow = kb.depth;
 	/* the row starts as the bias */
 	kb_set(&kb, bv, bb >= 0 ? kb_load(&kb, bb, vm) : cnum(&kb, dt, 0));
 	{
@@ -991,6 +1000,9 @@ lower_conv(Lower *lw, Node *n)
 		}
 		close_to(&kb, dk);
 	}
+	/* the output row is final: the fused epilogue runs over it */
+	close_to(&kb, drow);
+	lower_epi_run(lw, &kb, n, by, ybase, w->out[L]);
 	close_to(&kb, d0);
 	lower_end(lw, &kb);
 	return BURN_OK;

@@ -5,6 +5,8 @@
  *   pass_infer_fold  shape/type inference node by node, folding every node
  *                    whose inputs are all constant (so PyTorch's
  *                    Shape->Gather->Concat->Reshape chains disappear)
+ *   pass_simplify    BN folding, identities, transpose/reshape
+ *                    cancellation, CSE (simplify.c)
  *   pass_dce         drop nodes whose results nobody uses
  *   pass_fuse        decide which nodes become one kernel (fuse.c)
  *   pass_lower_fused every remaining node or fusion group -> kernels
@@ -26,6 +28,7 @@ typedef struct DimBind {
 
 int pass_bind_dims(Ctx *c, Graph *g, int nbind, const DimBind *bind);
 int pass_infer_fold(Ctx *c, Graph *g);
+int pass_simplify(Ctx *c, Graph *g);
 int pass_dce(Ctx *c, Graph *g);
 int pass_lower(Ctx *c, Graph *g, KProgram *p);
 /* Fusion groups (fuse.c): which nodes become one kernel.  The Fusion is

@@ -18,6 +18,8 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 	TRY(pass_bind_dims(c, g, o ? o->nbind : 0, o ? o->bind : NULL));
 	TRY(pass_infer_fold(c, g));
 	TRY(verify(c, g, o));
+	TRY(pass_simplify(c, g));
+	TRY(verify(c, g, o));
 	TRY(pass_dce(c, g));
 	TRY(verify(c, g, o));
 	if (o && o->no_fuse) {

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install, from Debian's packages, whatever the build and the tests need and
 # this machine lacks.  Safe to run again: it does nothing when all is there.
+#   sh tools/setup.sh        what `make build/run/test` need
+#   sh tools/setup.sh fuzz   also clang-19 with libFuzzer (`make fuzz` only)
 set -e
 need=""
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
@@ -12,6 +14,11 @@ have_cmd cmake    || need="$need cmake"
 have_cmd protoc-c || need="$need protobuf-c-compiler"
 have_hdr protobuf-c/protobuf-c.h || need="$need libprotobuf-c-dev"
 have_hdr criterion/criterion.h   || need="$need libcriterion-dev"
+if [ "${1:-}" = fuzz ]; then
+	have_cmd clang-19 || need="$need clang-19"
+	[ -f /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a ] ||
+		need="$need libclang-rt-19-dev"
+fi
 
 if [ -n "$need" ]; then
 	echo "setup: installing$need"

@@ -88,7 +88,8 @@ int main(int argc, char **argv)
 				sprintf(names[n++], "%s/%s", argv[i], e->d_name);
 			}
 			closedir(d);
-			qsort(names, n, sizeof *names, cmp);
+			if (n)
+				qsort(names, n, sizeof *names, cmp);
 			for (int k = 0; k < n; k++) {
 				bad += run_file(names[k]);
 				ran++;

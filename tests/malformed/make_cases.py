@@ -184,8 +184,189 @@ case("reshape_bad.onnx",
            inits=[shape], outputs=[helper.make_tensor_value_info("y", F, [4, 5])]),
      "reshape of 6 elements into 20")
 
+# ---- reliability corpus (issue 4, docs/RELIABILITY.md) ------------------
+# A case may carry burncc flags: cases.txt's third column (see run.sh).
+def flagged(name, m, want, flags):
+    """Like case(), with extra burncc flags."""
+    raw(name, m if isinstance(m, bytes) else m.SerializeToString())
+    cases.append((name, want, flags))
+
+
+def chain(n, op="Relu"):
+    """x -> op -> op ... -> y, n nodes."""
+    names = ["x"] + ["t%d" % i for i in range(n - 1)] + ["y"]
+    return [helper.make_node(op, [names[i]], [names[i + 1]], name="n%d" % i)
+            for i in range(n)]
+
+
+def nested_if(depth):
+    """If nodes nested depth levels deep, the innermost returning x."""
+    cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    out = helper.make_tensor_value_info("o0", F, [2, 3])
+    body = helper.make_graph([helper.make_node("Identity", ["x"], ["o0"], name="id")],
+                             "b0", [], [out])
+    for d in range(1, depth + 1):
+        o = helper.make_tensor_value_info("o%d" % d, F, [2, 3])
+        node = helper.make_node("If", ["c"], ["o%d" % d], name="if%d" % d,
+                                then_branch=body, else_branch=body)
+        body = helper.make_graph([node], "b%d" % d, [], [o])
+    top = body.node[0]
+    top.output[0] = "y"
+    return model([top], inputs=[helper.make_tensor_value_info("x", F, [2, 3]), cond])
+
+
+valid = model([relu()]).SerializeToString()
+
+# limits given on the command line; each message names its flag
+flagged("limit_file_bytes.onnx", valid, "--max-file-bytes (64)", "--max-file-bytes 64")
+flagged("limit_tensor_init.onnx", model(add_w, inits=[tensor("w", [2, 3], rawbytes=bytes(24))]),
+        "--max-tensor-bytes (16)", "--max-tensor-bytes 16")
+flagged("limit_tensor_value.onnx",
+        model([relu()], inputs=[helper.make_tensor_value_info("x", F, [64, 64])],
+              outputs=[helper.make_tensor_value_info("y", F, [64, 64])]),
+        "--max-tensor-bytes (1000)", "--max-tensor-bytes 1000")
+flagged("limit_nodes.onnx", model(chain(5)), "--max-nodes (3)", "--max-nodes 3")
+flagged("limit_depth.onnx", nested_if(3), "--max-depth (2)", "--max-depth 2")
+case("deep_subgraphs.onnx", nested_if(40), "--max-depth (32)")
+case("limit_default_tensor.onnx",
+     model([relu()], inputs=[helper.make_tensor_value_info("x", F, [1 << 16, 1 << 15])],
+           outputs=[helper.make_tensor_value_info("y", F, [1 << 16, 1 << 15])]),
+     "--max-tensor-bytes (1073741824)")
+
+# damaged bytes
+case("truncated_1.onnx", valid[:1], "not an ONNX model")
+case("truncated_varint.onnx", b"\x08\xff\xff", "not an ONNX model")
+case("truncated_last.onnx", valid[:-1], "not an ONNX model")
+case("truncated_quarter.onnx", b[:len(b) // 4], "not an ONNX model")
+case("zeros.onnx", bytes(1024), "not an ONNX model")
+case("random.onnx", bytes((i * 131 + 17) * 2654435761 >> 13 & 255 for i in range(4096)),
+     "not an ONNX model")
+case("wrong_wire_type.onnx", b"\x0a\x03abc" + valid, "not an ONNX model")
+case("huge_length.onnx", b"\x08\x08\x3a\xff\xff\xff\xff\x0f", "not an ONNX model")
+case("graph_wire_varint.onnx", b"\x08\x08\x3a\x05", "not an ONNX model")
+
+# shapes of inputs and values
+case("input_negative_dim.onnx",
+     model([relu()], inputs=[helper.make_tensor_value_info("x", F, [2, -3])]),
+     "negative")
+case("input_dim_overflow.onnx",
+     model([relu()], inputs=[helper.make_tensor_value_info("x", F, [1 << 40, 1 << 40])],
+           outputs=[helper.make_tensor_value_info("y", F, [1 << 40, 1 << 40])]),
+     "overflows")
+case("input_unbound_dim.onnx",
+     model([relu()], inputs=[helper.make_tensor_value_info("x", F, ["batch", 3])]),
+     "batch")
+case("input_complex.onnx",
+     model([relu()], inputs=[helper.make_tensor_value_info("x", TensorProto.COMPLEX64, [2])]),
+     "not supported")
+
+# graph structure
+case("cycle_self.onnx", model([relu("a", "a", "r1"),
+                               helper.make_node("Add", ["x", "a"], ["y"], name="add")]),
+     "cycle")
+case("cycle_three.onnx",
+     model([relu("c", "a", "r1"), relu("a", "b", "r2"), relu("b", "c", "r3"),
+            helper.make_node("Add", ["x", "a"], ["y"], name="add")]),
+     "cycle")
+case("duplicate_input.onnx",
+     model([relu()], inputs=[helper.make_tensor_value_info("x", F, [2, 3])] * 2),
+     "duplicate")
+case("output_shadows_input.onnx", model([relu("x", "x", "r1"), relu("x", "y", "r2")]),
+     "duplicate output 'x'")
+case("no_outputs.onnx", model([relu()], outputs=[]), "no outputs")
+case("empty_op_type.onnx", model([helper.make_node("", ["x"], ["y"], name="e")]),
+     "unknown op")
+
+# dtypes and shapes that do not match
+i64 = TensorProto.INT64
+case("dtype_mismatch.onnx",
+     model([helper.make_node("Add", ["x", "z"], ["y"], name="add")],
+           inputs=[helper.make_tensor_value_info("x", F, [2, 3]),
+                   helper.make_tensor_value_info("z", i64, [2, 3])]),
+     "dtype")
+case("matmul_mismatch.onnx",
+     model([helper.make_node("MatMul", ["x", "z"], ["y"], name="mm")],
+           inputs=[helper.make_tensor_value_info("x", F, [2, 3]),
+                   helper.make_tensor_value_info("z", F, [4, 5])]),
+     "matmul")
+
+# absurd attribute values
+case("softmax_axis.onnx", model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1000)]),
+     "axis")
+case("transpose_perm.onnx",
+     model([helper.make_node("Transpose", ["x"], ["y"], name="tr", perm=[0, 1 << 40])]),
+     "perm")
+case("concat_axis.onnx",
+     model([helper.make_node("Concat", ["x", "x"], ["y"], name="cat", axis=-7)]),
+     "axis")
+case("cast_to.onnx", model([helper.make_node("Cast", ["x"], ["y"], name="cast", to=999)]),
+     "999")
+case("conv_stride0.onnx",
+     model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv", strides=[0, 0])],
+           inputs=[helper.make_tensor_value_info("x", F, [1, 1, 4, 4])],
+           inits=[tensor("w", [1, 1, 2, 2], rawbytes=bytes(16))]),
+     "stride")
+case("conv_kernel_huge.onnx",
+     model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv",
+                             kernel_shape=[1 << 40, 1 << 40])],
+           inputs=[helper.make_tensor_value_info("x", F, [1, 1, 4, 4])],
+           inits=[tensor("w", [1, 1, 2, 2], rawbytes=bytes(16))]),
+     "kernel")
+case("attr_wrong_type.onnx",
+     model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1.5)]),
+     "axis")
+reshape2 = TensorProto()
+reshape2.name, reshape2.data_type = "shape", i64
+reshape2.dims.append(2)
+reshape2.int64_data.extend([-1, -1])
+case("reshape_two_minus1.onnx",
+     model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+           inits=[reshape2]),
+     "reshape")
+expand = TensorProto()
+expand.name, expand.data_type = "shape", i64
+expand.dims.append(3)
+expand.int64_data.extend([1 << 20, 1 << 20, 3])
+case("expand_huge.onnx",
+     model([helper.make_node("Expand", ["x", "shape"], ["y"], name="expand")],
+           inits=[expand]),
+     "--max-tensor-bytes")
+cos = TensorProto()
+cos.name, cos.data_type = "shape", i64
+cos.dims.append(2)
+cos.int64_data.extend([1 << 31, 1 << 31])
+case("constantofshape_huge.onnx",
+     model([helper.make_node("ConstantOfShape", ["shape"], ["y"], name="cos")],
+           inputs=[], inits=[cos]),
+     "--max-tensor-bytes")
+
+# initializers
+t = tensor("w", [2, 3])
+t.data_type = 999
+case("init_dtype_999.onnx", model(add_w, inits=[t]), "999")
+t = TensorProto()
+t.name, t.data_type = "w", i64
+t.dims.extend([2, 3])
+t.float_data.extend([1.0] * 6)
+case("init_wrong_field.onnx", model(add_w, inits=[t]), "data size mismatch")
+case("init_raw_i64_short.onnx",
+     model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+           inits=[helper.make_tensor("shape", i64, [2], b"\x01" * 12, raw=True)]),
+     "data size mismatch")
+case("ext_empty_location.onnx", model(add_w, inits=[external("w", [2, 3], "")]),
+     "external data")
+case("ext_negative_offset.onnx",
+     model(add_w, inits=[external("w", [2, 3], "ext_data.bin", offset=-8, length=24)]),
+     "offset")
+case("ext_huge_length.onnx",
+     model(add_w, inits=[external("w", [2, 3], "ext_data.bin", offset=0, length=1 << 62)]),
+     "length")
+case("ext_dir_escape.onnx",
+     model(add_w, inits=[external("w", [2, 3], "sub/../../x.bin")]),
+     "leaves the model's folder")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain (see run.sh)\n")
-    for name, want in cases:
-        f.write("%s\t%s\n" % (name, want))
+    for c in cases:
+        f.write("\t".join(c) + "\n")
 print(len(cases), "cases")

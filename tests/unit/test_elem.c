@@ -69,7 +69,7 @@ t_run(T *t, void *out)
 {
 	Arena a;
 	KProgram p;
-	Lower lw;
+	Lower lw = { 0 };  /* new fields (epi) must be NULL */
 	void *bufs[8] = {0};
 	KKernel *k;
 

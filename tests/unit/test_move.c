@@ -129,7 +129,7 @@ t_run(T *t, void **outs)
 {
 	Arena a;
 	KProgram p;
-	Lower lw;
+	Lower lw = { 0 };  /* new fields (epi) must be NULL */
 
 	cr_assert_eq(t_infer(t), BURN_OK, "infer: %s", t->c.msg);
 	arena_init(&a);
@@ -309,7 +309,7 @@ Test(move, constant_value_ints)
 Test(move, lower_none_fails)
 {
 	T t;
-	Lower lw;
+	Lower lw = { 0 };  /* new fields (epi) must be NULL */
 
 	t_init(&t, 13);
 	t_input(&t, DT_F32, 1, I64S(2), NULL);

@@ -96,7 +96,7 @@ t_run(T *t, void *out0, void *out1)
 	Node *n = &t->g->node[t->node];
 	Arena a;
 	KProgram p;
-	Lower lw;
+	Lower lw = { 0 };  /* new fields (epi) must be NULL */
 	void *bufs[8] = {0};
 	KKernel *k;
 

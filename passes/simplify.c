@@ -1,0 +1,302 @@
+/*
+ * simplify.c - graph simplifications that run after inference and folding,
+ * before fusion:
+ *
+ *   - BatchNormalization after Conv folds into the conv's weights and bias;
+ *   - Identity (and inference Dropout) disappear;
+ *   - x*1, 1*x, x+0, 0+x, x-0, x/1 disappear when the result has x's shape
+ *     and type;
+ *   - Transpose of a Transpose becomes one Transpose (or nothing);
+ *     Reshape/Flatten/Squeeze/Unsqueeze of a Reshape reads the original;
+ *   - common subexpressions (same op, inputs and attributes) merge.
+ *
+ * Each rewrite redirects the uses of a value to an equivalent one; the
+ * nodes left without users are removed by pass_dce.  Graph outputs keep
+ * their values: a rewrite never removes the producer of a graph output.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "passes.h"
+
+/* Replace every use of value from by value to (not graph outputs). */
+static void replace_uses(Graph *g, int from, int to)
+{
+	for (int i = 0; i < g->nnode; i++) {
+		Node *n = &g->node[i];
+		if (n->dead)
+			continue;
+		for (int k = 0; k < n->nin; k++)
+			if (n->in[k] == from)
+				n->in[k] = to;
+	}
+}
+
+static int same_type(const Value *a, const Value *b)
+{
+	return a->dtype == b->dtype && a->rank == b->rank &&
+	       !memcmp(a->dim, b->dim, sizeof(int64_t) * a->rank);
+}
+
+/* Is constant v equal to x everywhere? */
+static int const_all(const Value *v, double x)
+{
+	int64_t n = value_numel(v);
+
+	if (!v->data || n < 1 || n > 4096)
+		return 0;
+	for (int64_t i = 0; i < n; i++)
+		if (value_get_f(v, i) != x)
+			return 0;
+	return 1;
+}
+
+/* Make the output of n an alias of value src: uses are redirected, unless
+ * the output is a graph output (then nothing changes). */
+static int bypass(Graph *g, Node *n, int src)
+{
+	int out = n->out[0];
+
+	if (GV(g, out)->is_output || !same_type(GV(g, out), GV(g, src)))
+		return 0;
+	replace_uses(g, out, src);
+	n->dead = 1;
+	return 1;
+}
+
+static int fold_bn(Ctx *c, Graph *g, Node *bn, const int *nuse)
+{
+	const Value *x = NIN(g, bn, 0), *sc, *bi, *mean, *var, *w, *b;
+	Node *conv;
+	int64_t oc, per;
+	int nw, nb, *in;
+	float *W, *B;
+	double eps = attr_float(bn, "epsilon", 1e-5);
+
+	if (bn->nout != 1 || x->producer < 0 || nuse[bn->in[0]] != 1 ||
+	    attr_int(bn, "training_mode", 0))
+		return BURN_OK;
+	conv = &g->node[x->producer];
+	if (conv->op != OP_Conv || conv->dead || x->dtype != DT_F32)
+		return BURN_OK;
+	sc = NIN(g, bn, 1); bi = NIN(g, bn, 2); mean = NIN(g, bn, 3); var = NIN(g, bn, 4);
+	w = NIN(g, conv, 1);
+	b = NIN(g, conv, 2);
+	if (!sc->data || !bi->data || !mean->data || !var->data || !w->data ||
+	    (b && !b->data) || w->dtype != DT_F32 || sc->dtype != DT_F32)
+		return BURN_OK;
+	oc = w->dim[0];
+	per = value_numel(w) / (oc ? oc : 1);
+	if (value_numel(sc) != oc || value_numel(bi) != oc || value_numel(mean) != oc ||
+	    value_numel(var) != oc)
+		return BURN_OK;
+	W = malloc(sizeof(float) * (value_numel(w) + 1));
+	B = malloc(sizeof(float) * (oc + 1));
+	if (!W || !B) {
+		free(W);
+		free(B);
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	/* y = (conv(x) + b - mean) * s + bias, s = scale / sqrt(var + eps) */
+	for (int64_t o = 0; o < oc; o++) {
+		double s = value_get_f(sc, o) / sqrt(value_get_f(var, o) + eps);
+		for (int64_t i = 0; i < per; i++)
+			W[o * per + i] = (float)(((const float *)w->data)[o * per + i] * s);
+		B[o] = (float)(((b ? value_get_f(b, o) : 0) - value_get_f(mean, o)) * s +
+		               value_get_f(bi, o));
+	}
+	nw = graph_add_value(g, arena_printf(&g->arena, "%s.bn_w", conv->name));
+	nb = graph_add_value(g, arena_printf(&g->arena, "%s.bn_b", conv->name));
+	{
+		int rc = graph_set_const(c, g, nw, DT_F32, GV(g, conv->in[1])->rank,
+		                         GV(g, conv->in[1])->dim, W);
+		if (!rc)
+			rc = graph_set_const(c, g, nb, DT_F32, 1, &oc, B);
+		free(W);
+		free(B);
+		TRY(rc);
+	}
+	/* graph_add_value may have moved the arrays: re-fetch through indices */
+	in = arena_alloc(&g->arena, sizeof(int) * 3);
+	if (!in)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	conv = &g->node[GV(g, bn->in[0])->producer];
+	in[0] = conv->in[0];
+	in[1] = nw;
+	in[2] = nb;
+	conv->in = in;
+	conv->nin = 3;
+	/* the conv now produces the BN's output */
+	conv->out[0] = bn->out[0];
+	GV(g, bn->out[0])->producer = (int)(conv - g->node);
+	GV(g, bn->out[0])->producer_out = 0;
+	bn->dead = 1;
+	return BURN_OK;
+}
+
+static int same_attrs(const Node *a, const Node *b)
+{
+	if (a->nattr != b->nattr)
+		return 0;
+	for (int i = 0; i < a->nattr; i++) {
+		const Attr *x = &a->attr[i], *y = node_attr(b, x->name);
+		if (!y || x->type != y->type)
+			return 0;
+		switch (x->type) {
+		case AT_INT: if (x->i != y->i) return 0; break;
+		case AT_FLOAT: if (x->f != y->f) return 0; break;
+		case AT_STRING:
+			if (x->slen != y->slen || memcmp(x->s, y->s, x->slen)) return 0;
+			break;
+		case AT_INTS:
+			if (x->n != y->n || (x->n && memcmp(x->ints, y->ints, sizeof(int64_t) * x->n)))
+				return 0;
+			break;
+		case AT_FLOATS:
+			if (x->n != y->n || (x->n && memcmp(x->floats, y->floats, sizeof(double) * x->n)))
+				return 0;
+			break;
+		default:
+			return 0;   /* tensors, graphs, ...: never merged */
+		}
+	}
+	return 1;
+}
+
+static int is_random(int op)
+{
+	return op == OP_Dropout;
+}
+
+static int is_reshape_like(int op)
+{
+	return op == OP_Reshape || op == OP_Flatten || op == OP_Squeeze ||
+	       op == OP_Unsqueeze;
+}
+
+int pass_simplify(Ctx *c, Graph *g)
+{
+	int *nuse = calloc(g->nval + 1, sizeof(int));
+
+	if (!nuse)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < g->nnode; i++)
+		for (int k = 0; k < g->node[i].nin; k++)
+			if (g->node[i].in[k] >= 0)
+				nuse[g->node[i].in[k]]++;
+	for (int i = 0; i < g->nout; i++)
+		nuse[g->out[i]]++;
+
+	for (int i = 0; i < g->nnode; i++) {
+		Node *n = &g->node[i];
+		const Value *a, *b;
+		int rc;
+
+		if (n->dead)
+			continue;
+		switch (n->op) {
+		case OP_BatchNormalization:
+			c->node = n->name;
+			c->op = "BatchNormalization";
+			rc = fold_bn(c, g, n, nuse);
+			if (rc) {
+				free(nuse);
+				return rc;
+			}
+			c->node = c->op = NULL;
+			break;
+		case OP_Identity:
+			bypass(g, n, n->in[0]);
+			break;
+		case OP_Dropout: {
+			const Value *train = NIN(g, n, 2);
+			if (n->nout == 1 && (!train || (train->data && !value_get_i(train, 0))))
+				bypass(g, n, n->in[0]);
+			break;
+		}
+		case OP_Mul: case OP_Add: case OP_Sub: case OP_Div:
+			a = NIN(g, n, 0);
+			b = NIN(g, n, 1);
+			if ((n->op == OP_Mul || n->op == OP_Div) && const_all(b, 1))
+				bypass(g, n, n->in[0]);
+			else if (n->op == OP_Mul && const_all(a, 1))
+				bypass(g, n, n->in[1]);
+			else if ((n->op == OP_Add || n->op == OP_Sub) && const_all(b, 0) &&
+			         dtype_is_float(a->dtype) == dtype_is_float(b->dtype))
+				bypass(g, n, n->in[0]);
+			else if (n->op == OP_Add && const_all(a, 0))
+				bypass(g, n, n->in[1]);
+			break;
+		case OP_Transpose: {
+			const Value *x = NIN(g, n, 0);
+			Node *p = x->producer >= 0 ? &g->node[x->producer] : NULL;
+			const int64_t *p1, *p2;
+			int r = x->rank, n1, n2, ident = 1;
+			int64_t comp[BURN_MAX_RANK];
+			if (!p || p->op != OP_Transpose || p->dead)
+				break;
+			n1 = attr_ints(p, "perm", &p1);
+			n2 = attr_ints(n, "perm", &p2);
+			if (n1 != r || n2 != r)
+				break;
+			/* y = T2(T1(x)): y dim i is x dim p1[p2[i]] */
+			for (int d = 0; d < r; d++) {
+				comp[d] = p1[p2[d]];
+				ident &= comp[d] == d;
+			}
+			if (ident && bypass(g, n, p->in[0]))
+				break;
+			if (!ident) {
+				Attr *at = (Attr *)node_attr(n, "perm");
+				int64_t *nv = arena_alloc(&g->arena, sizeof(int64_t) * r);
+				if (!nv)
+					break;
+				memcpy(nv, comp, sizeof(int64_t) * r);
+				at->ints = nv;
+				n->in[0] = p->in[0];
+			}
+			break;
+		}
+		default:
+			if (is_reshape_like(n->op)) {
+				const Value *x = NIN(g, n, 0);
+				Node *p = x->producer >= 0 ? &g->node[x->producer] : NULL;
+				if (p && !p->dead && is_reshape_like(p->op) &&
+				    same_type(NOUT(g, n, 0), NIN(g, p, 0))) {
+					bypass(g, n, p->in[0]);   /* reshape back: no-op */
+				} else if (p && !p->dead && p->op == OP_Reshape &&
+				           n->op == OP_Reshape) {
+					n->in[0] = p->in[0];      /* shape fully given by n */
+				}
+			}
+			break;
+		}
+	}
+
+	/* CSE: a node equal to an earlier live one reuses its outputs */
+	for (int i = 0; i < g->nnode; i++) {
+		Node *n = &g->node[i];
+		if (n->dead || is_random(n->op))
+			continue;
+		for (int j = 0; j < i; j++) {
+			Node *m = &g->node[j];
+			int same = !m->dead && m->op == n->op && m->nin == n->nin &&
+			           m->nout == n->nout && !strcmp(m->domain, n->domain);
+			for (int k = 0; same && k < n->nin; k++)
+				same = m->in[k] == n->in[k];
+			for (int k = 0; same && k < n->nout; k++)
+				same = (m->out[k] < 0) == (n->out[k] < 0) &&
+				       (n->out[k] < 0 || !GV(g, n->out[k])->is_output);
+			if (!same || !same_attrs(m, n))
+				continue;
+			for (int k = 0; k < n->nout; k++)
+				if (n->out[k] >= 0)
+					replace_uses(g, n->out[k], m->out[k]);
+			n->dead = 1;
+			break;
+		}
+	}
+	free(nuse);
+	graph_compact(g);
+	return BURN_OK;
+}
