@@ -12,10 +12,11 @@
  * from primitives are each one group.
  *
  * Grouping is greedy from the consumers backwards: a group starts at a node
- * and absorbs a producer when every consumer of the producer's result is
- * already in the group.  Only the group's last node (its root) may have
- * results used outside, so internal values are never stored, and a group
- * can never be part of a cycle (every member reaches the root).
+ * and absorbs a producer when every node consuming the producer's result
+ * is already in the group.  Only the group's last node (its root) may
+ * feed nodes outside, so a group can never be part of a cycle (every member
+ * reaches the root); other members' results are stored only when they are
+ * graph outputs.
  *
  * Lowering a group: loops over the kept axes of F; per reduction one pass
  * of loops over A accumulating into a variable; row values are scalar
@@ -173,10 +174,11 @@ static int try_join(Fuser *f, Group *gr, int gid, int p)
 
 	if (n->dead || f->group[p] >= 0 || n->nout != 1 || out->data)
 		return 0;
-	/* every consumer must be in the group, and none a graph output */
+	/* every consuming node must be in the group (a graph output is no
+	 * consumer: the group stores that value too) */
 	for (int k = 0; k < f->nuse[n->out[0]]; k++) {
 		int u = f->users[n->out[0]][k];
-		if (u < 0 || f->group[u] != gid)
+		if (u >= 0 && f->group[u] != gid)
 			return 0;
 	}
 	if (op_table[n->op].cls == OC_ELEM) {
@@ -674,6 +676,10 @@ static void find_anchor(Fuser *f, int gid)
 	gr->anchor = -1;
 	if (gr->nred || !float_value(root_out))
 		return;
+	/* an epilogue writes one result: the root's */
+	for (int i = 0; i < gr->root; i++)
+		if (f->group[i] == gid && GV(g, g->node[i].out[0])->is_output)
+			return;
 	for (int i = gr->root; i >= 0; i--) {
 		Node *m = &g->node[i];
 		if (f->group[i] != gid)

@@ -41,8 +41,12 @@ static int by_off(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* Every value gets at least one alignment unit, so that even an empty
+ * value has an address of its own (kernels take restrict pointers). */
 static int64_t align_up(int64_t n)
 {
+	if (n <= 0)
+		return BURN_ARENA_ALIGN;
 	return (n + BURN_ARENA_ALIGN - 1) / BURN_ARENA_ALIGN * BURN_ARENA_ALIGN;
 }
 

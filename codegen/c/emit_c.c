@@ -217,8 +217,8 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		}
 	}
 	for (int i = 0; i < g->nout; i++)
-		if (GV(g, g->out[i])->data)
-			used[g->out[i]] = 1;
+		if (GV(g, g->out[i])->data && value_nbytes(GV(g, g->out[i])) > 0)
+			used[g->out[i]] = 1;    /* copied out by the run function */
 	for (int v = 0; v < g->nval; v++) {
 		const Value *val = GV(g, v);
 		int64_t nb = value_nbytes(val), es = dtype_size(val->dtype);

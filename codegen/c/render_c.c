@@ -107,6 +107,12 @@ static const char prelude[] =
 "BURN_HELPER double burn_mind(double a, double b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
 "BURN_HELPER double burn_maxd(double a, double b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
 "\n"
+"/* 0/1 results: glibc's isinf gives -1 for -inf. */\n"
+"BURN_HELPER int burn_isnanf(float a) { return a != a; }\n"
+"BURN_HELPER int burn_isnand(double a) { return a != a; }\n"
+"BURN_HELPER int burn_isinff(float a) { return isinf(a) != 0; }\n"
+"BURN_HELPER int burn_isinfd(double a) { return isinf(a) != 0; }\n"
+"\n"
 "/* Integer helpers: 64-bit, the caller casts to the element type. */\n"
 "BURN_HELPER int64_t burn_mini(int64_t a, int64_t b) { return a < b ? a : b; }\n"
 "BURN_HELPER int64_t burn_maxi(int64_t a, int64_t b) { return a > b ? a : b; }\n"
@@ -405,7 +411,7 @@ ffunc(int op, int dt)
 		{KO_ACOSH, "acoshf", "acosh"}, {KO_ATANH, "atanhf", "atanh"},
 		{KO_ERF, "erff", "erf"}, {KO_FLOOR, "floorf", "floor"},
 		{KO_CEIL, "ceilf", "ceil"}, {KO_ROUND, "nearbyintf", "nearbyint"},
-		{KO_ISNAN, "isnan", "isnan"}, {KO_ISINF, "isinf", "isinf"},
+		{KO_ISNAN, "burn_isnanf", "burn_isnand"}, {KO_ISINF, "burn_isinff", "burn_isinfd"},
 		{KO_FMOD, "fmodf", "fmod"}, {KO_POW, "powf", "pow"},
 		{KO_MIN, "burn_minf", "burn_mind"}, {KO_MAX, "burn_maxf", "burn_maxd"},
 	};

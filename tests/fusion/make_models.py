@@ -106,3 +106,22 @@ save("matmul_bias_gelu_tanh",
       h.make_node("Mul", ["q", "half"], ["y"])],
      [("x", x)], ["y"], None, [ref],
      [("w", w), ("b", b), c("c044", 0.044715), c("k", float(k)), c("one", 1.0), c("half", 0.5)])
+
+# RMSNorm from primitives: x / sqrt(mean(x^2) + eps) * g
+x = rng.standard_normal((4, 64)).astype(np.float32)
+gm = rng.standard_normal(64).astype(np.float32)
+ref = x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * gm
+save("rmsnorm_composed",
+     [h.make_node("Pow", ["x", "two"], ["x2"]), h.make_node("ReduceMean", ["x2"], ["ms"], axes=[-1]),
+      h.make_node("Add", ["ms", "eps"], ["mse"]), h.make_node("Sqrt", ["mse"], ["r"]),
+      h.make_node("Div", ["x", "r"], ["n"]), h.make_node("Mul", ["n", "g"], ["y"])],
+     [("x", x)], ["y"], None, [ref],
+     [c("two", 2.0), c("eps", 1e-6), ("g", gm)])
+
+# mean and variance over the spatial axes of an NCHW tensor, both outputs
+x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+mu = x.mean((2, 3), keepdims=True)
+save("mean_variance",
+     [h.make_node("ReduceMean", ["x"], ["mean"], axes=[2, 3]), h.make_node("Sub", ["x", "mean"], ["d"]),
+      h.make_node("Mul", ["d", "d"], ["dd"]), h.make_node("ReduceMean", ["dd"], ["var"], axes=[2, 3])],
+     [("x", x)], ["mean", "var"], None, [mu, ((x - mu) ** 2).mean((2, 3), keepdims=True)])

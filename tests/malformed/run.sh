@@ -2,7 +2,8 @@
 # run.sh BURNCC - feed every case of cases.txt to the compiler and check that
 # it is rejected cleanly: non-zero exit status that is not a crash (< 128),
 # exactly one line on stderr containing the expected substring, and no
-# output files left behind.  Prints ok/FAIL per case and a summary; exits
+# output files left behind.  An optional third column of cases.txt holds
+# extra burncc flags for the case (e.g. --max-nodes 3).  Prints ok/FAIL per case and a summary; exits
 # non-zero if any case failed.
 set -u
 if [ $# -ne 1 ]; then
@@ -16,10 +17,11 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 pass=0
 fail=0
 tab=$(printf '\t')
-while IFS="$tab" read -r file want; do
+while IFS="$tab" read -r file want flags; do
 	case $file in ''|'#'*) continue ;; esac
 	rm -f "$tmp/out.c" "$tmp/out.h" "$tmp/err"
-	"$burncc" "$here/$file" -o "$tmp/out.c" >/dev/null 2>"$tmp/err" </dev/null
+	# shellcheck disable=SC2086 # flags: zero or more words, split on purpose
+	"$burncc" ${flags:-} "$here/$file" -o "$tmp/out.c" >/dev/null 2>"$tmp/err" </dev/null
 	rc=$?
 	lines=$(wc -l <"$tmp/err" | tr -d ' ')
 	why=

@@ -120,13 +120,14 @@ Test(passes, shape_mismatch_is_an_error)
 	graph_destroy(g);
 }
 
-/* A chain x -> relu -> neg -> exp -> relu -> y: intermediates t1..t3 live
- * one kernel each way, so the plan needs two buffers, not three, and meets
- * the lower bound. */
+/* A chain x -> relu -> neg -> exp -> relu -> y, unfused: intermediates
+ * t1..t3 live one kernel each way, so the plan needs two buffers, not
+ * three, and meets the lower bound. */
 Test(passes, plan_reuses_dead_buffers)
 {
 	Ctx c;
 	Compiled *m;
+	CompileOpts o = { 0, NULL, 1, 1 };
 	Graph *g = graph_create("m");
 	int64_t dim[1] = { 1000 };
 	int x, t1, t2, t3, y;
@@ -139,7 +140,7 @@ Test(passes, plan_reuses_dead_buffers)
 	y = node1(g, OP_Relu, 1, &t3, "y");
 	graph_add_output(g, y);
 	cr_assert_eq(graph_toposort(&c, g), BURN_OK);
-	cr_assert_eq(burn_compile_graph(&c, g, NULL, &m), BURN_OK, "%s", c.msg);
+	cr_assert_eq(burn_compile_graph(&c, g, &o, &m), BURN_OK, "%s", c.msg);
 	cr_assert_eq(m->prog.nkernel, 4);
 	cr_assert_eq(m->plan.lower_bound, 8000);
 	cr_assert_leq(m->plan.arena_bytes, 8064);
@@ -170,4 +171,52 @@ Test(passes, symbolic_dims_need_values)
 	cr_assert_eq(pass_infer_fold(&c, g), BURN_OK, "%s", c.msg);
 	cr_assert_eq(GV(g, y)->dim[0], 3);
 	graph_destroy(g);
+}
+
+/* The same chain fused: one kernel, no intermediates in memory. */
+Test(passes, pointwise_chain_fuses_to_one_kernel)
+{
+	Ctx c;
+	Compiled *m;
+	Graph *g = graph_create("m");
+	int64_t dim[2] = { 10, 100 }, bdim[1] = { 100 };
+	int x, b, t1, t2, t3, y;
+
+	burn_ctx_init(&c, "test");
+	x = input(g, "x", DT_F32, 2, dim);
+	b = input(g, "b", DT_F32, 1, bdim);
+	t1 = node1(g, OP_Add, 2, (int[]){ x, b }, "t1");
+	t2 = node1(g, OP_Neg, 1, &t1, "t2");
+	t3 = node1(g, OP_Exp, 1, &t2, "t3");
+	y = node1(g, OP_Mul, 2, (int[]){ t3, t1 }, "y");
+	graph_add_output(g, y);
+	cr_assert_eq(graph_toposort(&c, g), BURN_OK);
+	cr_assert_eq(burn_compile_graph(&c, g, NULL, &m), BURN_OK, "%s", c.msg);
+	cr_assert_eq(m->prog.nkernel, 1);
+	cr_assert_eq(m->plan.arena_bytes, 0);
+	cr_assert(strstr(m->prog.kernel[0]->ops, "Add(t1)"), "%s", m->prog.kernel[0]->ops);
+	cr_assert(strstr(m->prog.kernel[0]->ops, "Mul(y)"), "%s", m->prog.kernel[0]->ops);
+	burn_compiled_destroy(m);
+}
+
+/* A value used outside the chain stops fusion there: t1 is an output too,
+ * so it is stored, and still computed once. */
+Test(passes, escaping_value_is_stored)
+{
+	Ctx c;
+	Compiled *m;
+	Graph *g = graph_create("m");
+	int64_t dim[1] = { 64 };
+	int x, t1, y;
+
+	burn_ctx_init(&c, "test");
+	x = input(g, "x", DT_F32, 1, dim);
+	t1 = node1(g, OP_Relu, 1, &x, "t1");
+	y = node1(g, OP_Exp, 1, &t1, "y");
+	graph_add_output(g, t1);
+	graph_add_output(g, y);
+	cr_assert_eq(graph_toposort(&c, g), BURN_OK);
+	cr_assert_eq(burn_compile_graph(&c, g, NULL, &m), BURN_OK, "%s", c.msg);
+	cr_assert_eq(m->prog.nkernel, 2);
+	burn_compiled_destroy(m);
 }
