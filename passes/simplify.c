@@ -5,7 +5,7 @@
  *   - BatchNormalization after Conv folds into the conv's weights and bias;
  *   - Identity (and inference Dropout) disappear;
  *   - x*1, 1*x, x+0, 0+x, x-0, x/1 disappear when the result has x's shape
- *     and type;
+ *     and type; x / c becomes x * (1/c) for a float scalar constant c;
  *   - Transpose of a Transpose becomes one Transpose (or nothing);
  *     Reshape/Flatten/Squeeze/Unsqueeze of a Reshape reads the original;
  *   - common subexpressions (same op, inputs and attributes) merge.
@@ -134,6 +134,39 @@ static int fold_bn(Ctx *c, Graph *g, Node *bn, const int *nuse)
 	return BURN_OK;
 }
 
+/* x / c -> x * (1/c) for a float scalar constant c: a multiply instead of
+ * a divide in the inner loop; the result differs by at most one rounding.
+ * Returns non-zero only on an error. */
+static int div_to_mul(Ctx *c, Graph *g, Node *n)
+{
+	const Value *b = NIN(g, n, 1);
+	double v;
+	int r;
+
+	if (!b->data || value_numel(b) != 1 || (b->dtype != DT_F32 && b->dtype != DT_F64))
+		return 0;
+	v = value_get_f(b, 0);
+	if (v == 0 || !isfinite(v) || !isfinite(1 / v))
+		return 0;
+	r = graph_add_value(g, arena_printf(&g->arena, "%s.recip", GV(g, n->in[1])->name));
+	if (r < 0)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	if (GV(g, n->in[1])->dtype == DT_F32) {
+		float x = (float)(1 / v);
+		if (graph_set_const(c, g, r, DT_F32, GV(g, n->in[1])->rank,
+		                    GV(g, n->in[1])->dim, &x))
+			return 1;
+	} else {
+		double x = 1 / v;
+		if (graph_set_const(c, g, r, DT_F64, GV(g, n->in[1])->rank,
+		                    GV(g, n->in[1])->dim, &x))
+			return 1;
+	}
+	n->in[1] = r;
+	n->op = OP_Mul;
+	return 0;
+}
+
 static int same_attrs(const Node *a, const Node *b)
 {
 	if (a->nattr != b->nattr)
@@ -215,7 +248,11 @@ int pass_simplify(Ctx *c, Graph *g)
 			break;
 		}
 		case OP_Mul: case OP_Add: case OP_Sub: case OP_Div:
-			a = NIN(g, n, 0);
+			if (n->op == OP_Div && div_to_mul(c, g, n)) {
+				free(nuse);
+				return c->code;
+			}
+			a = NIN(g, n, 0);   /* after div_to_mul: g->val may have moved */
 			b = NIN(g, n, 1);
 			if ((n->op == OP_Mul || n->op == OP_Div) && const_all(b, 1))
 				bypass(g, n, n->in[0]);
