@@ -533,8 +533,13 @@ static int lower_group(Fuser *f, Lower *lw, int gid)
 	member = gl.member;
 	gl.kb = &kb;
 	gl.vars_ready = 1;   /* the loop variables index every axis */
-	kb_begin(&kb, lw->prog, gr->nred ? "k_fused_reduce" : "k_fused",
-	         arena_printf(lw->prog->arena, "%s", ops + 3));
+	{
+		int nreduce = 0;
+		for (int i = 0; i < g->nnode; i++)
+			nreduce += member[i] && is_fusable_reduce(g->node[i].op);
+		kb_begin(&kb, lw->prog, nreduce ? "k_fused_reduce" : "k_fused",
+		         arena_printf(lw->prog->arena, "%s", ops + 3));
+	}
 	open_axes(&gl, 0);
 	/* row values and reductions, in topological order */
 	for (int i = 0; i < g->nnode && gr->nred; i++) {
