@@ -62,6 +62,14 @@ kprog_init(KProgram *p, Arena *a)
 	p->arena = a;
 }
 
+int
+kprog_storage(const KProgram *p, int v)
+{
+	while (v >= 0 && v < p->nalias && p->alias[v] != v)
+		v = p->alias[v];
+	return v;
+}
+
 /* Identifiers a kernel function must not take: C keywords, names from the
  * headers the generated C includes (math.h, stdint.h, string.h, stdio.h,
  * stdlib.h), and the names renderers give buffers, temporaries and helpers

@@ -141,7 +141,15 @@ typedef struct KProgram {
 	Arena *arena;       /* borrowed: all kernels live in it */
 	int nkernel, capkernel;
 	KKernel **kernel;
+	/* Storage aliases: graph value v (< nalias) lives in the memory of value
+	 * alias[v] (a reshape needs no copy).  Values without an entry are their
+	 * own storage; see kprog_storage. */
+	int *alias;
+	int nalias;
 } KProgram;
+
+/* The value whose memory holds value v (follows alias chains). */
+int kprog_storage(const KProgram *p, int v);
 
 /* ---- builder -------------------------------------------------------- *
  * The builder appends statements at an insertion point.  kb_for()/kb_if()

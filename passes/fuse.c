@@ -849,6 +849,8 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p)
 			n = &g->node[f.grp[gid].anchor];   /* name the anchor in errors */
 		c->node = n->name;
 		c->op = op_table[n->op].name;
+		if (gid < 0 && lower_alias(&lw, n))
+			continue;
 		if (gid < 0)
 			rc = op_table[n->op].lower(&lw, n);
 		else if (f.grp[gid].anchor >= 0)

@@ -186,3 +186,32 @@ int infer_same(Ctx *c, Graph *g, Node *n)
 	set_out(NOUT(g, n, 0), x->dtype, x->rank, x->dim);
 	return BURN_OK;
 }
+
+/* Reshape-like ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity) need no
+ * kernel: their output is the input's memory seen with another shape.  A
+ * graph output still gets a copy, since the caller's buffer must hold it.
+ * Returns 1 when n was aliased. */
+int lower_alias(Lower *lw, Node *n)
+{
+	KProgram *p = lw->prog;
+	Graph *g = lw->g;
+	int out;
+
+	if (n->op != OP_Reshape && n->op != OP_Flatten && n->op != OP_Squeeze &&
+	    n->op != OP_Unsqueeze && n->op != OP_Identity)
+		return 0;
+	out = n->out[0];
+	if (GV(g, out)->is_output || NIN(g, n, 0)->dtype != GV(g, out)->dtype)
+		return 0;
+	if (p->nalias < g->nval) {
+		int *a = arena_grow(p->arena, p->alias, sizeof(int), p->nalias, g->nval);
+		if (!a)
+			return 0;
+		for (int v = p->nalias; v < g->nval; v++)
+			a[v] = v;
+		p->alias = a;
+		p->nalias = g->nval;
+	}
+	p->alias[out] = n->in[0];
+	return 1;
+}

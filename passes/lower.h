@@ -74,6 +74,9 @@ int lower_out(Lower *lw, KB *kb, Node *n, int k);
 void lower_end(Lower *lw, KB *kb);
 /* A fresh intermediate value, for lowerings that need several kernels. */
 int lower_temp(Lower *lw, int dtype, int rank, const int64_t *dim);
+/* Make a reshape-like node's output an alias of its input (no kernel);
+ * returns 1 if it did. */
+int lower_alias(Lower *lw, Node *n);
 /* Bind graph value v as a buffer. */
 int lower_bind(Lower *lw, KB *kb, int v, int access);
 

@@ -83,6 +83,7 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 			const Value *val;
 			if (kk->buf[b].space != KS_GLOBAL || v < 0)
 				continue;
+			v = kprog_storage(p, v);   /* a reshape shares its input's memory */
 			val = GV(g, v);
 			if (val->data) {
 				if (!is_weight[v])
@@ -132,6 +133,9 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 		if (off + it[i].size > out->arena_bytes)
 			out->arena_bytes = off + it[i].size;
 	}
+	for (int v = 0; v < g->nval; v++)
+		if (kprog_storage(p, v) != v)
+			out->offset[v] = out->offset[kprog_storage(p, v)];
 done:
 	free(it);
 	free(placed);

@@ -212,7 +212,10 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		const KKernel *kk = p->kernel[k];
 		for (int b = 0; b < kk->nbuf; b++) {
 			int v = kk->buf[b].value;
-			if (kk->buf[b].space == KS_GLOBAL && v >= 0 && GV(g, v)->data)
+			if (kk->buf[b].space != KS_GLOBAL || v < 0)
+				continue;
+			v = kprog_storage(p, v);
+			if (GV(g, v)->data)
 				used[v] = 1;
 		}
 	}
@@ -282,6 +285,7 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 			const char *ct;
 			if (kk->buf[b].space != KS_GLOBAL)
 				continue;
+			v = kprog_storage(p, v);
 			val = GV(g, v);
 			ct = dtype_ctype(val->dtype);
 			fprintf(fc, "%s", first ? "" : ", ");
