@@ -68,7 +68,7 @@ static void emit_bytes(FILE *f, const unsigned char *p, int64_t n)
 			fprintf(f, "\\%03o", ch);
 			col += 4;
 		}
-		if (col >= 96 && i + 1 < n) {
+		if (col >= 4000 && i + 1 < n) {
 			fputs("\"\n\t\"", f);
 			col = 0;
 		}
