@@ -6,6 +6,7 @@
  *   - Identity (and inference Dropout) disappear;
  *   - x*1, 1*x, x+0, 0+x, x-0, x/1 disappear when the result has x's shape
  *     and type; x / c becomes x * (1/c) for a float scalar constant c;
+ *   - Gemm with transB and a constant B gets B transposed at compile time;
  *   - Transpose of a Transpose becomes one Transpose (or nothing);
  *     Reshape/Flatten/Squeeze/Unsqueeze of a Reshape reads the original;
  *   - common subexpressions (same op, inputs and attributes) merge.
@@ -167,6 +168,41 @@ static int div_to_mul(Ctx *c, Graph *g, Node *n)
 	return 0;
 }
 
+/* Gemm(A, B, transB=1) with a constant 2-D B: transpose B once at compile
+ * time, so the kernel streams rows of B (the i-k-j order, which
+ * vectorizes over the output columns) instead of dotting rows. */
+static int pretranspose_gemm(Ctx *c, Graph *g, Node *n)
+{
+	const Value *b = NIN(g, n, 1);
+	Attr *tb = (Attr *)node_attr(n, "transB");
+	int64_t K, N, es, dim[2];
+	unsigned char *t;
+	int v, rc;
+
+	if (!tb || tb->type != AT_INT || !tb->i || !b->data || b->rank != 2)
+		return BURN_OK;
+	N = b->dim[0];
+	K = b->dim[1];
+	es = dtype_size(b->dtype);
+	t = malloc((size_t)(N * K * es) + 1);
+	if (!t)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int64_t i = 0; i < N; i++)
+		for (int64_t k = 0; k < K; k++)
+			memcpy(t + (k * N + i) * es, (const unsigned char *)b->data + (i * K + k) * es,
+			       (size_t)es);
+	dim[0] = K;
+	dim[1] = N;
+	v = graph_add_value(g, arena_printf(&g->arena, "%s.T", b->name));
+	rc = v < 0 ? burn_fail(c, BURN_ERR_NOMEM, "out of memory")
+	           : graph_set_const(c, g, v, GV(g, n->in[1])->dtype, 2, dim, t);
+	free(t);
+	TRY(rc);
+	n->in[1] = v;
+	tb->i = 0;
+	return BURN_OK;
+}
+
 static int same_attrs(const Node *a, const Node *b)
 {
 	if (a->nattr != b->nattr)
@@ -240,6 +276,15 @@ int pass_simplify(Ctx *c, Graph *g)
 			break;
 		case OP_Identity:
 			bypass(g, n, n->in[0]);
+			break;
+		case OP_Gemm:
+			c->node = n->name;
+			c->op = "Gemm";
+			if ((rc = pretranspose_gemm(c, g, n))) {
+				free(nuse);
+				return rc;
+			}
+			c->node = c->op = NULL;
 			break;
 		case OP_Dropout: {
 			const Value *train = NIN(g, n, 2);
