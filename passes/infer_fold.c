@@ -55,13 +55,16 @@ int pass_bind_dims(Ctx *c, Graph *g, int nbind, const DimBind *bind)
 	return BURN_OK;
 }
 
-/* Check an input or output value's size against the limits. */
+/* Check an input or output value's size against the limits.  A zero dim
+ * counts as 1: an empty tensor of shape [0, 2^40, 2^40] has no elements,
+ * but the lowering's strides and index arithmetic would still overflow
+ * int64 (found by fuzz_ir_text), so its other dims must fit the limit too. */
 static int check_size(Ctx *c, const Value *v)
 {
 	int64_t n = 1, b;
 
 	for (int i = 0; i < v->rank; i++)
-		if (v->dim[i] < 0 || burn_mul_ovf(n, v->dim[i], &n))
+		if (v->dim[i] < 0 || burn_mul_ovf(n, v->dim[i] ? v->dim[i] : 1, &n))
 			return burn_fail(c, BURN_ERR_LIMIT, "value '%s': element count "
 			                 "overflows", v->name);
 	if (burn_mul_ovf(n, dtype_size(v->dtype), &b) || b > c->limits.max_tensor_bytes)
@@ -154,6 +157,9 @@ int pass_infer_fold(Ctx *c, Graph *g)
 {
 	for (int i = 0; i < g->nin; i++)
 		TRY(check_size(c, GV(g, g->in[i])));
+	for (int i = 0; i < g->nval; i++)      /* constants: also empty ones */
+		if (GV(g, i)->data && GV(g, i)->rank >= 0)
+			TRY(check_size(c, GV(g, i)));
 	for (int i = 0; i < g->nnode; i++) {
 		Node *n = &g->node[i];
 		int all_const = 1;

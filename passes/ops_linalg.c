@@ -1296,9 +1296,9 @@ lower_pool(Lower *lw, Node *n)
 	xsz = shape_strides(ns, w.in, xsp);
 	shape_strides(ns, w.out, ysp);
 	/* column-major spatial strides for storage_order = 1 */
-	for (int j = 0, s = 1; j < ns; j++) {
+	for (int64_t j = 0, s = 1; j < ns; j++) {   /* int64: int overflowed */
 		csp[j] = s;
-		s *= (int)w.in[j];
+		s *= w.in[j];
 	}
 
 	lower_begin(lw, &kb, n);
@@ -1655,18 +1655,4 @@ lower_einsum(Lower *lw, Node *n)
 	close_to(&kb, d0);
 	lower_end(lw, &kb);
 	return BURN_OK;
-}
-
-/* ---- Attention ----------------------------------------------------------- */
-
-int
-infer_attention(Ctx *c, Graph *g, Node *n)
-{
-	return burn_fail(c, BURN_ERR_UNSUPPORTED, "Attention is not supported yet");
-}
-
-int
-lower_attention(Lower *lw, Node *n)
-{
-	return burn_fail(lw->ctx, BURN_ERR_UNSUPPORTED, "Attention is not supported yet");
 }

@@ -1,0 +1,601 @@
+/*
+ * ops_attention.c - the transformer ops: Attention (opset 23, 24) and
+ * RotaryEmbedding (opset 23).
+ *
+ * Attention is lowered to one kernel per query row, after at most two copy
+ * kernels:
+ *
+ *   k_attention (copies)  present_key = past_key ++ K along the sequence,
+ *                         present_value likewise, in (B, Hkv, T, D) layout.
+ *                         Emitted when the present outputs are wanted or
+ *                         there is a past (the row kernel then reads K and
+ *                         V from the present tensors; without a past it
+ *                         reads the inputs directly).
+ *   k_attention (rows)    parallel over (b, h, i):
+ *                           s[j] = scale * q.k_j          j < T
+ *                           s[j] = softcap * tanh(s[j] / softcap)
+ *                           s[j] += bias(b, h, i, j)      mask, causal, padding
+ *                           p = softmax(s)                 in place
+ *                           y[e] = sum_j p[j] v[j][e]
+ *                         s is a scratch value of shape (B, Hq, Sq, T) in
+ *                         the compute type, each row owned by one (b, h, i).
+ *
+ * Q, K and V are either 4-D (B, H, S, D) or 3-D (B, S, H*D); a View gives
+ * the strides of the (b, h, s, d) element in both, so there is no transpose
+ * kernel.  Grouped-query attention maps query head h to kv head h / (Hq/Hkv).
+ *
+ * The bias follows the ONNX reference: a bool mask adds 0 or -inf, a float
+ * mask is added; a mask shorter than T in its last dim is padded with -inf;
+ * is_causal masks j > i + offset, offset being the past length, or
+ * nonpad_kv_seqlen[b] - Sq with nonpad_kv_seqlen and no past; and
+ * nonpad_kv_seqlen masks j >= nonpad_kv_seqlen[b].  softcap is applied
+ * before the bias, so -inf stays -inf.  A row with every key masked comes
+ * out NaN, as in the reference.
+ *
+ * Float math is f64 for f64 inputs and f32 otherwise (f16 loads yield f32).
+ * softmax_precision is accepted and ignored: the softmax already runs in
+ * f32 or better.
+ */
+#include <math.h>
+#include "lower.h"
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* The type float math on elements of dtype dt is done in. */
+static int
+ctype(int dt)
+{
+	return dt == DT_F64 ? DT_F64 : DT_F32;
+}
+
+static KRef I(KB *kb, int64_t v) { return kb_idx(kb, v); }
+static KRef add(KB *kb, KRef a, KRef b) { return kb_bin(kb, KO_ADD, a, b); }
+static KRef mul(KB *kb, KRef a, KRef b) { return kb_bin(kb, KO_MUL, a, b); }
+static KRef get(KB *kb, int var) { return kb_get(kb, var); }
+
+/* e converted to dt (no node when it already has that type). */
+static KRef
+conv(KB *kb, KRef e, int dt)
+{
+	return kb_dtype(kb->k, e) == dt ? e : kb_cast(kb, dt, e);
+}
+
+/* A loop variable over [0, n), as an index expression. */
+static KRef
+loop(KB *kb, const char *name, int64_t n, int flags)
+{
+	return get(kb, kb_for(kb, name, I(kb, 0), I(kb, n), flags));
+}
+
+/* Whether optional output k of n is present. */
+static int
+has_out(const Node *n, int k)
+{
+	return k < n->nout && n->out[k] >= 0;
+}
+
+/*
+ * Where element (b, h, s, d) of a per-head tensor lives: buffer buf at
+ * b*st[0] + h*st[1] + s*st[2] + d*st[3].  4-D tensors are (B, H, S, D);
+ * 3-D ones (B, S, H*D).
+ */
+typedef struct View {
+	int buf;
+	int64_t st[4];
+} View;
+
+static void
+view_init(View *w, int buf, int rank, int64_t H, int64_t S, int64_t D)
+{
+	w->buf = buf;
+	if (rank == 4) {
+		w->st[0] = H * S * D; w->st[1] = S * D; w->st[2] = D;
+	} else {
+		w->st[0] = S * H * D; w->st[1] = D; w->st[2] = H * D;
+	}
+	w->st[3] = 1;
+}
+
+static KRef
+view_at(KB *kb, const View *w, KRef b, KRef h, KRef s, KRef d)
+{
+	return add(kb, add(kb, mul(kb, b, I(kb, w->st[0])), mul(kb, h, I(kb, w->st[1]))),
+	           add(kb, mul(kb, s, I(kb, w->st[2])), mul(kb, d, I(kb, w->st[3]))));
+}
+
+/* ---- Attention ------------------------------------------------------------ */
+
+/* The geometry of an Attention node, checked against the spec. */
+typedef struct Att {
+	int rank;            /* of Q, K, V: 3 or 4 */
+	int dtype;           /* of Q, K, V and the outputs */
+	int64_t B, Hq, Hkv;  /* batch, query heads, key/value heads */
+	int64_t Sq, Skv, P;  /* query, new key/value and past sequence lengths */
+	int64_t T;           /* total key/value length P + Skv */
+	int64_t Dk, Dv;      /* head sizes of Q/K and of V */
+	const Value *q, *k, *v, *mask, *pk, *pv, *nonpad;  /* borrowed; absent: NULL */
+} Att;
+
+static int
+dims_are(Ctx *c, const Value *v, const char *what, int64_t d0, int64_t d1,
+         int64_t d2, int64_t d3)
+{
+	int64_t want[4] = {d0, d1, d2, d3};
+
+	if (v->rank != 4)
+		return burn_fail(c, BURN_ERR_SHAPE, "%s must be 4-D, has rank %d", what, v->rank);
+	for (int i = 0; i < 4; i++)
+		if (v->dim[i] != want[i])
+			return burn_fail(c, BURN_ERR_SHAPE, "%s dim %d is %lld, want %lld", what,
+			                 i, (long long)v->dim[i], (long long)want[i]);
+	return BURN_OK;
+}
+
+static int
+att_shape(Ctx *c, Graph *g, Node *n, Att *a)
+{
+	const Value *q = NIN(g, n, 0), *k = NIN(g, n, 1), *v = NIN(g, n, 2), *m;
+
+	if (!q || !k || !v)
+		return burn_fail(c, BURN_ERR_INVALID, "Q, K and V are required");
+	a->q = q; a->k = k; a->v = v;
+	a->mask = NIN(g, n, 3);
+	a->pk = NIN(g, n, 4);
+	a->pv = NIN(g, n, 5);
+	a->nonpad = NIN(g, n, 6);
+	a->dtype = q->dtype;
+	if (!dtype_is_float(q->dtype) || !dtype_supported(q->dtype))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "dtype %s", dtype_name(q->dtype));
+	if (k->dtype != q->dtype || v->dtype != q->dtype)
+		return burn_fail(c, BURN_ERR_SHAPE, "Q, K and V must have one dtype");
+	if (q->rank != k->rank || q->rank != v->rank || (q->rank != 3 && q->rank != 4))
+		return burn_fail(c, BURN_ERR_SHAPE, "Q, K and V must all be 3-D or 4-D");
+	a->rank = q->rank;
+	a->B = q->dim[0];
+	if (k->dim[0] != a->B || v->dim[0] != a->B)
+		return burn_fail(c, BURN_ERR_SHAPE, "batch sizes differ");
+	if (a->rank == 4) {
+		a->Hq = q->dim[1]; a->Sq = q->dim[2]; a->Dk = q->dim[3];
+		a->Hkv = k->dim[1]; a->Skv = k->dim[2]; a->Dv = v->dim[3];
+		if (k->dim[3] != a->Dk)
+			return burn_fail(c, BURN_ERR_SHAPE, "Q and K head sizes differ");
+		if (v->dim[1] != a->Hkv || v->dim[2] != a->Skv)
+			return burn_fail(c, BURN_ERR_SHAPE, "K and V shapes disagree");
+	} else {
+		a->Hq = attr_int(n, "q_num_heads", 0);
+		a->Hkv = attr_int(n, "kv_num_heads", 0);
+		if (a->Hq <= 0 || a->Hkv <= 0)
+			return burn_fail(c, BURN_ERR_INVALID,
+			                 "3-D inputs need q_num_heads and kv_num_heads");
+		if (q->dim[2] % a->Hq || k->dim[2] % a->Hkv || v->dim[2] % a->Hkv)
+			return burn_fail(c, BURN_ERR_SHAPE, "hidden sizes not divisible by heads");
+		a->Sq = q->dim[1]; a->Dk = q->dim[2] / a->Hq;
+		a->Skv = k->dim[1]; a->Dv = v->dim[2] / a->Hkv;
+		if (k->dim[2] / a->Hkv != a->Dk)
+			return burn_fail(c, BURN_ERR_SHAPE, "Q and K head sizes differ");
+		if (v->dim[1] != a->Skv)
+			return burn_fail(c, BURN_ERR_SHAPE, "K and V sequence lengths differ");
+	}
+	if (a->Hkv <= 0 || a->Hq % a->Hkv)
+		return burn_fail(c, BURN_ERR_SHAPE, "q heads %lld not a multiple of kv heads %lld",
+		                 (long long)a->Hq, (long long)a->Hkv);
+
+	a->P = 0;
+	if (!a->pk != !a->pv)
+		return burn_fail(c, BURN_ERR_INVALID, "past_key and past_value go together");
+	if (a->pk) {
+		if (a->pk->dtype != a->dtype || a->pv->dtype != a->dtype)
+			return burn_fail(c, BURN_ERR_SHAPE, "past dtype differs from Q");
+		if (a->pk->rank == 4)
+			a->P = a->pk->dim[2];
+		TRY(dims_are(c, a->pk, "past_key", a->B, a->Hkv, a->P, a->Dk));
+		TRY(dims_are(c, a->pv, "past_value", a->B, a->Hkv, a->P, a->Dv));
+	}
+	a->T = a->P + a->Skv;
+
+	if ((m = a->mask)) {
+		int64_t want[4] = {a->B, a->Hq, a->Sq, a->T};
+		if (m->dtype != DT_BOOL && m->dtype != a->dtype)
+			return burn_fail(c, BURN_ERR_SHAPE, "attn_mask dtype %s", dtype_name(m->dtype));
+		if (m->rank < 1 || m->rank > 4)
+			return burn_fail(c, BURN_ERR_SHAPE, "attn_mask has rank %d", m->rank);
+		for (int i = 0; i < m->rank; i++) {
+			int64_t d = m->dim[i], w = want[4 - m->rank + i];
+			if (i == m->rank - 1 ? d > w : d != 1 && d != w)
+				return burn_fail(c, BURN_ERR_SHAPE,
+				                 "attn_mask dim %d is %lld, does not fit %lld", i,
+				                 (long long)d, (long long)w);
+		}
+	}
+	if (a->nonpad) {
+		if (a->nonpad->dtype != DT_I64 && a->nonpad->dtype != DT_I32)
+			return burn_fail(c, BURN_ERR_SHAPE, "nonpad_kv_seqlen must be integer");
+		if (a->nonpad->rank != 1 || a->nonpad->dim[0] != a->B)
+			return burn_fail(c, BURN_ERR_SHAPE, "nonpad_kv_seqlen must have shape (B)");
+	}
+	if (attr_int(n, "qk_matmul_output_mode", 0) < 0 ||
+	    attr_int(n, "qk_matmul_output_mode", 0) > 3)
+		return burn_fail(c, BURN_ERR_INVALID, "qk_matmul_output_mode %lld",
+		                 (long long)attr_int(n, "qk_matmul_output_mode", 0));
+	return BURN_OK;
+}
+
+int
+infer_attention(Ctx *c, Graph *g, Node *n)
+{
+	Att a;
+	int64_t d[4];
+
+	TRY(att_shape(c, g, n, &a));
+	if (a.rank == 4) {
+		d[0] = a.B; d[1] = a.Hq; d[2] = a.Sq; d[3] = a.Dv;
+		set_out(NOUT(g, n, 0), a.dtype, 4, d);
+	} else {
+		d[0] = a.B; d[1] = a.Sq; d[2] = a.Hq * a.Dv;
+		set_out(NOUT(g, n, 0), a.dtype, 3, d);
+	}
+	d[0] = a.B; d[1] = a.Hkv; d[2] = a.T;
+	d[3] = a.Dk;
+	if (has_out(n, 1))
+		set_out(NOUT(g, n, 1), a.dtype, 4, d);
+	d[3] = a.Dv;
+	if (has_out(n, 2))
+		set_out(NOUT(g, n, 2), a.dtype, 4, d);
+	d[1] = a.Hq; d[2] = a.Sq; d[3] = a.T;
+	if (has_out(n, 3))
+		set_out(NOUT(g, n, 3), a.dtype, 4, d);
+	return BURN_OK;
+}
+
+/*
+ * A kernel writing dst (B, H, T, D) = past (B, H, P, D) ++ x along the
+ * sequence, x being input `in` of n (3-D or 4-D, sequence length S).
+ */
+static void
+present_copy(Lower *lw, Node *n, const Att *a, int dst, int past, int in,
+             int64_t H, int64_t D)
+{
+	int64_t S = a->T - a->P;
+	View wd, wp, wx;
+	KRef b, h, s, d;
+	KB kb;
+
+	lower_begin(lw, &kb, n);
+	view_init(&wd, lower_bind(lw, &kb, dst, KA_WRITE), 4, H, a->T, D);
+	if (past >= 0 && a->P > 0) {
+		view_init(&wp, lower_in(lw, &kb, n, past), 4, H, a->P, D);
+		b = loop(&kb, "b", a->B, KF_PARALLEL);
+		h = loop(&kb, "h", H, KF_PARALLEL);
+		s = loop(&kb, "s", a->P, KF_PARALLEL);
+		d = loop(&kb, "d", D, KF_PARALLEL);
+		kb_store(&kb, wd.buf, view_at(&kb, &wd, b, h, s, d),
+		         kb_load(&kb, wp.buf, view_at(&kb, &wp, b, h, s, d)));
+		loops_close(&kb, 4);
+	}
+	view_init(&wx, lower_in(lw, &kb, n, in), a->rank, H, S, D);
+	b = loop(&kb, "b", a->B, KF_PARALLEL);
+	h = loop(&kb, "h", H, KF_PARALLEL);
+	s = loop(&kb, "s", S, KF_PARALLEL);
+	d = loop(&kb, "d", D, KF_PARALLEL);
+	kb_store(&kb, wd.buf, view_at(&kb, &wd, b, h, add(&kb, s, I(&kb, a->P)), d),
+	         kb_load(&kb, wx.buf, view_at(&kb, &wx, b, h, s, d)));
+	loops_close(&kb, 4);
+	lower_end(lw, &kb);
+}
+
+/* Linear index into the attention mask m broadcast to (B, Hq, Sq, *),
+ * at (b, h, i, j). */
+static KRef
+mask_at(KB *kb, const Value *m, KRef b, KRef h, KRef i, KRef j)
+{
+	int64_t st[4];
+	KRef ix[4] = {b, h, i, j}, e = I(kb, 0);
+	int off = 4 - m->rank;
+
+	shape_strides(m->rank, m->dim, st);
+	for (int r = 0; r < m->rank; r++)
+		if (m->dim[r] != 1 || r == m->rank - 1)
+			e = add(kb, e, mul(kb, ix[off + r], I(kb, st[r])));
+	return e;
+}
+
+/* The bias of score s (variable sv) at (b, h, i, j): mask, causal,
+ * padding.  Updates sv in place. */
+static void
+att_bias(KB *kb, Node *n, const Att *a, int mb, int npb, int sv,
+         KRef b, KRef h, KRef i, KRef j)
+{
+	int ct = kb_dtype(kb->k, get(kb, sv));
+	KRef ninf = kb_const_f(kb, ct, -INFINITY), s = get(kb, sv);
+
+	if (a->mask) {
+		int64_t mt = a->mask->dim[a->mask->rank - 1];
+		KRef mv;
+		if (mt < a->T)
+			kb_if(kb, kb_bin(kb, KO_LT, j, I(kb, mt)));
+		mv = kb_load(kb, mb, mask_at(kb, a->mask, b, h, i, j));
+		if (a->mask->dtype == DT_BOOL)
+			kb_set(kb, sv, kb_select(kb, mv, s, ninf));
+		else
+			kb_set(kb, sv, add(kb, s, conv(kb, mv, ct)));
+		if (mt < a->T) {
+			kb_else(kb);
+			kb_set(kb, sv, ninf);
+			kb_end(kb);
+		}
+	}
+	if (attr_int(n, "is_causal", 0)) {
+		KRef off = I(kb, a->P);
+		if (a->nonpad && !a->pk)
+			off = kb_bin(kb, KO_SUB, conv(kb, kb_load(kb, npb, b), DT_I64), I(kb, a->Sq));
+		kb_set(kb, sv, kb_select(kb, kb_bin(kb, KO_GT, j, add(kb, i, off)),
+		                         ninf, get(kb, sv)));
+	}
+	if (a->nonpad)
+		kb_set(kb, sv, kb_select(kb, kb_bin(kb, KO_GE, j,
+		                                    conv(kb, kb_load(kb, npb, b), DT_I64)),
+		                         ninf, get(kb, sv)));
+}
+
+int
+lower_attention(Lower *lw, Node *n)
+{
+	Ctx *c = lw->ctx;
+	Graph *g = lw->g;
+	Att a;
+	int ct, kval, vval, sval, sb, qkb = -1, mb = -1, npb = -1, acc, sv, mx, sum;
+	int mode = (int)attr_int(n, "qk_matmul_output_mode", 0);
+	int64_t grp, d4[4];
+	double scale, cap = attr_float(n, "softcap", 0);
+	View wq, wk, wv, wy;
+	KRef b, h, i, j, d, hk, row, s;
+	KB kb;
+
+	TRY(att_shape(c, g, n, &a));
+	ct = ctype(a.dtype);
+	grp = a.Hq / a.Hkv;
+	scale = node_attr(n, "scale") ? attr_float(n, "scale", 1) : 1 / sqrt((double)a.Dk);
+
+	/* K and V as the row kernel reads them: the present tensors when there
+	 * is a past (materialised in a scratch value if not wanted), else the
+	 * inputs. */
+	kval = n->in[1];
+	vval = n->in[2];
+	d4[0] = a.B; d4[1] = a.Hkv; d4[2] = a.T;
+	if (a.pk || has_out(n, 1)) {
+		int dst = has_out(n, 1) ? n->out[1] : (d4[3] = a.Dk, lower_temp(lw, a.dtype, 4, d4));
+		present_copy(lw, n, &a, dst, a.pk ? 4 : -1, 1, a.Hkv, a.Dk);
+		if (a.pk)
+			kval = dst;
+	}
+	if (a.pv || has_out(n, 2)) {
+		int dst = has_out(n, 2) ? n->out[2] : (d4[3] = a.Dv, lower_temp(lw, a.dtype, 4, d4));
+		present_copy(lw, n, &a, dst, a.pv ? 5 : -1, 2, a.Hkv, a.Dv);
+		if (a.pv)
+			vval = dst;
+	}
+	d4[1] = a.Hq; d4[2] = a.Sq; d4[3] = a.T;
+	sval = lower_temp(lw, ct, 4, d4);
+
+	lower_begin(lw, &kb, n);
+	view_init(&wq, lower_in(lw, &kb, n, 0), a.rank, a.Hq, a.Sq, a.Dk);
+	if (a.pk)
+		view_init(&wk, lower_bind(lw, &kb, kval, KA_READ), 4, a.Hkv, a.T, a.Dk);
+	else
+		view_init(&wk, lower_bind(lw, &kb, kval, KA_READ), a.rank, a.Hkv, a.T, a.Dk);
+	if (a.pv)
+		view_init(&wv, lower_bind(lw, &kb, vval, KA_READ), 4, a.Hkv, a.T, a.Dv);
+	else
+		view_init(&wv, lower_bind(lw, &kb, vval, KA_READ), a.rank, a.Hkv, a.T, a.Dv);
+	view_init(&wy, lower_out(lw, &kb, n, 0), a.rank, a.Hq, a.Sq, a.Dv);
+	sb = lower_bind(lw, &kb, sval, KA_RW);
+	if (has_out(n, 3))
+		qkb = lower_out(lw, &kb, n, 3);
+	if (a.mask)
+		mb = lower_in(lw, &kb, n, 3);
+	if (a.nonpad)
+		npb = lower_in(lw, &kb, n, 6);
+
+	b = loop(&kb, "b", a.B, KF_PARALLEL);
+	h = loop(&kb, "h", a.Hq, KF_PARALLEL);
+	i = loop(&kb, "i", a.Sq, KF_PARALLEL);
+	hk = grp == 1 ? h : kb_bin(&kb, KO_DIV, h, I(&kb, grp));
+	row = mul(&kb, add(&kb, mul(&kb, add(&kb, mul(&kb, b, I(&kb, a.Hq)), h), I(&kb, a.Sq)), i),
+	          I(&kb, a.T));
+
+	/* scores */
+	acc = kb_var(&kb, ct, "acc");
+	sv = kb_var(&kb, ct, "s");
+	j = loop(&kb, "j", a.T, 0);
+	kb_set(&kb, acc, kb_const_f(&kb, ct, 0));
+	d = loop(&kb, "d", a.Dk, 0);
+	kb_set(&kb, acc, add(&kb, get(&kb, acc),
+	                     mul(&kb, conv(&kb, kb_load(&kb, wq.buf, view_at(&kb, &wq, b, h, i, d)), ct),
+	                         conv(&kb, kb_load(&kb, wk.buf, view_at(&kb, &wk, b, hk, j, d)), ct))));
+	kb_end(&kb);
+	kb_set(&kb, sv, mul(&kb, get(&kb, acc), kb_const_f(&kb, ct, scale)));
+	if (qkb >= 0 && mode == 0)
+		kb_store(&kb, qkb, add(&kb, row, j), get(&kb, sv));
+	if (cap > 0)
+		kb_set(&kb, sv, mul(&kb, kb_const_f(&kb, ct, cap),
+		                    kb_un(&kb, KO_TANH, mul(&kb, get(&kb, sv),
+		                                            kb_const_f(&kb, ct, 1 / cap)))));
+	if (qkb >= 0 && mode == 1)
+		kb_store(&kb, qkb, add(&kb, row, j), get(&kb, sv));
+	att_bias(&kb, n, &a, mb, npb, sv, b, h, i, j);
+	if (qkb >= 0 && mode == 2)
+		kb_store(&kb, qkb, add(&kb, row, j), get(&kb, sv));
+	kb_store(&kb, sb, add(&kb, row, j), get(&kb, sv));
+	kb_end(&kb);
+
+	/* softmax of the row, in place */
+	mx = kb_var(&kb, ct, "mx");
+	sum = kb_var(&kb, ct, "sum");
+	kb_set(&kb, mx, kb_const_f(&kb, ct, -INFINITY));
+	j = loop(&kb, "j", a.T, 0);
+	kb_set(&kb, mx, kb_bin(&kb, KO_MAX, get(&kb, mx), kb_load(&kb, sb, add(&kb, row, j))));
+	kb_end(&kb);
+	kb_set(&kb, sum, kb_const_f(&kb, ct, 0));
+	j = loop(&kb, "j", a.T, 0);
+	s = kb_un(&kb, KO_EXP, kb_bin(&kb, KO_SUB, kb_load(&kb, sb, add(&kb, row, j)),
+	                              get(&kb, mx)));
+	kb_store(&kb, sb, add(&kb, row, j), s);
+	kb_set(&kb, sum, add(&kb, get(&kb, sum), kb_load(&kb, sb, add(&kb, row, j))));
+	kb_end(&kb);
+	j = loop(&kb, "j", a.T, 0);
+	s = kb_bin(&kb, KO_DIV, kb_load(&kb, sb, add(&kb, row, j)), get(&kb, sum));
+	kb_store(&kb, sb, add(&kb, row, j), s);
+	if (qkb >= 0 && mode == 3)
+		kb_store(&kb, qkb, add(&kb, row, j), kb_load(&kb, sb, add(&kb, row, j)));
+	kb_end(&kb);
+
+	/* times V */
+	d = loop(&kb, "e", a.Dv, 0);
+	kb_set(&kb, acc, kb_const_f(&kb, ct, 0));
+	j = loop(&kb, "j", a.T, 0);
+	kb_set(&kb, acc, add(&kb, get(&kb, acc),
+	                     mul(&kb, kb_load(&kb, sb, add(&kb, row, j)),
+	                         conv(&kb, kb_load(&kb, wv.buf, view_at(&kb, &wv, b, hk, j, d)), ct))));
+	kb_end(&kb);
+	kb_store(&kb, wy.buf, view_at(&kb, &wy, b, h, i, d), get(&kb, acc));
+	kb_end(&kb);
+	loops_close(&kb, 3);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- RotaryEmbedding ------------------------------------------------------ */
+
+/*
+ * The geometry of a RotaryEmbedding node.  X is (B, H, S, D) or, with the
+ * num_heads attribute, (B, S, H*D).  With position_ids (B, S) the caches are
+ * (max_position, R/2) and row position_ids[b, s] is used; without, they are
+ * (B, S, R/2).  R = rotary_embedding_dim (0: the head size) is even.
+ */
+typedef struct Rope {
+	int64_t B, H, S, D, R, npos;  /* npos: cache rows with position ids */
+	const Value *x, *cos, *sin, *pos;
+} Rope;
+
+static int
+rope_shape(Ctx *c, Graph *g, Node *n, Rope *r)
+{
+	const Value *x = NIN(g, n, 0), *cs = NIN(g, n, 1), *sn = NIN(g, n, 2), *p = NIN(g, n, 3);
+
+	if (!x || !cs || !sn)
+		return burn_fail(c, BURN_ERR_INVALID, "X, cos_cache and sin_cache are required");
+	r->x = x; r->cos = cs; r->sin = sn; r->pos = p;
+	if (!dtype_is_float(x->dtype) || !dtype_supported(x->dtype))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "dtype %s", dtype_name(x->dtype));
+	if (cs->dtype != x->dtype || sn->dtype != x->dtype)
+		return burn_fail(c, BURN_ERR_SHAPE, "caches must have X's dtype");
+	if (x->rank == 4) {
+		r->B = x->dim[0]; r->H = x->dim[1]; r->S = x->dim[2]; r->D = x->dim[3];
+	} else if (x->rank == 3) {
+		r->H = attr_int(n, "num_heads", 0);
+		if (r->H <= 0 || x->dim[2] % r->H)
+			return burn_fail(c, BURN_ERR_INVALID, "3-D input needs num_heads dividing %lld",
+			                 (long long)x->dim[2]);
+		r->B = x->dim[0]; r->S = x->dim[1]; r->D = x->dim[2] / r->H;
+	} else {
+		return burn_fail(c, BURN_ERR_SHAPE, "X must be 3-D or 4-D, has rank %d", x->rank);
+	}
+	r->R = attr_int(n, "rotary_embedding_dim", 0);
+	if (r->R == 0)
+		r->R = r->D;
+	if (r->R < 0 || r->R > r->D || r->R % 2)
+		return burn_fail(c, BURN_ERR_INVALID, "rotary_embedding_dim %lld for head size %lld",
+		                 (long long)r->R, (long long)r->D);
+	if (cs->rank != sn->rank)
+		return burn_fail(c, BURN_ERR_SHAPE, "cos_cache and sin_cache ranks differ");
+	for (int i = 0; i < cs->rank; i++)
+		if (cs->dim[i] != sn->dim[i])
+			return burn_fail(c, BURN_ERR_SHAPE, "cos_cache and sin_cache shapes differ");
+	if (p) {
+		if (p->dtype != DT_I64 && p->dtype != DT_I32)
+			return burn_fail(c, BURN_ERR_SHAPE, "position_ids must be integer");
+		if (p->rank != 2 || p->dim[0] != r->B || p->dim[1] != r->S)
+			return burn_fail(c, BURN_ERR_SHAPE, "position_ids must be (B, S)");
+		if (cs->rank != 2 || cs->dim[1] != r->R / 2 || cs->dim[0] < 1)
+			return burn_fail(c, BURN_ERR_SHAPE, "caches must be (max_position, %lld)",
+			                 (long long)(r->R / 2));
+		r->npos = cs->dim[0];
+	} else {
+		if (cs->rank != 3 || cs->dim[0] != r->B || cs->dim[1] != r->S ||
+		    cs->dim[2] != r->R / 2)
+			return burn_fail(c, BURN_ERR_SHAPE, "caches must be (B, S, %lld)",
+			                 (long long)(r->R / 2));
+		r->npos = 0;
+	}
+	return BURN_OK;
+}
+
+int
+infer_rotary(Ctx *c, Graph *g, Node *n)
+{
+	Rope r;
+
+	TRY(rope_shape(c, g, n, &r));
+	set_out(NOUT(g, n, 0), r.x->dtype, r.x->rank, r.x->dim);
+	return BURN_OK;
+}
+
+/*
+ * One kernel, parallel over (b, s, h): the pairs (x1, x2) - halves of the
+ * rotated part, or even/odd elements when interleaved - become
+ * (cos x1 - sin x2, sin x1 + cos x2); the rest of the head is copied.  A
+ * position id outside the cache is clamped (the spec leaves it undefined;
+ * this keeps the read in bounds).
+ */
+int
+lower_rotary(Lower *lw, Node *n)
+{
+	Rope r;
+	int ilv = attr_int(n, "interleaved", 0) != 0, ct, cb, sb;
+	int64_t half;
+	View wx, wy;
+	KRef b, s, h, k, d, crow, i1, i2, x1, x2, cv, sv;
+	KB kb;
+
+	TRY(rope_shape(lw->ctx, lw->g, n, &r));
+	ct = ctype(r.x->dtype);
+	half = r.R / 2;
+
+	lower_begin(lw, &kb, n);
+	view_init(&wx, lower_in(lw, &kb, n, 0), r.x->rank, r.H, r.S, r.D);
+	view_init(&wy, lower_out(lw, &kb, n, 0), r.x->rank, r.H, r.S, r.D);
+	cb = lower_in(lw, &kb, n, 1);
+	sb = lower_in(lw, &kb, n, 2);
+	b = loop(&kb, "b", r.B, KF_PARALLEL);
+	s = loop(&kb, "s", r.S, KF_PARALLEL);
+	if (r.pos) {
+		int pb = lower_in(lw, &kb, n, 3);
+		KRef p = conv(&kb, kb_load(&kb, pb, add(&kb, mul(&kb, b, I(&kb, r.S)), s)), DT_I64);
+		p = kb_bin(&kb, KO_MIN, kb_bin(&kb, KO_MAX, p, I(&kb, 0)), I(&kb, r.npos - 1));
+		crow = mul(&kb, p, I(&kb, half));
+	} else {
+		crow = mul(&kb, add(&kb, mul(&kb, b, I(&kb, r.S)), s), I(&kb, half));
+	}
+	h = loop(&kb, "h", r.H, KF_PARALLEL);
+	k = loop(&kb, "k", half, 0);
+	i1 = ilv ? mul(&kb, k, I(&kb, 2)) : k;
+	i2 = ilv ? add(&kb, i1, I(&kb, 1)) : add(&kb, k, I(&kb, half));
+	x1 = conv(&kb, kb_load(&kb, wx.buf, view_at(&kb, &wx, b, h, s, i1)), ct);
+	x2 = conv(&kb, kb_load(&kb, wx.buf, view_at(&kb, &wx, b, h, s, i2)), ct);
+	cv = conv(&kb, kb_load(&kb, cb, add(&kb, crow, k)), ct);
+	sv = conv(&kb, kb_load(&kb, sb, add(&kb, crow, k)), ct);
+	kb_store(&kb, wy.buf, view_at(&kb, &wy, b, h, s, i1),
+	         kb_bin(&kb, KO_SUB, mul(&kb, cv, x1), mul(&kb, sv, x2)));
+	kb_store(&kb, wy.buf, view_at(&kb, &wy, b, h, s, i2),
+	         add(&kb, mul(&kb, sv, x1), mul(&kb, cv, x2)));
+	kb_end(&kb);
+	if (r.R < r.D) {
+		d = get(&kb, kb_for(&kb, "d", I(&kb, r.R), I(&kb, r.D), 0));
+		kb_store(&kb, wy.buf, view_at(&kb, &wy, b, h, s, d),
+		         kb_load(&kb, wx.buf, view_at(&kb, &wx, b, h, s, d)));
+		kb_end(&kb);
+	}
+	loops_close(&kb, 3);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
