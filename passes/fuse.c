@@ -51,6 +51,7 @@ typedef struct Fuser {
 	int **users;              /* per value: consuming node indices */
 	Group *grp;
 	int ngrp;
+	int nval;                 /* values when nuse/users were made */
 } Fuser;
 
 /* ---- which ops can join ------------------------------------------------- */
@@ -228,6 +229,7 @@ static int build_uses(Fuser *f)
 	Graph *g = f->g;
 	int *fill;
 
+	f->nval = g->nval;
 	f->nuse = calloc(g->nval + 1, sizeof(int));
 	f->users = calloc(g->nval + 1, sizeof(int *));
 	fill = calloc(g->nval + 1, sizeof(int));
@@ -261,7 +263,7 @@ static int build_uses(Fuser *f)
 static void free_uses(Fuser *f)
 {
 	if (f->users)
-		for (int v = 0; v < f->g->nval; v++)
+		for (int v = 0; v < f->nval; v++)
 			free(f->users[v]);
 	free(f->users);
 	free(f->nuse);
@@ -284,6 +286,8 @@ typedef struct GLower {
 	int64_t run;         /* epilogue: run length */
 	int jvar;            /* epilogue: loop variable over the run */
 	int anchor_out;      /* epilogue: the anchor's output value */
+	int nval;            /* values when the arrays were made (lowering may
+	                        add temporaries; the group never touches them) */
 } GLower;
 
 static int bind(GLower *gl, int v, int access)
@@ -387,7 +391,7 @@ static void close_axes(GLower *gl, int reduced)
 /* Forget expressions computed inside a pass that has just closed. */
 static void forget_pass(GLower *gl)
 {
-	memset(gl->memo, 0, sizeof(KRef) * (gl->lw->g->nval + 1));
+	memset(gl->memo, 0, sizeof(KRef) * (gl->nval + 1));
 }
 
 /* One reduction: a pass over the reduced axes into a variable. */
@@ -478,6 +482,7 @@ static int glower_init(Fuser *f, Lower *lw, int gid, GLower *gl, char **ops)
 	int *member = calloc(g->nnode + 1, sizeof(int));
 
 	memset(gl, 0, sizeof *gl);
+	gl->nval = g->nval;
 	gl->var = malloc(sizeof(int) * (g->nval + 1));
 	gl->buf = malloc(sizeof(int) * (g->nval + 1));
 	gl->memo = calloc(g->nval + 1, sizeof(KRef));

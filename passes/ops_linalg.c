@@ -876,6 +876,123 @@ infer_conv(Ctx *c, Graph *g, Node *n)
 }
 
 /*
+ * 2-D f32 convolution with a kernel wider than 1x1, as im2col + GEMM: the
+ * direct form above spends its time in loops as short as an output row
+ * (13..55 wide in SqueezeNet); the GEMM rows are whole output planes.
+ *
+ *   kernel 1:  col[n, (c*KH + kh)*KW + kw, oh*OW + ow] = X[n, c, ih, iw] or 0
+ *   kernel 2:  for n, m: Y[n, m, :] = bias[m]
+ *                        for k in steps of 4: Y[n, m, :] += sum of 4 W[m,k]*col[n,k,:]
+ *                        (the fused epilogue runs over the finished plane)
+ *
+ * Four taps per pass over the output plane quarter the loads and stores of
+ * Y.  The col buffer (K x OH*OW per image) is an intermediate in the arena.
+ */
+static int
+lower_conv_im2col(Lower *lw, Node *n, CV *cv)
+{
+	Graph *g = lw->g;
+	Win *w = &cv->w;
+	const Value *x = NIN(g, n, 0);
+	int64_t KH = w->k[0], KW = w->k[1], OH = w->out[0], OW = w->out[1];
+	int64_t H = w->in[0], W = w->in[1], K = cv->C * KH * KW, P = OH * OW;
+	int64_t cdim[3] = { cv->N, K, P };
+	int col = lower_temp(lw, DT_F32, 3, cdim);
+	int bx, bc, bw, bb = -1, by, d0, dm, wv[4];
+	KRef vn, vc, vkh, vkw, voh, vow, ih, iw, ok, src, r, vm, yrow, crow;
+	KB kb;
+
+	/* kernel 1: im2col */
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	bc = lower_bind(lw, &kb, col, KA_WRITE);
+	d0 = kb.depth;
+	vn = loop(&kb, "n", cv->N, KF_PARALLEL);
+	vc = loop(&kb, "c", cv->C, KF_PARALLEL);
+	vkh = loop(&kb, "kh", KH, KF_PARALLEL);
+	vkw = loop(&kb, "kw", KW, KF_PARALLEL);
+	r = madd(&kb, madd(&kb, vkw, vkh, KW), vc, KH * KW);
+	voh = loop(&kb, "oh", OH, KF_PARALLEL);
+	ih = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, voh, I(&kb, w->s[0])),
+	                             mul(&kb, vkh, I(&kb, w->d[0]))), I(&kb, w->pb[0]));
+	vow = loop(&kb, "ow", OW, KF_PARALLEL);
+	iw = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, vow, I(&kb, w->s[1])),
+	                             mul(&kb, vkw, I(&kb, w->d[1]))), I(&kb, w->pb[1]));
+	ok = kb_bin(&kb, KO_AND,
+	            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, ih, I(&kb, 0)),
+	                   kb_bin(&kb, KO_LT, ih, I(&kb, H))),
+	            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, iw, I(&kb, 0)),
+	                   kb_bin(&kb, KO_LT, iw, I(&kb, W))));
+	src = madd(&kb, madd(&kb, iw, ih, W), madd(&kb, vc, vn, cv->C), H * W);
+	kb_store(&kb, bc, madd(&kb, madd(&kb, madd(&kb, vow, voh, OW), r, P), vn, K * P),
+	         kb_select(&kb, ok, kb_cast(&kb, DT_F32, kb_load(&kb, bx, src)),
+	                   kb_const_f(&kb, DT_F32, 0)));
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+
+	/* kernel 2: GEMM over whole planes, four taps at a time */
+	lower_begin(lw, &kb, n);
+	bc = lower_bind(lw, &kb, col, KA_READ);
+	bw = lower_in(lw, &kb, n, 1);
+	if (has_in(n, 2))
+		bb = lower_in(lw, &kb, n, 2);
+	by = lower_out(lw, &kb, n, 0);
+	for (int t = 0; t < 4; t++)
+		wv[t] = kb_var(&kb, DT_F32, "w");
+	d0 = kb.depth;
+	vn = loop(&kb, "n", cv->N, KF_PARALLEL);
+	vm = loop(&kb, "m", cv->M, KF_PARALLEL);
+	dm = kb.depth;
+	yrow = madd(&kb, mul(&kb, vn, I(&kb, cv->M * P)), vm, P);
+	crow = mul(&kb, vn, I(&kb, K * P));
+	{
+		KRef init = bb >= 0 ? kb_cast(&kb, DT_F32, kb_load(&kb, bb, vm))
+		                    : kb_const_f(&kb, DT_F32, 0);
+		KRef q = loop(&kb, "p", P, KF_PARALLEL);
+		kb_store(&kb, by, add(&kb, yrow, q), init);
+		close_to(&kb, dm);
+	}
+	for (int blk = 0; blk < 2; blk++) {
+		/* blk 0: k in steps of 4 over the first K/4*4; blk 1: the rest */
+		int64_t k4 = K / 4 * 4, step = blk ? 1 : 4;
+		KRef vk;
+		if (blk == 0 && k4 == 0)
+			continue;
+		if (blk == 1 && k4 == K)
+			continue;
+		if (blk == 0)
+			vk = mul(&kb, loop(&kb, "k4", k4 / 4, 0), I(&kb, 4));
+		else
+			vk = kb_get(&kb, kb_for(&kb, "k", I(&kb, k4), I(&kb, K), 0));
+		for (int t = 0; t < step; t++)
+			kb_set(&kb, wv[t], kb_cast(&kb, DT_F32, kb_load(&kb, bw,
+			       add(&kb, mul(&kb, vm, I(&kb, K)), add(&kb, vk, I(&kb, t))))));
+		for (int pass = 0; pass < 2; pass++) {
+			int dp = kb.depth;
+			KRef q, acc = 0, yi;
+			if (!vl_open(&kb, "p", I(&kb, 0), I(&kb, P), 8, pass, &q))
+				continue;
+			for (int t = 0; t < step; t++) {
+				KRef cx = kb_load(&kb, bc, add(&kb, add(&kb, crow, q),
+				                  mul(&kb, add(&kb, vk, I(&kb, t)), I(&kb, P))));
+				KRef term = mul(&kb, kb_get(&kb, wv[t]), cx);
+				acc = acc ? add(&kb, acc, term) : term;
+			}
+			yi = add(&kb, yrow, q);
+			kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi), acc));
+			close_to(&kb, dp);
+		}
+		close_to(&kb, dm);
+	}
+	/* the plane is final: the fused epilogue runs over it */
+	lower_epi_run(lw, &kb, n, by, yrow, P);
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	(void)x;
+	return BURN_OK;
+}
+
+/*
  * for n, g, m (parallel): m' = g*Mg + m
  *   for o0..o[r-2] (parallel): one output row Y[n,m',o..,:]
  *     row = bias[m']
@@ -916,6 +1033,9 @@ lower_conv(Lower *lw, Node *n)
 			w->pb[0] = w->pe[0] = 0;
 		}
 	}
+	if (!isint && ns == 2 && cv.G == 1 && y->dtype == DT_F32 &&
+	    NIN(g, n, 0)->dtype == DT_F32 && NIN(g, n, 1)->dtype == DT_F32)
+		return lower_conv_im2col(lw, n, &cv);
 	L = ns - 1;
 	Cg = cv.C / cv.G;
 	Mg = cv.M / cv.G;
