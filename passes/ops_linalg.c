@@ -1,7 +1,7 @@
 /*
  * ops_linalg.c - matmul, convolution and pooling: MatMul, MatMulInteger,
  * Gemm, Conv, ConvInteger, ConvTranspose, MaxPool, AveragePool, LpPool, the
- * global pools, Einsum and Attention.
+ * global pools and Einsum (Attention is in ops_attention.c).
  *
  * The kernels are rendered to C and compiled with -O2, so each lowering
  * picks a loop order whose innermost loop is contiguous and branch-free:
@@ -876,38 +876,45 @@ infer_conv(Ctx *c, Graph *g, Node *n)
 }
 
 /*
- * 2-D f32 convolution with a kernel wider than 1x1, as im2col + GEMM: the
- * direct form above spends its time in loops as short as an output row
- * (13..55 wide in SqueezeNet); the GEMM rows are whole output planes.
+ * 2-D f32 convolution with a kernel wider than 1x1, as im2col + GEMM in one
+ * kernel: the direct form below spends its time in loops as short as an
+ * output row (13..55 wide in SqueezeNet); the GEMM rows are whole planes.
  *
- *   kernel 1:  col[n, (c*KH + kh)*KW + kw, oh*OW + ow] = X[n, c, ih, iw] or 0
- *   kernel 2:  for n, m: Y[n, m, :] = bias[m]
- *                        for k in steps of 4: Y[n, m, :] += sum of 4 W[m,k]*col[n,k,:]
- *                        (the fused epilogue runs over the finished plane)
+ *   for n:
+ *     col[(c*KH + kh)*KW + kw, oh*OW + ow] = X[n, c, ih, iw] or 0 (padding)
+ *     for m: Y[n, m, :] = bias[m]
+ *            for k in steps of 4: Y[n, m, :] += sum of 4 W[m,k] * col[k, :]
+ *            (the fused epilogue runs over the finished plane)
  *
  * Four taps per pass over the output plane quarter the loads and stores of
- * Y.  The col buffer (K x OH*OW per image) is an intermediate in the arena.
+ * Y.  col (K x OH*OW, one image) is scratch in the arena.
  */
 static int
 lower_conv_im2col(Lower *lw, Node *n, CV *cv)
 {
-	Graph *g = lw->g;
 	Win *w = &cv->w;
-	const Value *x = NIN(g, n, 0);
 	int64_t KH = w->k[0], KW = w->k[1], OH = w->out[0], OW = w->out[1];
 	int64_t H = w->in[0], W = w->in[1], K = cv->C * KH * KW, P = OH * OW;
-	int64_t cdim[3] = { cv->N, K, P };
-	int col = lower_temp(lw, DT_F32, 3, cdim);
-	int bx, bc, bw, bb = -1, by, d0, dm, wv[4];
-	KRef vn, vc, vkh, vkw, voh, vow, ih, iw, ok, src, r, vm, yrow, crow;
+	int64_t cdim[2] = { K, P };
+	int col = lower_temp(lw, DT_F32, 2, cdim);
+	int bx, bc, bw, bb = -1, by, d0, dn, dm, wv[4];
+	KRef vn, vc, vkh, vkw, voh, vow, ih, iw, ok, src, r, vm, yrow;
 	KB kb;
 
-	/* kernel 1: im2col */
 	lower_begin(lw, &kb, n);
 	bx = lower_in(lw, &kb, n, 0);
-	bc = lower_bind(lw, &kb, col, KA_WRITE);
+	bw = lower_in(lw, &kb, n, 1);
+	if (has_in(n, 2))
+		bb = lower_in(lw, &kb, n, 2);
+	by = lower_out(lw, &kb, n, 0);
+	bc = lower_bind(lw, &kb, col, KA_RW);
+	for (int t = 0; t < 4; t++)
+		wv[t] = kb_var(&kb, DT_F32, "w");
 	d0 = kb.depth;
-	vn = loop(&kb, "n", cv->N, KF_PARALLEL);
+	vn = loop(&kb, "n", cv->N, 0);   /* col is reused image by image */
+	dn = kb.depth;
+
+	/* im2col */
 	vc = loop(&kb, "c", cv->C, KF_PARALLEL);
 	vkh = loop(&kb, "kh", KH, KF_PARALLEL);
 	vkw = loop(&kb, "kw", KW, KF_PARALLEL);
@@ -924,27 +931,15 @@ lower_conv_im2col(Lower *lw, Node *n, CV *cv)
 	            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, iw, I(&kb, 0)),
 	                   kb_bin(&kb, KO_LT, iw, I(&kb, W))));
 	src = madd(&kb, madd(&kb, iw, ih, W), madd(&kb, vc, vn, cv->C), H * W);
-	kb_store(&kb, bc, madd(&kb, madd(&kb, madd(&kb, vow, voh, OW), r, P), vn, K * P),
+	kb_store(&kb, bc, madd(&kb, madd(&kb, vow, voh, OW), r, P),
 	         kb_select(&kb, ok, kb_cast(&kb, DT_F32, kb_load(&kb, bx, src)),
 	                   kb_const_f(&kb, DT_F32, 0)));
-	close_to(&kb, d0);
-	lower_end(lw, &kb);
+	close_to(&kb, dn);
 
-	/* kernel 2: GEMM over whole planes, four taps at a time */
-	lower_begin(lw, &kb, n);
-	bc = lower_bind(lw, &kb, col, KA_READ);
-	bw = lower_in(lw, &kb, n, 1);
-	if (has_in(n, 2))
-		bb = lower_in(lw, &kb, n, 2);
-	by = lower_out(lw, &kb, n, 0);
-	for (int t = 0; t < 4; t++)
-		wv[t] = kb_var(&kb, DT_F32, "w");
-	d0 = kb.depth;
-	vn = loop(&kb, "n", cv->N, KF_PARALLEL);
+	/* GEMM over whole planes, four taps at a time */
 	vm = loop(&kb, "m", cv->M, KF_PARALLEL);
 	dm = kb.depth;
 	yrow = madd(&kb, mul(&kb, vn, I(&kb, cv->M * P)), vm, P);
-	crow = mul(&kb, vn, I(&kb, K * P));
 	{
 		KRef init = bb >= 0 ? kb_cast(&kb, DT_F32, kb_load(&kb, bb, vm))
 		                    : kb_const_f(&kb, DT_F32, 0);
@@ -956,9 +951,7 @@ lower_conv_im2col(Lower *lw, Node *n, CV *cv)
 		/* blk 0: k in steps of 4 over the first K/4*4; blk 1: the rest */
 		int64_t k4 = K / 4 * 4, step = blk ? 1 : 4;
 		KRef vk;
-		if (blk == 0 && k4 == 0)
-			continue;
-		if (blk == 1 && k4 == K)
+		if ((blk == 0 && k4 == 0) || (blk == 1 && k4 == K))
 			continue;
 		if (blk == 0)
 			vk = mul(&kb, loop(&kb, "k4", k4 / 4, 0), I(&kb, 4));
@@ -973,7 +966,7 @@ lower_conv_im2col(Lower *lw, Node *n, CV *cv)
 			if (!vl_open(&kb, "p", I(&kb, 0), I(&kb, P), 8, pass, &q))
 				continue;
 			for (int t = 0; t < step; t++) {
-				KRef cx = kb_load(&kb, bc, add(&kb, add(&kb, crow, q),
+				KRef cx = kb_load(&kb, bc, add(&kb, q,
 				                  mul(&kb, add(&kb, vk, I(&kb, t)), I(&kb, P))));
 				KRef term = mul(&kb, kb_get(&kb, wv[t]), cx);
 				acc = acc ? add(&kb, acc, term) : term;
@@ -988,7 +981,6 @@ lower_conv_im2col(Lower *lw, Node *n, CV *cv)
 	lower_epi_run(lw, &kb, n, by, yrow, P);
 	close_to(&kb, d0);
 	lower_end(lw, &kb);
-	(void)x;
 	return BURN_OK;
 }
 

@@ -288,15 +288,15 @@ static double cubic(double A, double x)
 /* Taps per output coordinate along axis d. */
 static int ntaps(const RPlan *p, int d)
 {
-	double s = p->scale[d] < 1 ? p->scale[d] : 1;
+	double s = p->scale[d] < 1 ? p->scale[d] : 1, t;
 
 	if (p->mode == RM_NEAREST)
 		return 2;
 	if (!p->antialias)
 		return p->mode == RM_LINEAR ? 2 : 4;
-	if (p->mode == RM_LINEAR)
-		return 2 - 2 * (int)(floor(-1 / s) + 1);
-	return 2 - 2 * (int)(floor(-2 / s) + 1);
+	/* 2 - 2 * (floor(-support / s) + 1), capped: lower_resize rejects > 64 */
+	t = 2 - 2 * (floor((p->mode == RM_LINEAR ? -1 : -2) / s) + 1);
+	return t > 64 ? 65 : (int)t;
 }
 
 /* Fill idx[o*K + j] (input coordinate, clamped) and w[o*K + j] for one
@@ -763,14 +763,206 @@ int lower_col2im(Lower *lw, Node *n)
 	return BURN_OK;
 }
 
-/* ---- GridSample --------------------------------------------------------- */
+/* ---- GridSample ------------------------------------------------------- */
 
+/*
+ * GridSample(X [N, C, D1..Dk], grid [N, O1..Ok, k]) -> [N, C, O1..Ok]:
+ * sample X at the normalized points of the grid (grid[..., 0] is the last
+ * axis).  The reference (and PyTorch) semantics: denormalize in f32, move
+ * an outside point back by the padding mode (border: clamp, reflection:
+ * reflect about the borders), then interpolate with taps that are
+ * themselves padded (zeros: read 0).  The taps (1, 2^k or 4^k) are
+ * unrolled; their weights are products of per-axis coefficients.
+ */
 int infer_gridsample(Ctx *c, Graph *g, Node *n)
 {
-	return burn_fail(c, BURN_ERR_UNSUPPORTED, "GridSample is not supported yet");
+	const Value *x = in_opt(g, n, 0), *gr = in_opt(g, n, 1);
+	int64_t dim[BURN_MAX_RANK];
+	int ns;
+
+	if (!x || !gr)
+		return burn_fail(c, BURN_ERR_INVALID, "inputs X and grid are required");
+	ns = x->rank - 2;
+	if (ns < 1 || ns > 3 || gr->rank != x->rank || gr->dim[0] != x->dim[0] ||
+	    gr->dim[gr->rank - 1] != ns)
+		return burn_fail(c, BURN_ERR_SHAPE, "X of rank %d with grid of rank %d",
+		                 x->rank, gr->rank);
+	if (!dtype_is_float(x->dtype) || !dtype_is_float(gr->dtype))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "non-float GridSample");
+	dim[0] = x->dim[0];
+	dim[1] = x->dim[1];
+	for (int i = 0; i < ns; i++)
+		dim[2 + i] = gr->dim[1 + i];
+	set_out(NOUT(g, n, 0), x->dtype, x->rank, dim);
+	return BURN_OK;
+}
+
+static KRef fconst(KB *kb, double v) { return kb_const_f(kb, DT_F32, v); }
+static KRef dconst(KB *kb, double v) { return kb_const_f(kb, DT_F64, v); }
+
+/* x reflected about [lo, hi] until inside (f64 arithmetic). */
+static KRef reflect(KB *kb, KRef x, double lo, double hi)
+{
+	KRef below = kb_bin(kb, KO_LT, x, dconst(kb, lo));
+	KRef above = kb_bin(kb, KO_GT, x, dconst(kb, hi));
+	KRef dx = kb_select(kb, below, kb_bin(kb, KO_SUB, dconst(kb, lo), x),
+	                    kb_bin(kb, KO_SUB, x, dconst(kb, hi)));
+	KRef q, r, even, lor, hir;
+	double rng = hi - lo;
+
+	if (rng <= 0)
+		return kb_select(kb, kb_bin(kb, KO_OR, below, above), dconst(kb, lo), x);
+	q = kb_un(kb, KO_FLOOR, kb_bin(kb, KO_DIV, dx, dconst(kb, rng)));
+	r = kb_bin(kb, KO_SUB, dx, kb_bin(kb, KO_MUL, q, dconst(kb, rng)));
+	even = kb_bin(kb, KO_EQ, kb_bin(kb, KO_FMOD, q, dconst(kb, 2)), dconst(kb, 0));
+	lor = kb_bin(kb, KO_ADD, dconst(kb, lo), r);
+	hir = kb_bin(kb, KO_SUB, dconst(kb, hi), r);
+	return kb_select(kb, below, kb_select(kb, even, lor, hir),
+	                 kb_select(kb, above, kb_select(kb, even, hir, lor), x));
+}
+
+/* A tap's integer index i (i64) along an axis of size d under the padding
+ * mode: the clamped index, and (zeros) whether it is inside. */
+static KRef pad_index(KB *kb, int pm, KRef i, int64_t d, double lo, double hi,
+                      KRef *inside)
+{
+	KRef z = kb_idx(kb, 0), top = kb_idx(kb, d - 1);
+
+	*inside = 0;
+	if (pm == 0)
+		*inside = kb_bin(kb, KO_AND, kb_bin(kb, KO_GE, i, z), kb_bin(kb, KO_LT, i, kb_idx(kb, d)));
+	else if (pm == 2)
+		i = kb_cast(kb, DT_I64, reflect(kb, kb_cast(kb, DT_F64, i), lo, hi));
+	return kb_bin(kb, KO_MIN, kb_bin(kb, KO_MAX, i, z), top);
+}
+
+/* Coefficient of tap j (of K) at fraction f (f32). */
+static KRef tap_coeff(KB *kb, int K, int j, KRef f)
+{
+	const double A = -0.75;
+	KRef t;
+
+	if (K == 2)
+		return j ? f : kb_bin(kb, KO_SUB, fconst(kb, 1), f);
+	/* distances 1+f, f, 1-f, 2-f */
+	t = j == 0 ? kb_bin(kb, KO_ADD, fconst(kb, 1), f) : j == 1 ? f
+	  : j == 2 ? kb_bin(kb, KO_SUB, fconst(kb, 1), f)
+	  : kb_bin(kb, KO_SUB, fconst(kb, 2), f);
+	if (j == 1 || j == 2)   /* ((A+2)t - (A+3)) t t + 1 */
+		return kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL, kb_bin(kb, KO_MUL,
+		              kb_bin(kb, KO_SUB, kb_bin(kb, KO_MUL, fconst(kb, A + 2), t),
+		                     fconst(kb, A + 3)), t), t), fconst(kb, 1));
+	/* ((A t - 5A) t + 8A) t - 4A */
+	return kb_bin(kb, KO_SUB, kb_bin(kb, KO_MUL, kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL,
+	              kb_bin(kb, KO_SUB, kb_bin(kb, KO_MUL, fconst(kb, A), t),
+	                     fconst(kb, 5 * A)), t), fconst(kb, 8 * A)), t),
+	              fconst(kb, 4 * A));
 }
 
 int lower_gridsample(Lower *lw, Node *n)
 {
-	return burn_fail(lw->ctx, BURN_ERR_UNSUPPORTED, "GridSample is not supported yet");
+	static const char *const modes[] = { "nearest", "linear", "cubic",
+		"bilinear", "bicubic", NULL };
+	static const char *const pms[] = { "zeros", "border", "reflection", NULL };
+	const Value *x = NIN(lw->g, n, 0), *gr = NIN(lw->g, n, 1);
+	Value *y = NOUT(lw->g, n, 0);
+	int ns = x->rank - 2, r = y->rank, mode = 0, pm = 0, K, vars[BURN_MAX_RANK], bx, bg, by;
+	int ac = (int)attr_int(n, "align_corners", 0), ntap = 1;
+	int64_t xst[BURN_MAX_RANK], gst[BURN_MAX_RANK], yst[BURN_MAX_RANK];
+	KRef pos[3], frac[3], gbase, xbase, sum = 0;
+	double lo[3], hi[3];
+	KB kb;
+
+	TRY(pick(lw->ctx, "mode", attr_str(n, "mode", lw->g->opset >= 20 ? "linear"
+	                                   : "bilinear"), modes, &mode));
+	if (mode >= 3)
+		mode -= 2;
+	TRY(pick(lw->ctx, "padding_mode", attr_str(n, "padding_mode", "zeros"), pms, &pm));
+	K = mode == RM_NEAREST ? 1 : mode == RM_LINEAR ? 2 : 4;
+	shape_strides(x->rank, x->dim, xst);
+	shape_strides(gr->rank, gr->dim, gst);
+	shape_strides(r, y->dim, yst);
+	if (value_numel(y) == 0)
+		return BURN_OK;
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	bg = lower_in(lw, &kb, n, 1);
+	by = lower_out(lw, &kb, n, 0);
+	loops_open(&kb, r, y->dim, vars);
+	gbase = kb_bin(&kb, KO_MUL, kb_get(&kb, vars[0]), kb_idx(&kb, gst[0]));
+	for (int i = 0; i < ns; i++)
+		gbase = kb_bin(&kb, KO_ADD, gbase, kb_bin(&kb, KO_MUL, kb_get(&kb, vars[2 + i]),
+		                                          kb_idx(&kb, gst[1 + i])));
+	xbase = kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, kb_get(&kb, vars[0]), kb_idx(&kb, xst[0])),
+	               kb_bin(&kb, KO_MUL, kb_get(&kb, vars[1]), kb_idx(&kb, xst[1])));
+	for (int i = 0; i < ns; i++) {
+		int64_t d = x->dim[2 + i];
+		KRef v = kb_cast(&kb, DT_F32, kb_load(&kb, bg, kb_bin(&kb, KO_ADD, gbase,
+		                 kb_idx(&kb, ns - 1 - i))));
+		KRef p1 = kb_bin(&kb, KO_ADD, v, fconst(&kb, 1)), out;
+		if (ac)
+			v = kb_bin(&kb, KO_MUL, kb_bin(&kb, KO_DIV, p1, fconst(&kb, 2)),
+			           fconst(&kb, (double)(d - 1)));
+		else
+			v = kb_bin(&kb, KO_DIV, kb_bin(&kb, KO_SUB, kb_bin(&kb, KO_MUL, p1,
+			           fconst(&kb, (double)d)), fconst(&kb, 1)), fconst(&kb, 2));
+		lo[i] = ac ? 0 : -0.5;
+		hi[i] = ac ? (double)d - 1 : (double)d - 0.5;
+		/* round half to even, in every rank: the conformance data does so
+		 * even in 3-D, where the reference's comment names std::round */
+		if (mode == RM_NEAREST)
+			v = kb_un(&kb, KO_ROUND, v);
+		out = kb_bin(&kb, KO_OR, kb_bin(&kb, KO_LT, v, fconst(&kb, lo[i])),
+		             kb_bin(&kb, KO_GT, v, fconst(&kb, hi[i])));
+		if (pm == 1)
+			v = kb_select(&kb, out, kb_bin(&kb, KO_MIN, kb_bin(&kb, KO_MAX, v,
+			              fconst(&kb, 0)), fconst(&kb, (double)(d - 1))), v);
+		else if (pm == 2)
+			v = kb_cast(&kb, DT_F32, reflect(&kb, kb_cast(&kb, DT_F64, v), lo[i], hi[i]));
+		pos[i] = v;
+		frac[i] = 0;
+		if (mode != RM_NEAREST) {
+			KRef fl = kb_un(&kb, KO_FLOOR, v);
+			frac[i] = kb_bin(&kb, KO_SUB, v, fl);
+			pos[i] = kb_cast(&kb, DT_I64, fl);
+		} else {
+			/* keep NaN and huge values away from the integer cast */
+			v = kb_bin(&kb, KO_MIN, kb_bin(&kb, KO_MAX, v, fconst(&kb, -1e9)),
+			           fconst(&kb, 1e9));
+			pos[i] = kb_cast(&kb, DT_I64, v);
+		}
+		ntap *= K;
+	}
+	for (int t = 0; t < ntap; t++) {
+		KRef off = xbase, w = 0, inside = 0, val;
+		int tt = t;
+		for (int i = ns - 1; i >= 0; i--) {
+			int j = tt % K;
+			int64_t d = x->dim[2 + i];
+			KRef in, idx = pos[i];
+			tt /= K;
+			if (K == 2)
+				idx = kb_bin(&kb, KO_ADD, idx, kb_idx(&kb, j));
+			else if (K == 4)
+				idx = kb_bin(&kb, KO_ADD, idx, kb_idx(&kb, j - 1));
+			idx = pad_index(&kb, pm, idx, d, lo[i], hi[i], &in);
+			if (in)
+				inside = inside ? kb_bin(&kb, KO_AND, inside, in) : in;
+			off = kb_bin(&kb, KO_ADD, off, kb_bin(&kb, KO_MUL, idx, kb_idx(&kb, xst[2 + i])));
+			if (K > 1) {
+				KRef cf = tap_coeff(&kb, K, j, frac[i]);
+				w = w ? kb_bin(&kb, KO_MUL, w, cf) : cf;
+			}
+		}
+		val = kb_cast(&kb, DT_F32, kb_load(&kb, bx, off));
+		if (inside)
+			val = kb_select(&kb, inside, val, fconst(&kb, 0));
+		if (w)
+			val = kb_bin(&kb, KO_MUL, w, val);
+		sum = sum ? kb_bin(&kb, KO_ADD, sum, val) : val;
+	}
+	kb_store(&kb, by, index_linear(&kb, r, vars, yst), kb_cast(&kb, edt(y->dtype), sum));
+	loops_close(&kb, r);
+	lower_end(lw, &kb);
+	return BURN_OK;
 }
