@@ -404,7 +404,44 @@ lower_matmul(Lower *lw, Node *n)
 	kb_store(&kb, by, add(&kb, yo, vj), cnum(&kb, dt, 0));
 	if (mm.N != 1)
 		kb_end(&kb);
-	vk = loop(&kb, "k", mm.K, 0);
+	if (!isint && mm.K >= 4) {
+		/* floats: four rows of B per pass over Y's row (a quarter of the
+		 * loads and stores of Y), then the K % 4 rest below */
+		int64_t k4 = mm.K / 4 * 4;
+		int dk = kb.depth, a4[4];
+		KRef vk4 = mul(&kb, loop(&kb, "k4", k4 / 4, 0), I(&kb, 4));
+		for (int t = 0; t < 4; t++) {
+			a4[t] = kb_var(&kb, dt, "a");
+			kb_set(&kb, a4[t], kb_cast(&kb, dt, kb_load(&kb, ba,
+			       add(&kb, ao, add(&kb, vk4, I(&kb, t))))));
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			int dp = kb.depth;
+			KRef acc = 0, yi;
+			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N), 4, pass, &vj))
+				continue;
+			for (int t = 0; t < 4; t++) {
+				KRef bv = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb,
+				          madd(&kb, bo, add(&kb, vk4, I(&kb, t)), mm.N), vj)));
+				KRef term = mul(&kb, kb_get(&kb, a4[t]), bv);
+				acc = acc ? add(&kb, acc, term) : term;
+			}
+			yi = add(&kb, yo, vj);
+			kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi), acc));
+			close_to(&kb, dp);
+		}
+		close_to(&kb, dk);
+		vk = k4 == mm.K ? 0 : kb_get(&kb, kb_for(&kb, "k", I(&kb, k4), I(&kb, mm.K), 0));
+	} else {
+		vk = loop(&kb, "k", mm.K, 0);
+	}
+	if (!vk) {
+		close_to(&kb, di);
+		lower_epi_run(lw, &kb, n, by, yo, mm.N);
+		close_to(&kb, d0);
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
 	{
 		KRef x = kb_cast(&kb, dt, kb_load(&kb, ba, add(&kb, ao, vk)));
 		if (isint)
