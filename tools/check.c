@@ -425,9 +425,20 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			goto fail_ctx;
 	}
 	{
-		char src[1200], bin[1200], log[1200];
-		char *argv[] = { (char *)o->cc, "-std=c99", "-O1", "-Wall", "-Wextra",
-		                 "-Werror", "-o", bin, src, (char *)o->harness, "-lm", NULL };
+		/* $BURNCC_CFLAGS (words split on spaces) replace -O1, e.g.
+		 * "-O3 -march=native -fopenmp" to check the fast builds */
+		char src[1200], bin[1200], log[1200], flags[512];
+		char *argv[48];
+		int k = 0;
+		const char *ef = getenv("BURNCC_CFLAGS");
+		snprintf(flags, sizeof flags, "%s", ef && *ef ? ef : "-O1");
+		argv[k++] = (char *)o->cc;
+		argv[k++] = "-std=c99";
+		for (char *t = strtok(flags, " "); t && k < 36; t = strtok(NULL, " "))
+			argv[k++] = t;
+		argv[k++] = "-Wall"; argv[k++] = "-Wextra"; argv[k++] = "-Werror";
+		argv[k++] = "-o"; argv[k++] = bin; argv[k++] = src;
+		argv[k++] = (char *)o->harness; argv[k++] = "-lm"; argv[k] = NULL;
 		snprintf(src, sizeof src, "%s/model.c", wd);
 		snprintf(bin, sizeof bin, "%s/model", wd);
 		snprintf(log, sizeof log, "%s/cc.log", wd);

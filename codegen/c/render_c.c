@@ -195,39 +195,41 @@ typedef struct R {
 	int sid;
 	KRef defining;         /* the hoisted node being defined, or 0 */
 	int omp;               /* inside a loop given to OpenMP */
+	int loops;             /* depth of open for loops */
 	int err;
 } R;
 
 /*
  * Threads.  An outermost KF_PARALLEL loop gets `#pragma omp parallel for`
  * (inside #ifdef _OPENMP, so the file stays plain C99 and warning-free
- * without -fopenmp) when its iterations share nothing: no variable is set
- * inside it (variables are declared at function level, so they would be
- * shared), the kernel has no local buffers, and the loop nest does enough
- * work to pay for waking threads.
+ * without -fopenmp) when its iterations share nothing and it does enough
+ * work to pay for waking threads; only loops not nested in another loop,
+ * so threads start once per kernel.  Variables are declared at function level,
+ * so one the loop sets must be private to each thread: that is safe when the
+ * variable occurs nowhere outside the loop (lowerings set a variable before
+ * reading it within one iteration: accumulators are initialised inside the
+ * loop that owns them).  A loop that sets a variable also used outside it,
+ * or a kernel with local buffers, stays serial.
  */
 #define OMP_MIN_WORK 65536
 
-/* Iterations of the loop nest under s (the largest constant-extent path);
- * *sets is set if some statement assigns a variable. */
+/* Iterations of the loop nest under s (the largest constant-extent path). */
 static int64_t
-nest_work(const KKernel *k, KRef s, int *sets)
+nest_work(const KKernel *k, KRef s)
 {
 	int64_t most = 1;
 
 	for (; s; s = k->node[s].next) {
 		const KNode *n = &k->node[s];
 		int64_t w = 1, lo, hi;
-		if (n->kind == KS_SET)
-			*sets = 1;
 		if (n->kind == KS_FOR) {
-			w = nest_work(k, n->body, sets);
+			w = nest_work(k, n->body);
 			if (kb_is_const_i(k, n->a, &lo) && kb_is_const_i(k, n->b, &hi) && hi > lo)
 				w *= hi - lo;
 		} else if (n->kind == KS_IF) {
-			w = nest_work(k, n->body, sets);
+			w = nest_work(k, n->body);
 			if (n->orelse) {
-				int64_t e = nest_work(k, n->orelse, sets);
+				int64_t e = nest_work(k, n->orelse);
 				w = e > w ? e : w;
 			}
 		}
@@ -237,21 +239,85 @@ nest_work(const KKernel *k, KRef s, int *sets)
 	return most;
 }
 
-static int
-omp_loop(const R *r, const KNode *n)
+/* Mark in use[] (bit 1: read, bit 2: set) the variables of expression e. */
+static void
+expr_vars(const KKernel *k, KRef e, unsigned char *use, unsigned char *seen)
 {
-	int sets = 0;
-	int64_t lo, hi, work;
+	if (!e || seen[e])
+		return;
+	seen[e] = 1;
+	if (k->node[e].kind == KE_VAR)
+		use[k->node[e].var] |= 1;
+	expr_vars(k, k->node[e].a, use, seen);
+	expr_vars(k, k->node[e].b, use, seen);
+	expr_vars(k, k->node[e].c, use, seen);
+}
 
-	if (r->omp || !(n->flags & KF_PARALLEL))
+/* The variables of the statements of block s, skipping statement skip. */
+static void
+block_vars(const KKernel *k, KRef s, KRef skip, unsigned char *use, unsigned char *seen)
+{
+	for (; s; s = k->node[s].next) {
+		const KNode *n = &k->node[s];
+		if (s == skip)
+			continue;
+		if (n->kind == KS_SET)
+			use[n->var] |= 2;
+		if (n->kind == KS_FOR)
+			use[n->var] |= 2;
+		expr_vars(k, n->a, use, seen);
+		expr_vars(k, n->b, use, seen);
+		block_vars(k, n->body, skip, use, seen);
+		block_vars(k, n->orelse, skip, use, seen);
+	}
+}
+
+/* Should loop statement s get an OpenMP pragma?  Fills priv[] with the
+ * variables to make private. */
+static int
+omp_loop(const R *r, KRef s, unsigned char *priv)
+{
+	const KKernel *k = r->k;
+	const KNode *n = &k->node[s];
+	unsigned char *in, *out, *seen;
+	int64_t lo, hi;
+	int ok = 1;
+
+	/* only outermost loops: a parallel region inside a serial loop would
+	 * fork and join threads once per outer iteration */
+	if (r->omp || r->loops || !(n->flags & KF_PARALLEL))
 		return 0;
-	for (int b = 0; b < r->k->nbuf; b++)
-		if (r->k->buf[b].space != KS_GLOBAL)
+	for (int b = 0; b < k->nbuf; b++)
+		if (k->buf[b].space != KS_GLOBAL)
 			return 0;
-	if (!kb_is_const_i(r->k, n->a, &lo) || !kb_is_const_i(r->k, n->b, &hi) || hi - lo < 2)
+	if (!kb_is_const_i(k, n->a, &lo) || !kb_is_const_i(k, n->b, &hi) || hi - lo < 2 ||
+	    nest_work(k, n->body) * (hi - lo) < OMP_MIN_WORK)
 		return 0;
-	work = nest_work(r->k, n->body, &sets) * (hi - lo);
-	return !sets && work >= OMP_MIN_WORK;
+	in = calloc(k->nvar + 1, 1);
+	out = calloc(k->nvar + 1, 1);
+	seen = calloc(k->nnode + 1, 1);
+	if (!in || !out || !seen) {
+		ok = 0;
+		goto done;
+	}
+	block_vars(k, n->body, 0, in, seen);
+	memset(seen, 0, k->nnode + 1);
+	block_vars(k, k->body, s, out, seen);
+	for (int v = 0; v < k->nvar; v++) {
+		priv[v] = 0;
+		if (v == n->var || !(in[v] & 2) || r->isloop[v])
+			continue;          /* not set inside, or a loop index (private) */
+		if (out[v]) {
+			ok = 0;            /* shared with code outside the loop */
+			break;
+		}
+		priv[v] = 1;
+	}
+done:
+	free(in);
+	free(out);
+	free(seen);
+	return ok;
 }
 
 static const char *
@@ -949,11 +1015,21 @@ block(R *r, KRef s, int ind)
 
 		switch (n->kind) {
 		case KS_FOR: {
-			int omp = omp_loop(r, n);
+			unsigned char *priv = calloc(k->nvar + 1, 1);
+			int omp = priv && omp_loop(r, s, priv);
 			open = begin_stmt(r, roots, 2, ind);
 			in = ind + open;
-			if (omp)
-				fputs("#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n", f);
+			if (omp) {
+				int first = 1;
+				fputs("#ifdef _OPENMP\n#pragma omp parallel for", f);
+				for (int v = 0; v < k->nvar; v++)
+					if (priv[v] && r->vread[v]) {
+						fprintf(f, "%s%s", first ? " private(" : ", ", r->vname[v]);
+						first = 0;
+					}
+				fputs(first ? "\n#endif\n" : ")\n#endif\n", f);
+			}
+			free(priv);
 			tabs(f, in);
 			fprintf(f, "for (int64_t %s = ", r->vname[n->var]);
 			emit(r, n->a, 0);
@@ -962,7 +1038,9 @@ block(R *r, KRef s, int ind)
 			fprintf(f, "; ++%s) {\n", r->vname[n->var]);
 			r->inscope[n->var] = 1;
 			r->omp += omp;
+			r->loops++;
 			block(r, n->body, in + 1);
+			r->loops--;
 			r->omp -= omp;
 			r->inscope[n->var] = 0;
 			tabs(f, in);

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	ir_print(null, g, -1);
 	if (graph_verify(&c, g) == BURN_OK) {
-		CompileOpts o = { 0, NULL, 1 };
+		CompileOpts o = { .verify = 1 };
 		EmitC e = { "fuzz", "fuzz.h", "fuzz.ir" };
 		Compiled *m;
 		if (burn_compile_graph(&c, g, &o, &m) == BURN_OK) {  /* takes g */

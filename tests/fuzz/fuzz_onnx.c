@@ -25,7 +25,7 @@ static void fuzz_limits(Ctx *c)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *null;
-	CompileOpts o = { 0, NULL, 1 };
+	CompileOpts o = { .verify = 1 };
 	Compiled *m;
 	Graph *g;
 	Ctx c;
