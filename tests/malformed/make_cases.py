@@ -362,7 +362,7 @@ case("ext_dir_escape.onnx",
      "leaves the model's folder")
 
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
-    f.write("# file<TAB>substring its one-line error must contain (see run.sh)\n")
+    f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
         f.write("\t".join(c) + "\n")
 print(len(cases), "cases")

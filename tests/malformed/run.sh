@@ -3,7 +3,8 @@
 # it is rejected cleanly: non-zero exit status that is not a crash (< 128),
 # exactly one line on stderr containing the expected substring, and no
 # output files left behind.  An optional third column of cases.txt holds
-# extra burncc flags for the case (e.g. --max-nodes 3).  Prints ok/FAIL per case and a summary; exits
+# extra burncc flags for the case (e.g. --max-nodes 3).  A case that runs
+# over 60 s counts as a hang.  Prints ok/FAIL per case and a summary; exits
 # non-zero if any case failed.
 set -u
 if [ $# -ne 1 ]; then
@@ -21,12 +22,14 @@ while IFS="$tab" read -r file want flags; do
 	case $file in ''|'#'*) continue ;; esac
 	rm -f "$tmp/out.c" "$tmp/out.h" "$tmp/err"
 	# shellcheck disable=SC2086 # flags: zero or more words, split on purpose
-	"$burncc" ${flags:-} "$here/$file" -o "$tmp/out.c" >/dev/null 2>"$tmp/err" </dev/null
+	timeout 60 "$burncc" ${flags:-} "$here/$file" -o "$tmp/out.c" >/dev/null 2>"$tmp/err" </dev/null
 	rc=$?
 	lines=$(wc -l <"$tmp/err" | tr -d ' ')
 	why=
 	if [ "$rc" -eq 0 ]; then
 		why="accepted (exit 0)"
+	elif [ "$rc" -eq 124 ]; then
+		why="hung (killed after 60 s)"
 	elif [ "$rc" -ge 128 ]; then
 		why="crashed (exit $rc)"
 	elif [ "$lines" -ne 1 ]; then
