@@ -292,7 +292,17 @@ dtype_size(int dt)
 const char *
 dtype_name(int dt)
 {
-	return dt > 0 && dt < NDT && dtinfo[dt].name ? dtinfo[dt].name : "?";
+	/* ONNX types we do not compute with, named for error messages */
+	static const char *const other[] = {
+		"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+		"uint4", "int4", "float4e2m1", "float8e8m0", "uint2", "int2",
+	};
+
+	if (dt > 0 && dt < NDT && dtinfo[dt].name)
+		return dtinfo[dt].name;
+	if (dt >= 17 && dt < 17 + (int)(sizeof other / sizeof other[0]))
+		return other[dt - 17];
+	return dt == DT_UNDEF ? "?" : "invalid";
 }
 
 int

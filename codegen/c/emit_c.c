@@ -343,8 +343,17 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	}
 	fprintf(fc, "\treturn %s_OK;\n}\n\n", up);
 
-	fprintf(fc, "int %s_run_v(const void *const *inputs, void *const *outputs, void *arena)\n{\n"
-	        "\t(void)inputs;\n\t(void)outputs;\n\treturn %s_run(", P, P);
+	fprintf(fc, "int %s_run_v(const void *const *inputs, void *const *outputs, void *arena)\n{\n",
+	        P);
+	if (g->nin)
+		fprintf(fc, "\tif (!inputs) return %s_ERR_ARG;\n", up);
+	else
+		fprintf(fc, "\t(void)inputs;\n");
+	if (g->nout)
+		fprintf(fc, "\tif (!outputs) return %s_ERR_ARG;\n", up);
+	else
+		fprintf(fc, "\t(void)outputs;\n");
+	fprintf(fc, "\treturn %s_run(", P);
 	for (int i = 0; i < g->nin; i++)
 		fprintf(fc, "(const %s *)inputs[%d], ", dtype_ctype(GV(g, g->in[i])->dtype), i);
 	for (int i = 0; i < g->nout; i++)
