@@ -39,6 +39,7 @@ static const char usage[] =
 "  --stats          JSON: kernels, arena_bytes, arena_lower_bound_bytes,\n"
 "                   weights_bytes\n"
 "  --verify         run the IR verifier between passes\n"
+"  --no-fuse        one kernel per graph op (no kernel fusion)\n"
 "  --max-file-bytes N    largest model file accepted (default 2 GiB)\n"
 "  --max-tensor-bytes N  largest tensor, constant or intermediate\n"
 "                        (default 1 GiB)\n"
@@ -50,7 +51,8 @@ static const char usage[] =
 "is compiled to C, built with the system C compiler ($CC, default cc) and\n"
 "run; every output is compared with the expected one (floats: rtol 1e-3,\n"
 "atol 1e-5; integers and bool: exact).  Prints PASS name or FAIL name:\n"
-"reason per case and ends with 'N passed, N failed'.\n"
+"reason per case and ends with 'N passed, N failed'.  $BURNCC_CFLAGS\n"
+"replaces the -O1 the cases are built with (e.g. \"-O3 -fopenmp\").\n"
 "  -j N             cases run in parallel (default: number of CPUs)\n"
 "  --xfail FILE     expected failures, one case name per line (text after\n"
 "                   the name is the reason); exit non-zero only on an\n"
@@ -190,7 +192,7 @@ static int emit_c_stdout(Ctx *c, Compiled *m, const char *prefix, const char *mo
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL;
-	int stats = 0, verify = 0, nbind = 0;
+	int stats = 0, verify = 0, no_fuse = 0, nbind = 0;
 	int64_t lim[4] = { -1, -1, -1, -1 };  /* --max-*: file, tensor, depth, nodes */
 	DimBind *bind = calloc(argc, sizeof *bind);
 	char prefix[128];
@@ -235,6 +237,8 @@ int main(int argc, char **argv)
 			stats = 1;
 		} else if (!strcmp(a, "--verify")) {
 			verify = 1;
+		} else if (!strcmp(a, "--no-fuse")) {
+			no_fuse = 1;
 		} else if (!strcmp(a, "--max-file-bytes")) {
 			lim[0] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
 		} else if (!strcmp(a, "--max-tensor-bytes")) {
@@ -269,7 +273,7 @@ int main(int argc, char **argv)
 	if (lim[2] > 0) c.limits.max_depth = (int)lim[2];
 	if (lim[3] > 0) c.limits.max_nodes = (int)lim[3];
 	{
-		CompileOpts o = { nbind, bind, verify };
+		CompileOpts o = { nbind, bind, verify, no_fuse };
 		if (burn_compile_file(&c, model, &o, &m)) {
 			free(bind);
 			return report(&c);
