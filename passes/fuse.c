@@ -521,6 +521,46 @@ static void glower_free(GLower *gl, char *ops)
 	free(ops);
 }
 
+/* A pointwise group may write its result over an input that dies here:
+ * an intermediate of the same shape and type, read at the same index it
+ * is written (pointwise, not broadcast), that only this group consumes.
+ * The result then shares that input's memory (lower_bind makes the two
+ * one kernel buffer). */
+static void in_place(Fuser *f, Lower *lw, const Group *gr, const int *member)
+{
+	Graph *g = f->g;
+	int out = g->node[gr->root].out[0];
+	const Value *o = GV(g, out);
+	KProgram *p = lw->prog;
+
+	if (o->is_output)
+		return;
+	for (int i = 0; i < g->nnode; i++) {
+		Node *m = &g->node[i];
+		if (!member[i])
+			continue;
+		for (int k = 0; k < m->nin; k++) {
+			int x = m->in[k], ok = 1;
+			const Value *xv;
+			if (x < 0 || x >= f->nval)
+				continue;
+			xv = GV(g, x);
+			if (xv->kind != VK_TEMP || xv->is_output || xv->data || xv->producer < 0 ||
+			    (xv->producer >= 0 && member[xv->producer]) || xv->dtype != o->dtype ||
+			    !is_full(gr, xv) || kprog_storage(p, x) != x)
+				continue;
+			for (int u = 0; u < f->nuse[x]; u++)
+				ok &= f->users[x][u] >= 0 && member[f->users[x][u]];
+			for (int v = 0; v < p->nalias && ok; v++)
+				ok = v == x || kprog_storage(p, v) != x;   /* nothing else lives there */
+			if (!ok)
+				continue;
+			lower_set_alias(lw, out, x);
+			return;
+		}
+	}
+}
+
 static int lower_group(Fuser *f, Lower *lw, int gid)
 {
 	Graph *g = f->g;
@@ -538,6 +578,8 @@ static int lower_group(Fuser *f, Lower *lw, int gid)
 	member = gl.member;
 	gl.kb = &kb;
 	gl.vars_ready = 1;   /* the loop variables index every axis */
+	if (!gr->nred)
+		in_place(f, lw, gr, member);
 	{
 		int nreduce = 0;
 		for (int i = 0; i < g->nnode; i++)
@@ -836,7 +878,7 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p)
 {
 	Lower lw = { c, g, p };
 	Fuser f = { c, g };
-	int rc;
+	int rc, *member;
 
 	if ((rc = build_uses(&f)))
 		return rc;
@@ -856,6 +898,18 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p)
 		c->op = op_table[n->op].name;
 		if (gid < 0 && lower_alias(&lw, n))
 			continue;
+		if (gid < 0 && op_table[n->op].cls == OC_ELEM && n->nout == 1 &&
+		    n->out[0] >= 0 && (member = calloc(g->nnode + 1, sizeof(int)))) {
+			/* a pointwise op alone may still overwrite a dying input */
+			Group one = { 0 };
+			const Value *o = NOUT(g, n, 0);
+			one.root = i;
+			one.rank = o->rank;
+			memcpy(one.F, o->dim, sizeof(int64_t) * o->rank);
+			member[i] = 1;
+			in_place(&f, &lw, &one, member);
+			free(member);
+		}
 		if (gid < 0)
 			rc = op_table[n->op].lower(&lw, n);
 		else if (f.grp[gid].anchor >= 0)

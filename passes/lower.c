@@ -26,10 +26,15 @@ void lower_begin(Lower *lw, KB *kb, Node *n)
 	                      lw->epi->ops : ""));
 }
 
+/* Values that share memory (a reshape and its input, an in-place result
+ * and the input it overwrites) are one buffer of the kernel: two restrict
+ * pointers to the same memory would be undefined behaviour. */
 int lower_bind(Lower *lw, KB *kb, int v, int access)
 {
-	const Value *val = GV(lw->g, v);
+	const Value *val;
 
+	v = kprog_storage(lw->prog, v);
+	val = GV(lw->g, v);
 	return kb_buf_value(kb, v, val->dtype, value_numel(val), access);
 }
 
@@ -193,7 +198,6 @@ int infer_same(Ctx *c, Graph *g, Node *n)
  * Returns 1 when n was aliased. */
 int lower_alias(Lower *lw, Node *n)
 {
-	KProgram *p = lw->prog;
 	Graph *g = lw->g;
 	int out;
 
@@ -203,15 +207,23 @@ int lower_alias(Lower *lw, Node *n)
 	out = n->out[0];
 	if (GV(g, out)->is_output || NIN(g, n, 0)->dtype != GV(g, out)->dtype)
 		return 0;
+	return lower_set_alias(lw, out, n->in[0]);
+}
+
+int lower_set_alias(Lower *lw, int v, int storage)
+{
+	KProgram *p = lw->prog;
+	Graph *g = lw->g;
+
 	if (p->nalias < g->nval) {
 		int *a = arena_grow(p->arena, p->alias, sizeof(int), p->nalias, g->nval);
 		if (!a)
 			return 0;
-		for (int v = p->nalias; v < g->nval; v++)
-			a[v] = v;
+		for (int i = p->nalias; i < g->nval; i++)
+			a[i] = i;
 		p->alias = a;
 		p->nalias = g->nval;
 	}
-	p->alias[out] = n->in[0];
+	p->alias[v] = storage;
 	return 1;
 }

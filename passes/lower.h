@@ -77,6 +77,8 @@ int lower_temp(Lower *lw, int dtype, int rank, const int64_t *dim);
 /* Make a reshape-like node's output an alias of its input (no kernel);
  * returns 1 if it did. */
 int lower_alias(Lower *lw, Node *n);
+/* Let value v live in the memory of value storage; 0 if out of memory. */
+int lower_set_alias(Lower *lw, int v, int storage);
 /* Bind graph value v as a buffer. */
 int lower_bind(Lower *lw, KB *kb, int v, int access);
 

@@ -229,3 +229,28 @@ Test(passes, escaping_value_is_stored)
 	}
 	burn_compiled_destroy(m);
 }
+
+/* Softmax -> Exp -> Softmax: the Exp kernel writes over the first softmax's
+ * result, which dies there, so the arena holds one buffer, not two. */
+Test(passes, pointwise_result_reuses_dying_input)
+{
+	Ctx c;
+	Compiled *m;
+	Graph *g = graph_create("m");
+	int64_t dim[2] = { 8, 256 };
+	int x, s, t, y;
+
+	burn_ctx_init(&c, "test");
+	x = input(g, "x", DT_F32, 2, dim);
+	s = node1(g, OP_Softmax, 1, &x, "s");
+	t = node1(g, OP_Exp, 1, &s, "t");
+	y = node1(g, OP_Softmax, 1, &t, "y");
+	graph_add_output(g, y);
+	cr_assert_eq(graph_toposort(&c, g), BURN_OK);
+	cr_assert_eq(burn_compile_graph(&c, g, NULL, &m), BURN_OK, "%s", c.msg);
+	cr_assert_eq(m->prog.nkernel, 3);
+	cr_assert_eq(kprog_storage(&m->prog, t), s, "t lives in s's memory");
+	cr_assert_eq(m->plan.arena_bytes, 8 * 256 * 4);
+	cr_assert_eq(m->plan.offset[t], m->plan.offset[s]);
+	burn_compiled_destroy(m);
+}
