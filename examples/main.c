@@ -2,7 +2,7 @@
  * main.c - a small program that embeds a model compiled by burncc.
  *
  *     burncc examples/lenet/lenet.onnx -o lenet.c
- *     cc -O2 main.c lenet.c -lm -o lenet
+ *     cc -O3 main.c lenet.c -lm -o lenet
  *     ./lenet examples/lenet/input.bin
  *
  * It reads the input tensor as raw little-endian floats, runs the model,
