@@ -6,164 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "passes/lower.h"
-
-/* One node; inputs are runtime values or constants. */
-typedef struct T {
-	Ctx c;
-	Graph *g;
-	int in[6], nin, out[4], nout, node;
-	void *data[6];
-} T;
-
-static void
-t_init(T *t, int opset)
-{
-	memset(t, 0, sizeof *t);
-	burn_ctx_init(&t->c, "test");
-	t->g = graph_create("t");
-	t->g->opset = opset;
-}
-
-/* A graph input whose elements the interpreter reads from data. */
-static void
-t_input(T *t, int dtype, int rank, const int64_t *dim, void *data)
-{
-	char name[8];
-	int v;
-
-	snprintf(name, sizeof name, "x%d", t->nin);
-	v = graph_add_value(t->g, name);
-	set_out(GV(t->g, v), dtype, rank, dim);
-	graph_add_input(t->g, v);
-	GV(t->g, v)->producer = -1;
-	t->data[t->nin] = data;
-	t->in[t->nin++] = v;
-}
-
-/* A constant input (shape-like operands must be constants). */
-static void
-t_const(T *t, int dtype, int rank, const int64_t *dim, const void *data)
-{
-	char name[8];
-	int v;
-
-	snprintf(name, sizeof name, "c%d", t->nin);
-	v = graph_add_value(t->g, name);
-	cr_assert_eq(graph_set_const(&t->c, t->g, v, dtype, rank, dim, data), BURN_OK);
-	t->data[t->nin] = GV(t->g, v)->data;
-	t->in[t->nin++] = v;
-}
-
-/* A 1-D i64 constant input. */
-static void
-t_ints_in(T *t, int n, const int64_t *x)
-{
-	int64_t d[1] = { n };
-	t_const(t, DT_I64, 1, d, x);
-}
-
-static void
-t_absent(T *t)
-{
-	t->data[t->nin] = NULL;
-	t->in[t->nin++] = -1;
-}
-
-static void
-t_node(T *t, const char *op, int nout)
-{
-	for (int k = 0; k < nout; k++) {
-		char name[8];
-		snprintf(name, sizeof name, "y%d", k);
-		t->out[k] = graph_add_value(t->g, name);
-	}
-	t->nout = nout;
-	t->node = graph_add_node(t->g, op_lookup(op), "n", t->nin, t->in, nout, t->out);
-}
-
-static void
-t_int(T *t, const char *name, int64_t v)
-{
-	node_add_attr(t->g, t->node, name, AT_INT)->i = v;
-}
-
-static void
-t_ints(T *t, const char *name, int n, const int64_t *v)
-{
-	Attr *a = node_add_attr(t->g, t->node, name, AT_INTS);
-	a->n = n;
-	a->ints = arena_alloc(&t->g->arena, sizeof *v * (n + 1));
-	memcpy(a->ints, v, sizeof *v * n);
-}
-
-static void
-t_str(T *t, const char *name, const char *s)
-{
-	Attr *a = node_add_attr(t->g, t->node, name, AT_STRING);
-	a->s = s;
-	a->slen = (int64_t)strlen(s);
-}
-
-static Node *
-t_n(T *t)
-{
-	return &t->g->node[t->node];
-}
-
-static int
-t_infer(T *t)
-{
-	return op_table[t_n(t)->op].infer(&t->c, t->g, t_n(t));
-}
-
-static Value *
-t_y(T *t, int k)
-{
-	return GV(t->g, t->out[k]);
-}
-
-/* Infer, lower and interpret every kernel; output k lands in outs[k]. */
-static void
-t_run(T *t, void **outs)
-{
-	Arena a;
-	KProgram p;
-	Lower lw = { 0 };  /* new fields (epi) must be NULL */
-
-	cr_assert_eq(t_infer(t), BURN_OK, "infer: %s", t->c.msg);
-	arena_init(&a);
-	kprog_init(&p, &a);
-	lw.ctx = &t->c;
-	lw.g = t->g;
-	lw.prog = &p;
-	cr_assert_eq(op_table[t_n(t)->op].lower(&lw, t_n(t)), BURN_OK, "lower: %s",
-	             t->c.msg);
-	for (int i = 0; i < p.nkernel; i++) {
-		KKernel *k = p.kernel[i];
-		void *bufs[16] = {0};
-		cr_assert_eq(kir_verify(&t->c, k), BURN_OK, "verify: %s", t->c.msg);
-		for (int b = 0; b < k->nbuf; b++) {
-			int v = k->buf[b].value;
-			for (int j = 0; j < t->nout; j++)
-				if (t->out[j] == v)
-					bufs[b] = outs[j];
-			for (int j = 0; j < t->nin; j++)
-				if (t->in[j] == v && v >= 0)
-					bufs[b] = t->data[j];
-		}
-		cr_assert_eq(kir_interp(&t->c, k, bufs), BURN_OK, "interp: %s", t->c.msg);
-	}
-	arena_free(&a);
-}
-
-static void
-t_fini(T *t)
-{
-	graph_destroy(t->g);
-}
-
-#define I64S(...) ((const int64_t[]){ __VA_ARGS__ })
+#include "node_harness.h"
 
 /* ---- inference ------------------------------------------------------- */
 
@@ -173,7 +16,7 @@ Test(move, reshape_zero_and_minus_one)
 
 	t_init(&t, 14);
 	t_input(&t, DT_F32, 3, I64S(2, 3, 4), NULL);
-	t_ints_in(&t, 3, I64S(0, -1, 2));
+	t_const_ints(&t, 3, I64S(0, -1, 2));
 	t_node(&t, "Reshape", 1);
 	cr_assert_eq(t_infer(&t), BURN_OK, "%s", t.c.msg);
 	cr_assert_eq(t_y(&t, 0)->rank, 3);
@@ -189,7 +32,7 @@ Test(move, reshape_bad_count)
 
 	t_init(&t, 14);
 	t_input(&t, DT_F32, 2, I64S(2, 3), NULL);
-	t_ints_in(&t, 2, I64S(4, -1));
+	t_const_ints(&t, 2, I64S(4, -1));
 	t_node(&t, "Reshape", 1);
 	cr_assert_eq(t_infer(&t), BURN_ERR_SHAPE);
 	t_fini(&t);
@@ -215,7 +58,7 @@ Test(move, squeeze_non_one)
 	t_init(&t, 11);
 	t_input(&t, DT_F32, 3, I64S(1, 3, 1), NULL);
 	t_node(&t, "Squeeze", 1);
-	t_ints(&t, "axes", 1, I64S(1));
+	t_attr_ints(&t, "axes", 1, I64S(1));
 	cr_assert_eq(t_infer(&t), BURN_ERR_SHAPE);
 	t_fini(&t);
 }
@@ -226,7 +69,7 @@ Test(move, unsqueeze_rank_limit)
 
 	t_init(&t, 13);
 	t_input(&t, DT_F32, 7, I64S(1, 1, 1, 1, 1, 1, 1), NULL);
-	t_ints_in(&t, 2, I64S(0, 1));
+	t_const_ints(&t, 2, I64S(0, 1));
 	t_node(&t, "Unsqueeze", 1);
 	cr_assert_eq(t_infer(&t), BURN_ERR_UNSUPPORTED);
 	t_fini(&t);
@@ -239,7 +82,7 @@ Test(move, transpose_bad_perm)
 	t_init(&t, 13);
 	t_input(&t, DT_F32, 3, I64S(1, 2, 3), NULL);
 	t_node(&t, "Transpose", 1);
-	t_ints(&t, "perm", 3, I64S(0, 1, 1));
+	t_attr_ints(&t, "perm", 3, I64S(0, 1, 1));
 	cr_assert_eq(t_infer(&t), BURN_ERR_INVALID);
 	t_fini(&t);
 }
@@ -251,7 +94,7 @@ Test(move, split_uneven_num_outputs)
 	t_init(&t, 18);
 	t_input(&t, DT_F32, 1, I64S(7), NULL);
 	t_node(&t, "Split", 4);
-	t_int(&t, "num_outputs", 4);
+	t_attr_i(&t, "num_outputs", 4);
 	cr_assert_eq(t_infer(&t), BURN_OK, "%s", t.c.msg);
 	cr_assert_eq(t_y(&t, 0)->dim[0], 2);
 	cr_assert_eq(t_y(&t, 3)->dim[0], 1);
@@ -264,7 +107,7 @@ Test(move, tile_overflow)
 
 	t_init(&t, 13);
 	t_input(&t, DT_F32, 1, I64S(1 << 20), NULL);
-	t_ints_in(&t, 1, I64S((int64_t)1 << 50));
+	t_const_ints(&t, 1, I64S((int64_t)1 << 50));
 	t_node(&t, "Tile", 1);
 	cr_assert_neq(t_infer(&t), BURN_OK);
 	t_fini(&t);
@@ -278,8 +121,8 @@ Test(move, shape_start_end)
 	t_init(&t, 21);
 	t_input(&t, DT_F32, 4, I64S(2, 3, 4, 5), NULL);
 	t_node(&t, "Shape", 1);
-	t_int(&t, "start", -3);
-	t_int(&t, "end", -1);
+	t_attr_i(&t, "start", -3);
+	t_attr_i(&t, "end", -1);
 	cr_assert_eq(t_infer(&t), BURN_OK, "%s", t.c.msg);
 	y = t_y(&t, 0);
 	cr_assert(y->data);
@@ -297,7 +140,7 @@ Test(move, constant_value_ints)
 
 	t_init(&t, 13);
 	t_node(&t, "Constant", 1);
-	t_ints(&t, "value_ints", 3, I64S(5, -6, 7));
+	t_attr_ints(&t, "value_ints", 3, I64S(5, -6, 7));
 	cr_assert_eq(t_infer(&t), BURN_OK, "%s", t.c.msg);
 	y = t_y(&t, 0);
 	cr_assert_eq(y->dtype, DT_I64);
@@ -327,17 +170,16 @@ Test(move, slice_negative_step)
 {
 	T t;
 	float x[8] = {0, 1, 2, 3, 4, 5, 6, 7}, y[8];
-	void *outs[] = { y };
 
 	/* x[2, 4] rows, [::-1] on both axes of x[:, -1:0:-2] */
 	t_init(&t, 13);
 	t_input(&t, DT_F32, 2, I64S(2, 4), x);
-	t_ints_in(&t, 2, I64S(-1, -1));
-	t_ints_in(&t, 2, I64S(INT64_MIN, 0));
-	t_ints_in(&t, 2, I64S(0, 1));
-	t_ints_in(&t, 2, I64S(-1, -2));
+	t_const_ints(&t, 2, I64S(-1, -1));
+	t_const_ints(&t, 2, I64S(INT64_MIN, 0));
+	t_const_ints(&t, 2, I64S(0, 1));
+	t_const_ints(&t, 2, I64S(-1, -2));
 	t_node(&t, "Slice", 1);
-	t_run(&t, outs);
+	t_run1(&t, y);
 	cr_assert_eq(t_y(&t, 0)->dim[0], 2);
 	cr_assert_eq(t_y(&t, 0)->dim[1], 2);
 	cr_assert_eq(y[0], 7);
@@ -351,14 +193,13 @@ Test(move, pad_reflect)
 {
 	T t;
 	int32_t x[3] = {1, 2, 3}, y[9], want[9] = {2, 3, 2, 1, 2, 3, 2, 1, 2};
-	void *outs[] = { y };
 
 	t_init(&t, 18);
 	t_input(&t, DT_I32, 1, I64S(3), x);
-	t_ints_in(&t, 2, I64S(3, 3));
+	t_const_ints(&t, 2, I64S(3, 3));
 	t_node(&t, "Pad", 1);
-	t_str(&t, "mode", "reflect");
-	t_run(&t, outs);
+	t_attr_s(&t, "mode", "reflect");
+	t_run1(&t, y);
 	for (int i = 0; i < 9; i++)
 		cr_assert_eq(y[i], want[i], "at %d: %d", i, y[i]);
 	t_fini(&t);
@@ -369,14 +210,13 @@ Test(move, gather_negative_index)
 	T t;
 	float x[6] = {1, 2, 3, 4, 5, 6}, y[4];
 	int64_t idx[2] = {-1, 0};
-	void *outs[] = { y };
 
 	t_init(&t, 13);
 	t_input(&t, DT_F32, 2, I64S(2, 3), x);
 	t_input(&t, DT_I64, 1, I64S(2), idx);
 	t_node(&t, "Gather", 1);
-	t_int(&t, "axis", 1);
-	t_run(&t, outs);
+	t_attr_i(&t, "axis", 1);
+	t_run1(&t, y);
 	cr_assert_eq(y[0], 3);
 	cr_assert_eq(y[1], 1);
 	cr_assert_eq(y[2], 6);
@@ -389,15 +229,14 @@ Test(move, gathernd_batch_dims)
 	T t;
 	int32_t x[8] = {0, 1, 2, 3, 4, 5, 6, 7}, y[4];
 	int64_t idx[2] = {1, 0};
-	void *outs[] = { y };
 
 	/* the spec's example 5: data [2,2,2], indices [[1],[0]], batch_dims 1 */
 	t_init(&t, 13);
 	t_input(&t, DT_I32, 3, I64S(2, 2, 2), x);
 	t_input(&t, DT_I64, 2, I64S(2, 1), idx);
 	t_node(&t, "GatherND", 1);
-	t_int(&t, "batch_dims", 1);
-	t_run(&t, outs);
+	t_attr_i(&t, "batch_dims", 1);
+	t_run1(&t, y);
 	cr_assert_eq(y[0], 2);
 	cr_assert_eq(y[1], 3);
 	cr_assert_eq(y[2], 4);
@@ -410,16 +249,15 @@ Test(move, scatter_elements_duplicate_add)
 	T t;
 	float x[5] = {1, 2, 3, 4, 5}, u[2] = {1.1f, 2.1f}, y[5];
 	int64_t idx[2] = {1, 1};
-	void *outs[] = { y };
 
 	t_init(&t, 18);
 	t_input(&t, DT_F32, 2, I64S(1, 5), x);
 	t_input(&t, DT_I64, 2, I64S(1, 2), idx);
 	t_input(&t, DT_F32, 2, I64S(1, 2), u);
 	t_node(&t, "ScatterElements", 1);
-	t_int(&t, "axis", 1);
-	t_str(&t, "reduction", "add");
-	t_run(&t, outs);
+	t_attr_i(&t, "axis", 1);
+	t_attr_s(&t, "reduction", "add");
+	t_run1(&t, y);
 	cr_assert_float_eq(y[1], 5.2f, 1e-6);
 	cr_assert_eq(y[4], 5);
 	t_fini(&t);
@@ -429,7 +267,6 @@ Test(move, depth_to_space_crd)
 {
 	T t;
 	float x[8], y[8];
-	void *outs[] = { y };
 
 	/* [1, 4, 1, 2] -> [1, 1, 2, 4]: out[0,0,i,w*2+j] = x[0, i*2+j, 0, w] */
 	for (int i = 0; i < 8; i++)
@@ -437,9 +274,9 @@ Test(move, depth_to_space_crd)
 	t_init(&t, 13);
 	t_input(&t, DT_F32, 4, I64S(1, 4, 1, 2), x);
 	t_node(&t, "DepthToSpace", 1);
-	t_int(&t, "blocksize", 2);
-	t_str(&t, "mode", "CRD");
-	t_run(&t, outs);
+	t_attr_i(&t, "blocksize", 2);
+	t_attr_s(&t, "mode", "CRD");
+	t_run1(&t, y);
 	/* row 0: ch 0,1 interleaved; row 1: ch 2,3 */
 	float want[8] = {0, 2, 1, 3, 4, 6, 5, 7};
 	for (int i = 0; i < 8; i++)
@@ -451,14 +288,13 @@ Test(move, range_int_negative_delta)
 {
 	T t;
 	int32_t s = 10, l = 6, d = -3, y[2];
-	void *outs[] = { y };
 
 	t_init(&t, 11);
 	t_const(&t, DT_I32, 0, NULL, &s);
 	t_const(&t, DT_I32, 0, NULL, &l);
 	t_const(&t, DT_I32, 0, NULL, &d);
 	t_node(&t, "Range", 1);
-	t_run(&t, outs);
+	t_run1(&t, y);
 	cr_assert_eq(t_y(&t, 0)->dim[0], 2);
 	cr_assert_eq(y[0], 10);
 	cr_assert_eq(y[1], 7);
@@ -470,15 +306,14 @@ Test(move, onehot_negative_axis)
 	T t;
 	float idx[2] = {1, -1}, vals[2] = {0, 5}, y[6];
 	int64_t depth = 3;
-	void *outs[] = { y };
 
 	t_init(&t, 11);
 	t_input(&t, DT_F32, 1, I64S(2), idx);
 	t_const(&t, DT_I64, 0, NULL, &depth);
 	t_input(&t, DT_F32, 1, I64S(2), vals);
 	t_node(&t, "OneHot", 1);
-	t_int(&t, "axis", -2);
-	t_run(&t, outs);
+	t_attr_i(&t, "axis", -2);
+	t_run1(&t, y);
 	/* output [3, 2]: column 0 is one-hot of 1, column 1 of -1 (= 2) */
 	float want[6] = {0, 0, 5, 0, 0, 5};
 	for (int i = 0; i < 6; i++)
@@ -511,16 +346,15 @@ Test(move, slice_huge_step)
 {
 	T t;
 	float x[4] = {1, 2, 3, 4}, y[1];
-	void *outs[] = { y };
 
 	t_init(&t, 13);
 	t_input(&t, DT_F32, 1, I64S(4), x);
-	t_ints_in(&t, 1, I64S(1));
-	t_ints_in(&t, 1, I64S(INT64_MAX));
-	t_ints_in(&t, 1, I64S(0));
-	t_ints_in(&t, 1, I64S(INT64_MAX));
+	t_const_ints(&t, 1, I64S(1));
+	t_const_ints(&t, 1, I64S(INT64_MAX));
+	t_const_ints(&t, 1, I64S(0));
+	t_const_ints(&t, 1, I64S(INT64_MAX));
 	t_node(&t, "Slice", 1);
-	t_run(&t, outs);
+	t_run1(&t, y);
 	cr_assert_eq(t_y(&t, 0)->dim[0], 1);
 	cr_assert_eq(y[0], 2);
 	t_fini(&t);
@@ -564,7 +398,7 @@ Test(move, gather_elements_index_dim_too_big)
 	t_input(&t, DT_F32, 2, I64S(2, 2), NULL);
 	t_input(&t, DT_I64, 2, I64S(3, 2), NULL);
 	t_node(&t, "GatherElements", 1);
-	t_int(&t, "axis", 1);
+	t_attr_i(&t, "axis", 1);
 	cr_assert_eq(t_infer(&t), BURN_ERR_SHAPE);
 	t_fini(&t);
 }
