@@ -6,10 +6,12 @@
  * The kernels are rendered to C and compiled with -O2, so each lowering
  * picks a loop order whose innermost loop is contiguous and branch-free:
  *
- *   MatMul, Gemm   i-k-j: the output row is initialised (zero, or beta*C),
- *                  then for each k a scalar of A times a row of B is added
- *                  into it.  Gemm with transB has rows of B contiguous in k,
- *                  so it is i-j-k with a scalar accumulator.
+ *   MatMul, Gemm   blocked (gemm_blocked): 8x32 tiles of Y accumulated in
+ *                  a local array the C compiler keeps in vector registers
+ *                  over the whole k loop.  MatMulInteger and N == 1 keep the
+ *                  i-k-j row form; Gemm with transB has rows of B
+ *                  contiguous in k, so it is i-j-k with a scalar accumulator.
+ *                  f32 2-D and pointwise Conv use the same blocked core.
  *   Conv           per output row (every spatial dim but the last): the row
  *                  is initialised with the bias, then for each input channel
  *                  and kernel tap w * (a strided input row) is added into it.
@@ -235,6 +237,129 @@ check_zp(Ctx *c, Graph *g, Node *n, int k, int64_t per)
 	return BURN_OK;
 }
 
+/* ---- the blocked GEMM core shared by MatMul, Gemm and Conv ---------------- */
+
+/* A matrix operand: element [r, c] is buf[off + r*rs + c*cs]. */
+typedef struct Mat {
+	int buf;            /* buffer index; -1: absent (C only) */
+	KRef off;           /* index of element [0, 0] */
+	int64_t rs, cs;     /* strides of rows and columns (0: broadcast) */
+} Mat;
+
+/* One GEMM: Y[i, j] = alpha * sum_k A[i,k] * B[k,j] + beta * C[i,j] for
+ * i < M, j < N, Y rows contiguous from yoff (row stride N). */
+typedef struct GT {
+	int dt;             /* compute dtype */
+	int64_t M, N, K;
+	Mat a, b, c;
+	double alpha, beta;
+	int y, acc;         /* output buffer, local accumulator tile */
+	KRef yoff;
+	int64_t nr;         /* columns of a full tile (gemm_blocked sets it) */
+} GT;
+
+#define GEMM_MR 8       /* rows of a register tile */
+#define GEMM_NR 32      /* columns of a register tile */
+
+static KRef
+mat_at(KB *kb, int dt, const Mat *m, KRef r, KRef c)
+{
+	return kb_cast(kb, dt, kb_load(kb, m->buf, add(kb, m->off,
+	               add(kb, mul(kb, r, I(kb, m->rs)), mul(kb, c, I(kb, m->cs))))));
+}
+
+/*
+ * The mr x nr tile of Y at row i, column j, in the local array acc:
+ *
+ *   acc = 0
+ *   for k: for r < mr: a = A[i+r, k]; for c < nr: acc[r*nr+c] += a * B[k, j+c]
+ *   Y[i+r, j+c] = alpha*acc[r*nr+c] + beta*C[i+r, j+c]
+ *
+ * The r and c loops have constant trips, so the C compiler unrolls them and
+ * keeps acc in vector registers across the k loop: each B vector is loaded
+ * once per k for all mr rows, and Y is written once.
+ */
+static void
+gemm_tile(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr)
+{
+	int d = kb->depth, dt = t->dt;
+	KRef r, c, k, ti, v;
+
+	ti = loop(kb, "t", mr * nr, KF_PARALLEL);
+	kb_store(kb, t->acc, ti, cnum(kb, dt, 0));
+	close_to(kb, d);
+	k = loop(kb, "k", t->K, 0);
+	r = loop(kb, "r", mr, KF_PARALLEL);
+	c = loop(kb, "c", nr, KF_PARALLEL);
+	ti = madd(kb, c, r, nr);
+	kb_store(kb, t->acc, ti, add(kb, kb_load(kb, t->acc, ti),
+	         mul(kb, mat_at(kb, dt, &t->a, add(kb, i, r), k),
+	             mat_at(kb, dt, &t->b, k, add(kb, j, c)))));
+	close_to(kb, d);
+	r = loop(kb, "r", mr, KF_PARALLEL);
+	c = loop(kb, "c", nr, KF_PARALLEL);
+	v = kb_load(kb, t->acc, madd(kb, c, r, nr));
+	if (t->alpha != 1)
+		v = mul(kb, cnum(kb, dt, t->alpha), v);
+	if (t->c.buf >= 0) {
+		KRef cv = mat_at(kb, dt, &t->c, add(kb, i, r), add(kb, j, c));
+		if (t->beta != 1)
+			cv = mul(kb, cnum(kb, dt, t->beta), cv);
+		v = add(kb, v, cv);
+	}
+	kb_store(kb, t->y, add(kb, t->yoff, madd(kb, add(kb, j, c), add(kb, i, r), t->N)), v);
+	close_to(kb, d);
+}
+
+/* mr rows of Y from row i: full tiles, the N % GEMM_NR rest, then the
+ * fused epilogue on each row while the rows are in cache. */
+static void
+gemm_rows(Lower *lw, KB *kb, Node *n, const GT *t, KRef i, int64_t mr)
+{
+	int64_t nf = t->N / t->nr, nr = t->N % t->nr;
+	int d = kb->depth;
+	KRef r;
+
+	if (nf > 0) {
+		KRef j = mul(kb, loop(kb, "j0", nf, KF_PARALLEL), I(kb, t->nr));
+		gemm_tile(kb, t, i, j, mr, t->nr);
+		close_to(kb, d);
+	}
+	if (nr > 0)
+		gemm_tile(kb, t, i, I(kb, nf * t->nr), mr, nr);
+	if (lw->epi && &lw->g->node[lw->epi->anchor] == n) {
+		r = loop(kb, "r", mr, KF_PARALLEL);
+		lower_epi_run(lw, kb, n, t->y, add(kb, t->yoff, mul(kb, add(kb, i, r), I(kb, t->N))),
+		              t->N);
+		close_to(kb, d);
+	}
+}
+
+/* The whole GEMM t: blocks of GEMM_MR rows, then the M % GEMM_MR rest.
+ * Allocates t->acc. */
+static void
+gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
+{
+	int64_t mf = t->M / GEMM_MR, mr = t->M % GEMM_MR;
+	int d = kb->depth;
+
+	/* fewer than GEMM_MR rows: wider tiles of as many accumulators (B's rows
+	 * are read in longer runs), a multiple of 16 columns, at most 128 */
+	t->nr = GEMM_NR;
+	if (t->M < GEMM_MR) {
+		t->nr = GEMM_MR * GEMM_NR / t->M / 16 * 16;
+		t->nr = t->nr > 128 ? 128 : t->nr;
+	}
+	t->acc = kb_buf(kb, t->dt, GEMM_MR * GEMM_NR, -1, KS_LOCAL, KA_RW);
+	if (mf > 0) {
+		KRef i = mul(kb, loop(kb, "i0", mf, KF_PARALLEL), I(kb, GEMM_MR));
+		gemm_rows(lw, kb, n, t, i, GEMM_MR);
+		close_to(kb, d);
+	}
+	if (mr > 0)
+		gemm_rows(lw, kb, n, t, I(kb, mf * GEMM_MR), mr);
+}
+
 /* ---- MatMul, MatMulInteger --------------------------------------------- */
 
 /* The matmul geometry: batch dims (broadcast), M, K, N, and where the
@@ -372,6 +497,14 @@ lower_matmul(Lower *lw, Node *n)
 		ao = madd(&kb, ao, v, mm.as[i]);
 		bo = madd(&kb, bo, v, mm.bs[i]);
 		yo = madd(&kb, yo, v, mm.M * mm.N * prod(mm.nb - i - 1, mm.bat + i + 1));
+	}
+	if (!isint && mm.N > 1) {
+		GT t = { dt, mm.M, mm.N, mm.K, { ba, ao, mm.K, 1 }, { bb, bo, mm.N, 1 },
+		         { -1, 0, 0, 0 }, 1, 0, by, -1, yo, 0 };
+		gemm_blocked(lw, &kb, n, &t);
+		close_to(&kb, d0);
+		lower_end(lw, &kb);
+		return BURN_OK;
 	}
 	vi = loop(&kb, "i", mm.M, KF_PARALLEL);
 	di = kb.depth;
@@ -605,6 +738,16 @@ lower_gemm(Lower *lw, Node *n)
 		bc = lower_in(lw, &kb, n, 2);
 	by = lower_out(lw, &kb, n, 0);
 	d0 = kb.depth;
+	if (!gm.tb) {
+		GT t = { dt, gm.M, gm.N, gm.K,
+		         { ba, I(&kb, 0), gm.ta ? 1 : gm.K, gm.ta ? gm.M : 1 },
+		         { bb, I(&kb, 0), gm.N, 1 }, { bc, I(&kb, 0), gm.csm, gm.csn },
+		         alpha, beta, by, -1, I(&kb, 0), 0 };
+		gemm_blocked(lw, &kb, n, &t);
+		close_to(&kb, d0);
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
 	av = kb_var(&kb, dt, gm.tb ? "acc" : "a");
 	vi = loop(&kb, "i", gm.M, KF_PARALLEL);
 	di = kb.depth;
@@ -913,29 +1056,31 @@ infer_conv(Ctx *c, Graph *g, Node *n)
 }
 
 /*
- * 2-D f32 convolution with a kernel wider than 1x1, as im2col + GEMM in one
- * kernel: the direct form below spends its time in loops as short as an
- * output row (13..55 wide in SqueezeNet); the GEMM rows are whole planes.
+ * f32 convolution without groups as a GEMM per image, in one kernel: 2-D
+ * with a kernel wider than 1x1 through im2col, pointwise (1x1, unit
+ * strides, no padding, spatial dims flattened: nsp == 1) straight from X.
+ * The direct form below spends its time in loops as short as an output row
+ * (13..55 wide in SqueezeNet); the GEMM rows are whole planes.
  *
  *   for n:
  *     col[(c*KH + kh)*KW + kw, oh*OW + ow] = X[n, c, ih, iw] or 0 (padding)
- *     for m: Y[n, m, :] = bias[m]
- *            for k in steps of 4: Y[n, m, :] += sum of 4 W[m,k] * col[k, :]
- *            (the fused epilogue runs over the finished plane)
+ *     Y[n] (M x P) = W (M x K) * col (K x P) + bias (blocked: gemm_blocked,
+ *     the fused epilogue runs over each finished row block)
  *
- * Four taps per pass over the output plane quarter the loads and stores of
- * Y.  col (K x OH*OW, one image) is scratch in the arena.
+ * col (K x OH*OW, one image) is scratch in the arena.
  */
 static int
-lower_conv_im2col(Lower *lw, Node *n, CV *cv)
+lower_conv_gemm(Lower *lw, Node *n, CV *cv)
 {
 	Win *w = &cv->w;
-	int64_t KH = w->k[0], KW = w->k[1], OH = w->out[0], OW = w->out[1];
-	int64_t H = w->in[0], W = w->in[1], K = cv->C * KH * KW, P = OH * OW;
+	int pw = w->nsp == 1;
+	int64_t KH = w->k[0], KW = pw ? 1 : w->k[1], OH = w->out[0], OW = pw ? 1 : w->out[1];
+	int64_t H = w->in[0], W = pw ? 1 : w->in[1], K = cv->C * KH * KW, P = OH * OW;
 	int64_t cdim[2] = { K, P };
-	int col = lower_temp(lw, DT_F32, 2, cdim);
-	int bx, bc, bw, bb = -1, by, d0, dn, dm, wv[4];
-	KRef vn, vc, vkh, vkw, voh, vow, ih, iw, ok, src, r, vm, yrow;
+	int col = pw ? -1 : lower_temp(lw, DT_F32, 2, cdim);
+	int bx, bc, bw, bb = -1, by, d0, dn;
+	KRef vn, vc, vkh, vkw, voh, vow, ih, iw, ok, src, r;
+	GT t;
 	KB kb;
 
 	lower_begin(lw, &kb, n);
@@ -944,78 +1089,48 @@ lower_conv_im2col(Lower *lw, Node *n, CV *cv)
 	if (has_in(n, 2))
 		bb = lower_in(lw, &kb, n, 2);
 	by = lower_out(lw, &kb, n, 0);
-	bc = lower_bind(lw, &kb, col, KA_RW);
-	for (int t = 0; t < 4; t++)
-		wv[t] = kb_var(&kb, DT_F32, "w");
+	bc = pw ? bx : lower_bind(lw, &kb, col, KA_RW);
 	d0 = kb.depth;
 	vn = loop(&kb, "n", cv->N, 0);   /* col is reused image by image */
 	dn = kb.depth;
 
 	/* im2col */
-	vc = loop(&kb, "c", cv->C, KF_PARALLEL);
-	vkh = loop(&kb, "kh", KH, KF_PARALLEL);
-	vkw = loop(&kb, "kw", KW, KF_PARALLEL);
-	r = madd(&kb, madd(&kb, vkw, vkh, KW), vc, KH * KW);
-	voh = loop(&kb, "oh", OH, KF_PARALLEL);
-	ih = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, voh, I(&kb, w->s[0])),
-	                             mul(&kb, vkh, I(&kb, w->d[0]))), I(&kb, w->pb[0]));
-	vow = loop(&kb, "ow", OW, KF_PARALLEL);
-	iw = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, vow, I(&kb, w->s[1])),
-	                             mul(&kb, vkw, I(&kb, w->d[1]))), I(&kb, w->pb[1]));
-	ok = kb_bin(&kb, KO_AND,
-	            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, ih, I(&kb, 0)),
-	                   kb_bin(&kb, KO_LT, ih, I(&kb, H))),
-	            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, iw, I(&kb, 0)),
-	                   kb_bin(&kb, KO_LT, iw, I(&kb, W))));
-	src = madd(&kb, madd(&kb, iw, ih, W), madd(&kb, vc, vn, cv->C), H * W);
-	kb_store(&kb, bc, madd(&kb, madd(&kb, vow, voh, OW), r, P),
-	         kb_select(&kb, ok, kb_cast(&kb, DT_F32, kb_load(&kb, bx, src)),
-	                   kb_const_f(&kb, DT_F32, 0)));
-	close_to(&kb, dn);
+	if (!pw) {
+		vc = loop(&kb, "c", cv->C, KF_PARALLEL);
+		vkh = loop(&kb, "kh", KH, KF_PARALLEL);
+		vkw = loop(&kb, "kw", KW, KF_PARALLEL);
+		r = madd(&kb, madd(&kb, vkw, vkh, KW), vc, KH * KW);
+		voh = loop(&kb, "oh", OH, KF_PARALLEL);
+		ih = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, voh, I(&kb, w->s[0])),
+		                             mul(&kb, vkh, I(&kb, w->d[0]))), I(&kb, w->pb[0]));
+		vow = loop(&kb, "ow", OW, KF_PARALLEL);
+		iw = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, vow, I(&kb, w->s[1])),
+		                             mul(&kb, vkw, I(&kb, w->d[1]))), I(&kb, w->pb[1]));
+		ok = kb_bin(&kb, KO_AND,
+		            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, ih, I(&kb, 0)),
+		                   kb_bin(&kb, KO_LT, ih, I(&kb, H))),
+		            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, iw, I(&kb, 0)),
+		                   kb_bin(&kb, KO_LT, iw, I(&kb, W))));
+		src = madd(&kb, madd(&kb, iw, ih, W), madd(&kb, vc, vn, cv->C), H * W);
+		kb_store(&kb, bc, madd(&kb, madd(&kb, vow, voh, OW), r, P),
+		         kb_select(&kb, ok, kb_cast(&kb, DT_F32, kb_load(&kb, bx, src)),
+		                   kb_const_f(&kb, DT_F32, 0)));
+		close_to(&kb, dn);
+	}
 
-	/* GEMM over whole planes, four taps at a time */
-	vm = loop(&kb, "m", cv->M, KF_PARALLEL);
-	dm = kb.depth;
-	yrow = madd(&kb, mul(&kb, vn, I(&kb, cv->M * P)), vm, P);
-	{
-		KRef init = bb >= 0 ? kb_cast(&kb, DT_F32, kb_load(&kb, bb, vm))
-		                    : kb_const_f(&kb, DT_F32, 0);
-		KRef q = loop(&kb, "p", P, KF_PARALLEL);
-		kb_store(&kb, by, add(&kb, yrow, q), init);
-		close_to(&kb, dm);
-	}
-	for (int blk = 0; blk < 2; blk++) {
-		/* blk 0: k in steps of 4 over the first K/4*4; blk 1: the rest */
-		int64_t k4 = K / 4 * 4, step = blk ? 1 : 4;
-		KRef vk;
-		if ((blk == 0 && k4 == 0) || (blk == 1 && k4 == K))
-			continue;
-		if (blk == 0)
-			vk = mul(&kb, loop(&kb, "k4", k4 / 4, 0), I(&kb, 4));
-		else
-			vk = kb_get(&kb, kb_for(&kb, "k", I(&kb, k4), I(&kb, K), 0));
-		for (int t = 0; t < step; t++)
-			kb_set(&kb, wv[t], kb_cast(&kb, DT_F32, kb_load(&kb, bw,
-			       add(&kb, mul(&kb, vm, I(&kb, K)), add(&kb, vk, I(&kb, t))))));
-		for (int pass = 0; pass < 2; pass++) {
-			int dp = kb.depth;
-			KRef q, acc = 0, yi;
-			if (!vl_open(&kb, "p", I(&kb, 0), I(&kb, P), 8, pass, &q))
-				continue;
-			for (int t = 0; t < step; t++) {
-				KRef cx = kb_load(&kb, bc, add(&kb, q,
-				                  mul(&kb, add(&kb, vk, I(&kb, t)), I(&kb, P))));
-				KRef term = mul(&kb, kb_get(&kb, wv[t]), cx);
-				acc = acc ? add(&kb, acc, term) : term;
-			}
-			yi = add(&kb, yrow, q);
-			kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi), acc));
-			close_to(&kb, dp);
-		}
-		close_to(&kb, dm);
-	}
-	/* the plane is final: the fused epilogue runs over it */
-	lower_epi_run(lw, &kb, n, by, yrow, P);
+	/* Y[n] = W * col + bias */
+	memset(&t, 0, sizeof t);
+	t.dt = DT_F32;
+	t.M = cv->M;
+	t.N = P;
+	t.K = K;
+	t.a = (Mat){ bw, I(&kb, 0), K, 1 };
+	t.b = (Mat){ bc, pw ? mul(&kb, vn, I(&kb, K * P)) : I(&kb, 0), P, 1 };
+	t.c = (Mat){ bb, I(&kb, 0), bb >= 0 ? 1 : 0, 0 };
+	t.alpha = t.beta = 1;
+	t.y = by;
+	t.yoff = mul(&kb, vn, I(&kb, cv->M * P));
+	gemm_blocked(lw, &kb, n, &t);
 	close_to(&kb, d0);
 	lower_end(lw, &kb);
 	return BURN_OK;
@@ -1062,9 +1177,11 @@ lower_conv(Lower *lw, Node *n)
 			w->pb[0] = w->pe[0] = 0;
 		}
 	}
-	if (!isint && ns == 2 && cv.G == 1 && y->dtype == DT_F32 &&
-	    NIN(g, n, 0)->dtype == DT_F32 && NIN(g, n, 1)->dtype == DT_F32)
-		return lower_conv_im2col(lw, n, &cv);
+	if (!isint && cv.G == 1 && y->dtype == DT_F32 &&
+	    NIN(g, n, 0)->dtype == DT_F32 && NIN(g, n, 1)->dtype == DT_F32 &&
+	    (ns == 2 || (ns == 1 && w->k[0] == 1 && w->s[0] == 1 && !w->pb[0] &&
+	                 !w->pe[0])))
+		return lower_conv_gemm(lw, n, &cv);
 	L = ns - 1;
 	Cg = cv.C / cv.G;
 	Mg = cv.M / cv.G;

@@ -1002,6 +1002,36 @@ begin_stmt(R *r, const KRef *e, int ne, int ind)
 
 /* ---- statements -------------------------------------------------------- */
 
+/*
+ * Is store s an f32 accumulation `b[i] = b[i] + x*y` (either operand order)?
+ * Then *prod is the product and the store prints as BURN_FMA(x, y, b[i]):
+ * one fused multiply-add where the target has them fast.  ISO C modes
+ * (-std=c99) do not contract a*b + c, and the GEMM and convolution cores are
+ * made of such accumulations.  Only accumulations: elsewhere (coordinate
+ * arithmetic, say) a second rounding may be part of the meaning.
+ */
+static int
+accumulate(R *r, const KNode *s, KRef *prod)
+{
+	const KKernel *k = r->k;
+	const KNode *v = &k->node[s->b];
+
+	if (k->buf[s->buf].dtype != DT_F32 || v->kind != KE_BIN || v->op != KO_ADD ||
+	    v->dtype != DT_F32 || v->lanes > 1 || hoisted(r, s->b))
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		KRef l = i ? v->b : v->a, m = i ? v->a : v->b;
+		const KNode *ln = &k->node[l], *mn = &k->node[m];
+		if (ln->kind == KE_LOAD && ln->buf == s->buf && ln->a == s->a &&
+		    mn->kind == KE_BIN && mn->op == KO_MUL && mn->dtype == DT_F32 &&
+		    !hoisted(r, m)) {
+			*prod = m;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void
 block(R *r, KRef s, int ind)
 {
@@ -1065,6 +1095,7 @@ block(R *r, KRef s, int ind)
 			break;
 		case KS_STORE: {
 			int bd = k->buf[n->buf].dtype;
+			KRef prod;
 			open = begin_stmt(r, roots, 2, ind);
 			in = ind + open;
 			tabs(f, in);
@@ -1074,6 +1105,14 @@ block(R *r, KRef s, int ind)
 			if (bd == DT_F16 || bd == DT_BF16) {
 				fputs(bd == DT_F16 ? "burn_f32_to_f16(" : "burn_f32_to_bf16(", f);
 				emit(r, n->b, 0);
+				fputs(")", f);
+			} else if (accumulate(r, n, &prod)) {
+				fputs("BURN_FMA(", f);
+				emit(r, k->node[prod].a, 0);
+				fputs(", ", f);
+				emit(r, k->node[prod].b, 0);
+				fputs(", ", f);
+				emit(r, k->node[n->b].a == prod ? k->node[n->b].b : k->node[n->b].a, 0);
 				fputs(")", f);
 			} else {
 				emit(r, n->b, P_TERN);
