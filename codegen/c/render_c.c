@@ -208,8 +208,8 @@ typedef struct R {
  * so one the loop sets must be private to each thread: that is safe when the
  * variable occurs nowhere outside the loop (lowerings set a variable before
  * reading it within one iteration: accumulators are initialised inside the
- * loop that owns them).  A loop that sets a variable also used outside it,
- * or a kernel with local buffers, stays serial.
+ * loop that owns them); local buffers (GEMM tiles) likewise.  A loop that
+ * sets a variable or uses a local buffer also used outside it stays serial.
  */
 #define OMP_MIN_WORK 65536
 
@@ -239,47 +239,54 @@ nest_work(const KKernel *k, KRef s)
 	return most;
 }
 
-/* Mark in use[] (bit 1: read, bit 2: set) the variables of expression e. */
+/* What a piece of a kernel touches: per variable (bit 1: read, bit 2:
+ * set) and per buffer (non-zero: loaded or stored). */
+typedef struct Uses {
+	unsigned char *var, *buf, *seen;
+} Uses;
+
 static void
-expr_vars(const KKernel *k, KRef e, unsigned char *use, unsigned char *seen)
+expr_uses(const KKernel *k, KRef e, Uses *u)
 {
-	if (!e || seen[e])
+	if (!e || u->seen[e])
 		return;
-	seen[e] = 1;
+	u->seen[e] = 1;
 	if (k->node[e].kind == KE_VAR)
-		use[k->node[e].var] |= 1;
-	expr_vars(k, k->node[e].a, use, seen);
-	expr_vars(k, k->node[e].b, use, seen);
-	expr_vars(k, k->node[e].c, use, seen);
+		u->var[k->node[e].var] |= 1;
+	if (k->node[e].kind == KE_LOAD)
+		u->buf[k->node[e].buf] = 1;
+	expr_uses(k, k->node[e].a, u);
+	expr_uses(k, k->node[e].b, u);
+	expr_uses(k, k->node[e].c, u);
 }
 
-/* The variables of the statements of block s, skipping statement skip. */
+/* The uses of the statements of block s, skipping statement skip. */
 static void
-block_vars(const KKernel *k, KRef s, KRef skip, unsigned char *use, unsigned char *seen)
+block_uses(const KKernel *k, KRef s, KRef skip, Uses *u)
 {
 	for (; s; s = k->node[s].next) {
 		const KNode *n = &k->node[s];
 		if (s == skip)
 			continue;
-		if (n->kind == KS_SET)
-			use[n->var] |= 2;
-		if (n->kind == KS_FOR)
-			use[n->var] |= 2;
-		expr_vars(k, n->a, use, seen);
-		expr_vars(k, n->b, use, seen);
-		block_vars(k, n->body, skip, use, seen);
-		block_vars(k, n->orelse, skip, use, seen);
+		if (n->kind == KS_SET || n->kind == KS_FOR)
+			u->var[n->var] |= 2;
+		if (n->kind == KS_STORE)
+			u->buf[n->buf] = 1;
+		expr_uses(k, n->a, u);
+		expr_uses(k, n->b, u);
+		block_uses(k, n->body, skip, u);
+		block_uses(k, n->orelse, skip, u);
 	}
 }
 
 /* Should loop statement s get an OpenMP pragma?  Fills priv[] with the
- * variables to make private. */
+ * variables (and pbuf[] with the local buffers) to make private. */
 static int
-omp_loop(const R *r, KRef s, unsigned char *priv)
+omp_loop(const R *r, KRef s, unsigned char *priv, unsigned char *pbuf)
 {
 	const KKernel *k = r->k;
 	const KNode *n = &k->node[s];
-	unsigned char *in, *out, *seen;
+	Uses in, out;
 	int64_t lo, hi;
 	int ok = 1;
 
@@ -287,36 +294,46 @@ omp_loop(const R *r, KRef s, unsigned char *priv)
 	 * fork and join threads once per outer iteration */
 	if (r->omp || r->loops || !(n->flags & KF_PARALLEL))
 		return 0;
-	for (int b = 0; b < k->nbuf; b++)
-		if (k->buf[b].space != KS_GLOBAL)
-			return 0;
 	if (!kb_is_const_i(k, n->a, &lo) || !kb_is_const_i(k, n->b, &hi) || hi - lo < 2 ||
 	    nest_work(k, n->body) * (hi - lo) < OMP_MIN_WORK)
 		return 0;
-	in = calloc(k->nvar + 1, 1);
-	out = calloc(k->nvar + 1, 1);
-	seen = calloc(k->nnode + 1, 1);
-	if (!in || !out || !seen) {
+	in.var = calloc(k->nvar + 1, 1);
+	out.var = calloc(k->nvar + 1, 1);
+	in.buf = calloc(k->nbuf + 1, 1);
+	out.buf = calloc(k->nbuf + 1, 1);
+	in.seen = calloc(k->nnode + 1, 1);
+	out.seen = calloc(k->nnode + 1, 1);
+	if (!in.var || !out.var || !in.buf || !out.buf || !in.seen || !out.seen) {
 		ok = 0;
 		goto done;
 	}
-	block_vars(k, n->body, 0, in, seen);
-	memset(seen, 0, k->nnode + 1);
-	block_vars(k, k->body, s, out, seen);
-	for (int v = 0; v < k->nvar; v++) {
+	block_uses(k, n->body, 0, &in);
+	block_uses(k, k->body, s, &out);
+	for (int v = 0; v < k->nvar && ok; v++) {
 		priv[v] = 0;
-		if (v == n->var || !(in[v] & 2) || r->isloop[v])
+		if (v == n->var || !(in.var[v] & 2) || r->isloop[v])
 			continue;          /* not set inside, or a loop index (private) */
-		if (out[v]) {
+		if (out.var[v])
 			ok = 0;            /* shared with code outside the loop */
-			break;
-		}
 		priv[v] = 1;
 	}
+	/* local scratch (a GEMM tile) must be used inside only: each thread
+	 * gets its own copy */
+	for (int b = 0; b < k->nbuf && ok; b++) {
+		pbuf[b] = 0;
+		if (k->buf[b].space == KS_GLOBAL || !in.buf[b])
+			continue;
+		if (k->buf[b].space != KS_LOCAL || out.buf[b])
+			ok = 0;
+		pbuf[b] = 1;
+	}
 done:
-	free(in);
-	free(out);
-	free(seen);
+	free(in.var);
+	free(out.var);
+	free(in.buf);
+	free(out.buf);
+	free(in.seen);
+	free(out.seen);
 	return ok;
 }
 
@@ -1046,7 +1063,8 @@ block(R *r, KRef s, int ind)
 		switch (n->kind) {
 		case KS_FOR: {
 			unsigned char *priv = calloc(k->nvar + 1, 1);
-			int omp = priv && omp_loop(r, s, priv);
+			unsigned char *pbuf = calloc(k->nbuf + 1, 1);
+			int omp = priv && pbuf && omp_loop(r, s, priv, pbuf);
 			open = begin_stmt(r, roots, 2, ind);
 			in = ind + open;
 			if (omp) {
@@ -1057,9 +1075,15 @@ block(R *r, KRef s, int ind)
 						fprintf(f, "%s%s", first ? " private(" : ", ", r->vname[v]);
 						first = 0;
 					}
+				for (int b = 0; b < k->nbuf; b++)
+					if (pbuf[b] && r->bused[b]) {
+						fprintf(f, "%sb%d", first ? " private(" : ", ", b);
+						first = 0;
+					}
 				fputs(first ? "\n#endif\n" : ")\n#endif\n", f);
 			}
 			free(priv);
+			free(pbuf);
 			tabs(f, in);
 			fprintf(f, "for (int64_t %s = ", r->vname[n->var]);
 			emit(r, n->a, 0);
