@@ -280,7 +280,7 @@ kb_const_i(KB *kb, int dtype, int64_t v)
 
 	n->dtype = dtype;
 	if (dtype_is_float(dtype)) {
-		if (dtype == DT_F16 || dtype == DT_BF16)
+		if (dtype_is_storage(dtype))
 			n->dtype = DT_F32;
 		n->fval = n->dtype == DT_F32 ? (double)(float)v : (double)v;
 	} else {
@@ -332,7 +332,7 @@ kb_load(KB *kb, int buf, KRef idx)
 
 	n->buf = buf;
 	n->a = idx;
-	n->dtype = (dt == DT_F16 || dt == DT_BF16) ? DT_F32 : dt;
+	n->dtype = dtype_is_storage(dt) ? DT_F32 : dt;
 	return r;
 }
 
@@ -535,9 +535,25 @@ kb_select(KB *kb, KRef c, KRef a, KRef b)
 	return r;
 }
 
-/* A cast to f16/bf16 yields an f32 expression rounded to that precision
- * (a KE_CAST of dtype f32 with ival = DT_F16/DT_BF16): no expression is
- * f16, but fused f16 chains can round between ops like the unfused graph. */
+/* A cast to f16/bf16/float8 yields an f32 expression rounded to that
+ * precision (a KE_CAST of dtype f32 with ival = the storage dtype, op = the
+ * float8 rounding how): no expression is f16, but fused f16 chains can
+ * round between ops like the unfused graph. */
+KRef
+kb_cast_f8(KB *kb, int dtype, KRef a, int how)
+{
+	KRef r;
+
+	if (kb_dtype(kb->k, a) != DT_F32)
+		a = kb_cast(kb, DT_F32, a);
+	r = newnode(kb, KE_CAST);
+	kb->k->node[r].a = a;
+	kb->k->node[r].dtype = DT_F32;
+	kb->k->node[r].ival = dtype;
+	kb->k->node[r].op = how;
+	return r;
+}
+
 KRef
 kb_cast(KB *kb, int dtype, KRef a)
 {
@@ -547,15 +563,8 @@ kb_cast(KB *kb, int dtype, KRef a)
 	double f;
 	KRef r;
 
-	if (dtype == DT_F16 || dtype == DT_BF16) {
-		if (from != DT_F32)
-			a = kb_cast(kb, DT_F32, a);
-		r = newnode(kb, KE_CAST);
-		kb->k->node[r].a = a;
-		kb->k->node[r].dtype = DT_F32;
-		kb->k->node[r].ival = dtype;
-		return r;
-	}
+	if (dtype_is_storage(dtype))
+		return kb_cast_f8(kb, dtype, a, 0);
 	if (dtype == from)
 		return a;
 	if (kb_is_const_i(k, a, &v)) {
@@ -832,7 +841,8 @@ pexpr(Printer *P, KRef e, int prec)
 		fprintf(f, ")");
 		break;
 	case KE_CAST:
-		fprintf(f, "%s(", dtype_name(n->ival ? (int)n->ival : n->dtype));
+		fprintf(f, n->op ? "%s.%d(" : "%s(",
+		        dtype_name(n->ival ? (int)n->ival : n->dtype), n->op);
 		pexpr(P, n->a, 0);
 		fprintf(f, ")");
 		break;
@@ -1066,7 +1076,7 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 	if (n->lanes < 1)
 		return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: node %d: lanes %d",
 		                 k->name, e, n->lanes);
-	if (!dtype_supported(dt) || dt == DT_F16 || dt == DT_BF16)
+	if (!dtype_supported(dt) || dtype_is_storage(dt))
 		return burn_fail(c, BURN_ERR_INTERNAL,
 		                 "kir %s: node %d: bad dtype %s", k->name, e,
 		                 dtype_name(dt));
@@ -1092,7 +1102,7 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: index not integer", k->name, e);
 		bd = k->buf[n->buf].dtype;
-		if (bd == DT_F16 || bd == DT_BF16)
+		if (dtype_is_storage(bd))
 			bd = DT_F32;
 		if (bd != dt)
 			return burn_fail(c, BURN_ERR_INTERNAL,
@@ -1148,8 +1158,11 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 		break;
 	case KE_CAST:
 		TRY(vexpr(c, k, seen, n->a, e));
-		if (n->ival && ((n->ival != DT_F16 && n->ival != DT_BF16) ||
-		                dt != DT_F32 || k->node[n->a].dtype != DT_F32))
+		if ((n->ival && (!dtype_is_storage((int)n->ival) ||
+		                 dt != DT_F32 || k->node[n->a].dtype != DT_F32)) ||
+		    (n->op && !dtype_is_f8((int)n->ival)) || (n->op & ~7) ||
+		    ((n->op & (KC_DOWN | KC_NEAREST)) && n->ival != DT_F8E8M0) ||
+		    (n->op & KC_DOWN && n->op & KC_NEAREST))
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: bad rounding cast", k->name, e);
 		break;
@@ -1210,7 +1223,7 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, KRef s, int depth,
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: store %d: index not integer", k->name, s);
 			bd = k->buf[n->buf].dtype;
-			if (bd == DT_F16 || bd == DT_BF16)
+			if (dtype_is_storage(bd))
 				bd = DT_F32;
 			if (k->node[n->b].dtype != bd)
 				return burn_fail(c, BURN_ERR_INTERNAL,
@@ -1270,7 +1283,7 @@ kir_verify(Ctx *c, const KKernel *k)
 	}
 	for (i = 0; i < k->nvar; i++)
 		if (!dtype_supported(k->var[i].dtype) ||
-		    k->var[i].dtype == DT_F16 || k->var[i].dtype == DT_BF16)
+		    dtype_is_storage(k->var[i].dtype))
 			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: bad var %s dtype",
 			                 k->name, k->var[i].name);
 	seen = calloc((size_t)k->nnode, 1);

@@ -39,9 +39,16 @@
  *   KE_SPECIAL  a hardware index: op is KX_THREAD_X... (GPU only)
  *
  * Types.  Every expression has a dtype from ir/base.h.  Indices are i64.
- * Comparisons and logical ops yield DT_BOOL.  Buffers of DT_F16/DT_BF16 are
- * stored as 16-bit patterns: a load yields f32 and a store takes f32, so no
- * expression is ever f16.  `lanes` > 1 marks a vector of that many elements
+ * Comparisons and logical ops yield DT_BOOL.  The storage-only dtypes
+ * (dtype_is_storage: DT_F16, DT_BF16 and the float8 types DT_F8E4M3FN,
+ * DT_F8E4M3FNUZ, DT_F8E5M2, DT_F8E5M2FNUZ, DT_F8E8M0) are types of buffers
+ * only, never of expressions or variables: their buffers hold 16- or 8-bit
+ * patterns, a load yields f32 and a store takes f32 (rounding to nearest
+ * even; a float8 store does not saturate: out of range becomes inf or NaN
+ * per format; float8e8m0 rounds half up), and kb_cast to one of them yields an
+ * f32 rounded to its precision (a KE_CAST of dtype f32 with ival = the
+ * storage dtype; float8: saturating, ONNX Cast's default; kb_cast_f8 picks
+ * the rounding).  `lanes` > 1 marks a vector of that many elements
  * (a vector load reads buf[a .. a+lanes-1]); renderers that do not support
  * vectors reject such kernels.
  */
@@ -189,6 +196,13 @@ KRef kb_bin(KB *kb, int op, KRef a, KRef b);
 KRef kb_select(KB *kb, KRef c, KRef a, KRef b);
 KRef kb_cast(KB *kb, int dtype, KRef a);
 KRef kb_special(KB *kb, int which);
+/* A cast to a float8 type with rounding `how` (KCastRound bits, kept in
+ * the KE_CAST's op; kb_cast is how 0, ONNX Cast's defaults):
+ * KC_NOSAT: out of range gives inf or NaN per format, not the largest
+ * finite value; float8e8m0 only: KC_DOWN rounds toward zero, KC_NEAREST
+ * to nearest (ties up), neither away from zero (round_mode "up"). */
+enum KCastRound { KC_NOSAT = 1, KC_DOWN = 2, KC_NEAREST = 4 };
+KRef kb_cast_f8(KB *kb, int dtype, KRef a, int how);
 
 /* Open `for (var = lo; var < hi; var++)`; returns the loop variable. */
 int kb_for(KB *kb, const char *name, KRef lo, KRef hi, int flags);

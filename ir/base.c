@@ -279,6 +279,12 @@ static const struct {
 	[DT_C64]    = {"c64", NULL, 0},
 	[DT_C128]   = {"c128", NULL, 0},
 	[DT_BF16]   = {"bf16", "uint16_t", 2},
+	/* float8: one byte, converted to and from f32 like f16 */
+	[DT_F8E4M3FN]   = {"float8e4m3fn", "uint8_t", 1},
+	[DT_F8E4M3FNUZ] = {"float8e4m3fnuz", "uint8_t", 1},
+	[DT_F8E5M2]     = {"float8e5m2", "uint8_t", 1},
+	[DT_F8E5M2FNUZ] = {"float8e5m2fnuz", "uint8_t", 1},
+	[DT_F8E8M0]     = {"float8e8m0", "uint8_t", 1},
 };
 
 #define NDT ((int)(sizeof dtinfo / sizeof dtinfo[0]))
@@ -327,7 +333,21 @@ dtype_ctype(int dt)
 int
 dtype_is_float(int dt)
 {
-	return dt == DT_F16 || dt == DT_BF16 || dt == DT_F32 || dt == DT_F64;
+	return dt == DT_F16 || dt == DT_BF16 || dt == DT_F32 || dt == DT_F64 ||
+	       dtype_is_f8(dt);
+}
+
+int
+dtype_is_f8(int dt)
+{
+	return (dt >= DT_F8E4M3FN && dt <= DT_F8E5M2FNUZ) || dt == DT_F8E8M0;
+}
+
+/* f16, bf16 and float8 live in memory as bit patterns and compute in f32. */
+int
+dtype_is_storage(int dt)
+{
+	return dt == DT_F16 || dt == DT_BF16 || dtype_is_f8(dt);
 }
 
 int

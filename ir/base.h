@@ -110,4 +110,13 @@ int dtype_is_int(int dt);          /* signed or unsigned integers, not bool */
 int dtype_is_signed(int dt);
 int dtype_supported(int dt);       /* one we can compute with */
 
+/* The float8 types (ONNX numbers), supported as storage types like f16:
+ * one byte each, loaded as f32 and stored from f32 (kir.h).  They count
+ * as float for dtype_is_float.  float8e8m0 is a power of two (no sign, no
+ * mantissa, 0xff NaN). */
+enum { DT_F8E4M3FN = 17, DT_F8E4M3FNUZ = 18, DT_F8E5M2 = 19, DT_F8E5M2FNUZ = 20,
+       DT_F8E8M0 = 24 };
+int dtype_is_f8(int dt);           /* the five float8 types above */
+int dtype_is_storage(int dt);      /* f16 bf16 float8: bits in memory, f32 in expressions */
+
 #endif

@@ -153,6 +153,21 @@ static int foldable(const Graph *g, const Node *n)
 	return out_bytes <= in_bytes || out_bytes <= FOLD_FREE_BYTES;
 }
 
+/* The ops that take float8 values: conversions and (de)quantization, and
+ * the moves that copy values unchanged (a float8 load and store through f32
+ * is exact).  No other op computes with float8. */
+static int f8_op(int op)
+{
+	switch (op) {
+	case OP_Cast: case OP_CastLike: case OP_QuantizeLinear:
+	case OP_DequantizeLinear: case OP_Identity: case OP_Reshape:
+	case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: case OP_Transpose:
+	case OP_Shape: case OP_Size:
+		return 1;
+	}
+	return 0;
+}
+
 int pass_infer_fold(Ctx *c, Graph *g)
 {
 	for (int i = 0; i < g->nin; i++)
@@ -172,7 +187,8 @@ int pass_infer_fold(Ctx *c, Graph *g)
 			if (v && (v->dtype == DT_UNDEF || v->rank < 0))
 				return burn_fail(c, BURN_ERR_INTERNAL, "input '%s' has no type",
 				                 v->name);
-			if (v && !dtype_supported(v->dtype))
+			if (v && (!dtype_supported(v->dtype) ||
+			          (dtype_is_f8(v->dtype) && !f8_op(n->op))))
 				return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' has "
 				                 "unsupported dtype %s", v->name,
 				                 dtype_name(v->dtype));
@@ -185,7 +201,8 @@ int pass_infer_fold(Ctx *c, Graph *g)
 			v = GV(g, n->out[k]);
 			if (v->dtype == DT_UNDEF || v->rank < 0)
 				continue;   /* optional output the op does not produce */
-			if (!dtype_supported(v->dtype))
+			if (!dtype_supported(v->dtype) ||
+			    (dtype_is_f8(v->dtype) && !f8_op(n->op)))
 				return burn_fail(c, BURN_ERR_UNSUPPORTED, "output '%s' has "
 				                 "unsupported dtype %s", v->name,
 				                 dtype_name(v->dtype));

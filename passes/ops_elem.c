@@ -5,9 +5,12 @@
  *
  * Types.  Each op accepts a set of dtype kinds per input (TK_*); inputs that
  * the spec ties to one type variable must have equal dtypes.  Expressions are
- * built at the op's compute type: the dtype itself, except that f16 and bf16
- * are computed in f32 (kernel loads widen them and stores narrow them, see
- * codegen/kir.h).
+ * built at the op's compute type: the dtype itself, except that f16, bf16
+ * and float8 are computed in f32 (kernel loads widen them and stores narrow
+ * them, see codegen/kir.h).  Float8 is accepted by Cast and CastLike only;
+ * Cast's saturate (default 1) clamps to the largest finite value, else out
+ * of range values become inf or NaN per format; round_mode picks the
+ * rounding to float8e8m0.
  *
  * Shapes.  Numpy multidirectional broadcasting over every present input,
  * except Clip (min/max are scalars, the output has X's shape) and PRelu
@@ -139,11 +142,13 @@ shape_str(const Value *v, char *buf, size_t n)
 	return buf;
 }
 
-/* Check a dtype is one we compute with; name it if not. */
+/* Check a dtype is one op computes with; name it if not.  Float8 is only
+ * converted (Cast, CastLike), as in the ONNX type constraints. */
 static int
-check_dtype(Ctx *c, int dt, const char *what)
+check_dtype(Ctx *c, int op, int dt, const char *what)
 {
-	if (!dtype_supported(dt))
+	if (!dtype_supported(dt) ||
+	    (dtype_is_f8(dt) && op != OP_Cast && op != OP_CastLike))
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s dtype %s is not supported",
 		                 what, dtname(dt));
 	return BURN_OK;
@@ -173,8 +178,23 @@ out_dtype(Ctx *c, Graph *g, Node *n, int *out)
 	} else {
 		*out = input(g, n, 0)->dtype;
 	}
-	return check_dtype(c, *out, op == OP_Cast || op == OP_CastLike ?
+	return check_dtype(c, op, *out, op == OP_Cast || op == OP_CastLike ?
 	                   "target" : "output");
+}
+
+/* Cast's rounding to float8 type `to` (KCastRound): saturate (default 1)
+ * and, for float8e8m0, round_mode (default "up"; checked by check_attrs). */
+static int
+f8_rounding(Node *n, int to)
+{
+	const char *m = attr_str(n, "round_mode", "up");
+	int how = attr_int(n, "saturate", 1) ? 0 : KC_NOSAT;
+
+	if (to == DT_F8E8M0 && strcmp(m, "down") == 0)
+		how |= KC_DOWN;
+	else if (to == DT_F8E8M0 && strcmp(m, "nearest") == 0)
+		how |= KC_NEAREST;
+	return how;
 }
 
 /* The string attributes elem_expr relies on, checked once here. */
@@ -194,6 +214,13 @@ check_attrs(Ctx *c, Node *n)
 		if (strcmp(s, "none") != 0 && strcmp(s, "tanh") != 0)
 			return burn_fail(c, BURN_ERR_INVALID,
 			                 "Gelu approximate must be none or tanh, got '%s'", s);
+	}
+	if (n->op == OP_Cast || n->op == OP_CastLike) {
+		s = attr_str(n, "round_mode", "up");
+		if (strcmp(s, "up") != 0 && strcmp(s, "down") != 0 &&
+		    strcmp(s, "nearest") != 0)
+			return burn_fail(c, BURN_ERR_INVALID,
+			                 "Cast round_mode must be up, down or nearest, got '%s'", s);
 	}
 	if (n->op == OP_Celu && attr_float(n, "alpha", 1.0) == 0)
 		return burn_fail(c, BURN_ERR_INVALID, "Celu alpha must not be 0");
@@ -226,7 +253,7 @@ infer_elem(Ctx *c, Graph *g, Node *n)
 			continue;
 		if (v->rank < 0 || !value_shape_known(v))
 			return burn_fail(c, BURN_ERR_SHAPE, "input %d has an unknown shape", k);
-		TRY(check_dtype(c, v->dtype, "input"));
+		TRY(check_dtype(c, op, v->dtype, "input"));
 		if (!(kind_of(v->dtype) & want))
 			return burn_fail(c, BURN_ERR_SHAPE, "input %d must be %s type, got %s",
 			                 k, kind_str(want), dtname(v->dtype));
@@ -293,7 +320,7 @@ infer_elem(Ctx *c, Graph *g, Node *n)
 static int
 compute_type(int dt)
 {
-	return dt == DT_F16 || dt == DT_BF16 ? DT_F32 : dt;
+	return dtype_is_storage(dt) ? DT_F32 : dt;
 }
 
 /* The constant v at dtype dt. */
@@ -551,8 +578,12 @@ op_expr(KB *kb, Graph *g, Node *n, const KRef *in, int odt)
 	}
 	case OP_IsInf:
 		return isinf_expr(kb, n, dt, x);
-	case OP_Cast: case OP_CastLike:
+	case OP_Cast: case OP_CastLike: {
+		int to = NOUT(g, n, 0)->dtype;
+		if (dtype_is_f8(to))
+			return kb_cast_f8(kb, to, x, f8_rounding(n, to));
 		return kb_dtype(kb->k, x) == odt ? x : kb_cast(kb, odt, x);
+	}
 	case OP_Div:
 		if (dtype_is_float(dt))
 			return bin(kb, KO_DIV, x, y);

@@ -2,8 +2,11 @@
  * ops_quant.c - linear quantization: QuantizeLinear, DequantizeLinear,
  * DynamicQuantizeLinear, QLinearMatMul, QLinearConv.
  *
- * Quantized types are the 8-, 16- and 32-bit integers; float8, int4 and
- * int2 are not (the loader already rejects those dtypes).  Scales and zero
+ * Quantized types are the 8-, 16- and 32-bit integers and the float8
+ * types but float8e8m0; int4 and int2 are not (the loader already rejects those dtypes).
+ * Float8 quantization is y = convert(x / scale + zp): rounding to nearest
+ * even, saturating unless saturate=0 (then out of range values become inf
+ * or NaN per format); dequantization is (x - zp) * scale in floats.  Scales and zero
  * points are per tensor (one element), per axis (1-D along `axis`) or
  * blocked (x's shape with dim[axis] divided by block_size, rounded up).
  *
@@ -33,7 +36,7 @@ static Value *out_opt(Graph *g, Node *n, int k)
 /* Expression dtype of a buffer: f16/bf16 load as f32. */
 static int edt(int dt)
 {
-	return dt == DT_F16 || dt == DT_BF16 ? DT_F32 : dt;
+	return dtype_is_storage(dt) ? DT_F32 : dt;
 }
 
 /* The quantized integer types and their ranges. */
@@ -177,7 +180,7 @@ int infer_quant(Ctx *c, Graph *g, Node *n)
 	}
 	if (!out)
 		out = DT_U8;
-	if (!qrange(out, &lo, &hi))
+	if (!qrange(out, &lo, &hi) && (!dtype_is_f8(out) || out == DT_F8E8M0))
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "quantized type %s (%d) is "
 		                 "not supported", dtype_name(out), out);
 	if (!dtype_is_float(s->dtype))
@@ -226,7 +229,15 @@ int lower_quant(Lower *lw, Node *n)
 		q = kb_cast(&kb, prec, q);
 	if (zp)
 		z = kb_load(&kb, bz, si);
-	kb_store(&kb, by, xi, quantize(&kb, q, z, y->dtype));
+	if (dtype_is_f8(y->dtype)) {
+		if (z)
+			q = kb_bin(&kb, KO_ADD, q, kb_cast(&kb, kb_dtype(kb.k, q), z));
+		q = kb_cast(&kb, DT_F32, q);
+		if (attr_int(n, "saturate", 1))
+			q = kb_cast(&kb, y->dtype, q);
+	} else
+		q = quantize(&kb, q, z, y->dtype);
+	kb_store(&kb, by, xi, q);
 	loops_close(&kb, x->rank);
 	lower_end(lw, &kb);
 	return BURN_OK;
@@ -243,7 +254,8 @@ int infer_dequant(Ctx *c, Graph *g, Node *n)
 
 	TRY(need_in(c, g, n, 0, &x));
 	TRY(need_in(c, g, n, 1, &s));
-	if (!qrange(x->dtype, &lo, &hi))
+	if (!qrange(x->dtype, &lo, &hi) &&
+	    (!dtype_is_f8(x->dtype) || x->dtype == DT_F8E8M0))
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "quantized type %s is not "
 		                 "supported", dtype_name(x->dtype));
 	if (!dtype_is_float(s->dtype))
@@ -265,7 +277,7 @@ int lower_dequant(Lower *lw, Node *n)
 	Graph *g = lw->g;
 	const Value *x = NIN(g, n, 0), *s = NIN(g, n, 1), *zp = in_opt(g, n, 2);
 	Value *y = NOUT(g, n, 0);
-	int vars[BURN_MAX_RANK], bx, bs, bz = -1, by, ct = edt(s->dtype);
+	int vars[BURN_MAX_RANK], bx, bs, bz = -1, by, ct = edt(s->dtype), it;
 	int64_t st[BURN_MAX_RANK];
 	KRef xi, si, d;
 	QMap m;
@@ -282,9 +294,11 @@ int lower_dequant(Lower *lw, Node *n)
 	loops_open(&kb, x->rank, x->dim, vars);
 	xi = index_linear(&kb, x->rank, vars, st);
 	si = qindex(&kb, &m, x->rank, vars);
-	d = kb_cast(&kb, DT_I64, kb_load(&kb, bx, xi));
+	/* integers subtract exactly in i64; float8 loads are f32 */
+	it = dtype_is_f8(x->dtype) ? ct : DT_I64;
+	d = kb_cast(&kb, it, kb_load(&kb, bx, xi));
 	if (zp)
-		d = kb_bin(&kb, KO_SUB, d, kb_cast(&kb, DT_I64, kb_load(&kb, bz, si)));
+		d = kb_bin(&kb, KO_SUB, d, kb_cast(&kb, it, kb_load(&kb, bz, si)));
 	d = kb_bin(&kb, KO_MUL, kb_cast(&kb, ct, d), kb_load(&kb, bs, si));
 	kb_store(&kb, by, xi, kb_cast(&kb, edt(y->dtype), d));
 	loops_close(&kb, x->rank);

@@ -201,8 +201,35 @@ static double half_to_double(uint16_t h, int bf16)
 	return f;
 }
 
+/* A float8 code's value, decoded independently of the compiler's helpers:
+ * sign, exponent, mantissa (3 bits for e4m3, 2 for e5m2) with the bias of
+ * the format; NaN is 0x80 for the FNUZ formats, s.1111.111 for e4m3fn,
+ * exponent 31 with a mantissa for e5m2 (which alone has infinities);
+ * e8m0 is 2^(c - 127), 0xff NaN. */
+static double f8_to_double(uint8_t c, int dt)
+{
+	int m = dt == DT_F8E4M3FN || dt == DT_F8E4M3FNUZ ? 3 : 2;
+	int bias = dt == DT_F8E4M3FN ? 7 : dt == DT_F8E4M3FNUZ ? 8 :
+	           dt == DT_F8E5M2 ? 15 : 16;
+	int e = (c & 0x7f) >> m, f = c & ((1 << m) - 1);
+	double v;
+
+	if (dt == DT_F8E8M0)
+		return c == 0xff ? NAN : ldexp(1, c - 127);
+	if ((dt == DT_F8E4M3FNUZ || dt == DT_F8E5M2FNUZ) && c == 0x80)
+		return NAN;
+	if (dt == DT_F8E4M3FN && (c & 0x7f) == 0x7f)
+		return NAN;
+	if (dt == DT_F8E5M2 && e == 31)
+		return f ? NAN : (c & 0x80) ? -INFINITY : INFINITY;
+	v = e ? ldexp(f + (1 << m), e - bias - m) : ldexp(f, 1 - bias - m);
+	return c & 0x80 ? -v : v;
+}
+
 static double elem_f(const void *p, int dt, int64_t i)
 {
+	if (dtype_is_f8(dt))
+		return f8_to_double(((const uint8_t *)p)[i], dt);
 	switch (dt) {
 	case DT_F32: return ((const float *)p)[i];
 	case DT_F64: return ((const double *)p)[i];

@@ -101,6 +101,93 @@ static const char prelude[] =
 "\treturn (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);\n"
 "}\n"
 "\n"
+"/* float8 codes <-> f32.  A code is a sign bit, then exponent and m\n"
+" * mantissa bits with exponent bias b.  nan says where NaN lives: 0 IEEE\n"
+" * (exponent all ones, e5m2: also infinities), 1 FN (all bits but the sign\n"
+" * set; no infinities), 2 FNUZ (0x80 only; no infinities, no -0). */\n"
+"BURN_HELPER float burn_f8_dec(uint32_t c, int m, int b, int nan)\n"
+"{\n"
+"	uint32_t e = (c & 0x7f) >> m, f = c & ((1u << m) - 1), x;\n"
+"	float r;\n"
+"	x = (uint32_t)((e ? (int)e : 1) + 127 - b - m) << 23;\n"
+"	memcpy(&r, &x, 4);\n"
+"	r *= (float)(e ? f | (1u << m) : f);\n"
+"	if (nan == 0 && e == 0x7fu >> m)\n"
+"		x = 0x7f800000u | (f ? 0x400000u : 0);\n"
+"	else if ((nan == 1 && (c & 0x7f) == 0x7f) || (nan == 2 && c == 0x80))\n"
+"		x = 0x7fc00000u;\n"
+"	else\n"
+"		return c & 0x80 ? -r : r;\n"
+"	x |= (c & 0x80) << 24;\n"
+"	memcpy(&r, &x, 4);\n"
+"	return r;\n"
+"}\n"
+"\n"
+"/* f rounded to nearest even; magnitudes above the largest finite code maxc\n"
+" * give maxc when sat, else ovf (infinity or NaN); NaN gives nanc; uz: zero\n"
+" * has no sign.  The sign is or-ed in (0x80 | 0x80 is FNUZ's NaN). */\n"
+"BURN_HELPER uint8_t burn_f8_enc(float f, int sat, int m, int b, uint32_t maxc,\n"
+"                                uint32_t ovf, uint32_t nanc, int uz)\n"
+"{\n"
+"	uint32_t x, s, ax, e, v, sh, h, rem, half;\n"
+"	memcpy(&x, &f, 4);\n"
+"	s = (x >> 24) & 0x80;\n"
+"	ax = x & 0x7fffffffu;\n"
+"	if (ax > 0x7f800000u)\n"
+"		return (uint8_t)(s | nanc);\n"
+"	e = ax >> 23;\n"
+"	if ((int)e > 127 - b) {\n"
+"		v = ax - ((uint32_t)(127 - b) << 23);\n"
+"		sh = (uint32_t)(23 - m);\n"
+"	} else {\n"
+"		v = (ax & 0x7fffffu) | (e ? 0x800000u : 0);\n"
+"		sh = (uint32_t)(151 - b - m) - (e ? e : 1);\n"
+"		if (sh > 25)\n"
+"			v = 0, sh = 25;\n"
+"	}\n"
+"	h = v >> sh;\n"
+"	rem = v & ((1u << sh) - 1);\n"
+"	half = 1u << (sh - 1);\n"
+"	h += rem > half || (rem == half && (h & 1));\n"
+"	if (h > maxc)\n"
+"		return (uint8_t)(s | (sat ? maxc : ovf));\n"
+"	return (uint8_t)(h || !uz ? s | h : 0);\n"
+"}\n"
+"\n"
+"BURN_HELPER float burn_f8e4m3fn_to_f32(uint8_t c) { return burn_f8_dec(c, 3, 7, 1); }\n"
+"BURN_HELPER float burn_f8e4m3fnuz_to_f32(uint8_t c) { return burn_f8_dec(c, 3, 8, 2); }\n"
+"BURN_HELPER float burn_f8e5m2_to_f32(uint8_t c) { return burn_f8_dec(c, 2, 15, 0); }\n"
+"BURN_HELPER float burn_f8e5m2fnuz_to_f32(uint8_t c) { return burn_f8_dec(c, 2, 16, 2); }\n"
+"BURN_HELPER uint8_t burn_f32_to_f8e4m3fn(float f, int sat) { return burn_f8_enc(f, sat, 3, 7, 0x7e, 0x7f, 0x7f, 0); }\n"
+"BURN_HELPER uint8_t burn_f32_to_f8e4m3fnuz(float f, int sat) { return burn_f8_enc(f, sat, 3, 8, 0x7f, 0x80, 0x80, 1); }\n"
+"BURN_HELPER uint8_t burn_f32_to_f8e5m2(float f, int sat) { return burn_f8_enc(f, sat, 2, 15, 0x7b, 0x7c, 0x7f, 0); }\n"
+"BURN_HELPER uint8_t burn_f32_to_f8e5m2fnuz(float f, int sat) { return burn_f8_enc(f, sat, 2, 16, 0x7f, 0x80, 0x80, 1); }\n"
+"\n"
+"/* float8e8m0 codes <-> f32: 2^(c - 127), 0xff NaN.  mode: 1 no saturation\n"
+" * (0xfe rounding up gives NaN), 2 round down, 4 round to nearest (ties\n"
+" * up), else up (away from zero); the sign is dropped, like ONNX's. */\n"
+"BURN_HELPER float burn_f8e8m0_to_f32(uint8_t c)\n"
+"{\n"
+"\tuint32_t x = c == 0xff ? 0x7fc00000u : c ? (uint32_t)c << 23 : 0x400000u;\n"
+"\tfloat f;\n"
+"\tmemcpy(&f, &x, 4);\n"
+"\treturn f;\n"
+"}\n"
+"\n"
+"BURN_HELPER uint8_t burn_f32_to_f8e8m0(float f, int mode)\n"
+"{\n"
+"\tuint32_t x, e, m, up;\n"
+"\tmemcpy(&x, &f, 4);\n"
+"\te = (x >> 23) & 0xff;\n"
+"\tm = x & 0x7fffff;\n"
+"\tif (e == 0xff)\n"
+"\t\treturn 0xff;\n"
+"\tup = mode & 2 ? 0 : mode & 4 ? (m & 0x400000) && ((m & 0x3fffff) || e) : m != 0;\n"
+"\tif (up && e == 0xfe && !(mode & 1))\n"
+"\t\tup = 0;\n"
+"\treturn (uint8_t)(e + up);\n"
+"}\n"
+"\n"
 "/* NaN-propagating min/max (ONNX Min/Max); fminf/fmaxf drop NaNs. */\n"
 "BURN_HELPER float burn_minf(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
 "BURN_HELPER float burn_maxf(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
@@ -353,8 +440,35 @@ ctype(int dt)
 	case DT_U64: return "uint64_t";
 	case DT_BOOL: return "uint8_t";
 	case DT_F16: case DT_BF16: return "uint16_t";
+	case DT_F8E4M3FN: case DT_F8E4M3FNUZ: case DT_F8E5M2: case DT_F8E5M2FNUZ:
+	case DT_F8E8M0:
+		return "uint8_t";
 	}
 	return NULL;
+}
+
+/* The prelude's name of a storage type: burn_<name>_to_f32 and
+ * burn_f32_to_<name> convert it. */
+static const char *
+sname(int dt)
+{
+	switch (dt) {
+	case DT_F16: return "f16";
+	case DT_BF16: return "bf16";
+	case DT_F8E4M3FN: return "f8e4m3fn";
+	case DT_F8E4M3FNUZ: return "f8e4m3fnuz";
+	case DT_F8E5M2: return "f8e5m2";
+	case DT_F8E8M0: return "f8e8m0";
+	}
+	return "f8e5m2fnuz";
+}
+
+/* The second argument of burn_f32_to_<float8>: sat (1 saturates) for the
+ * IEEE-like formats, the KCastRound bits for float8e8m0. */
+static int
+f8arg(int dt, int how)
+{
+	return dt == DT_F8E8M0 ? how : !(how & KC_NOSAT);
 }
 
 /* Types whose arithmetic C performs in int: results are cast back. */
@@ -813,11 +927,11 @@ emit_raw(R *r, KRef e)
 		return;
 	case KE_LOAD: {
 		int bd = k->buf[n->buf].dtype;
-		if (bd == DT_F16 || bd == DT_BF16)
-			fprintf(f, "%s(", bd == DT_F16 ? "burn_f16_to_f32" : "burn_bf16_to_f32");
+		if (dtype_is_storage(bd))
+			fprintf(f, "burn_%s_to_f32(", sname(bd));
 		fprintf(f, "b%d[", n->buf);
 		emit(r, n->a, 0);
-		fputs(bd == DT_F16 || bd == DT_BF16 ? "])" : "]", f);
+		fputs(dtype_is_storage(bd) ? "])" : "]", f);
 		return;
 	}
 	case KE_SELECT:
@@ -830,11 +944,14 @@ emit_raw(R *r, KRef e)
 		fputs(")", f);
 		return;
 	case KE_CAST:
-		if (n->ival == DT_F16 || n->ival == DT_BF16) {
-			fputs(n->ival == DT_F16 ? "burn_f16_to_f32(burn_f32_to_f16("
-			                        : "burn_bf16_to_f32(burn_f32_to_bf16(", f);
+		if (dtype_is_storage((int)n->ival)) {
+			const char *sn = sname((int)n->ival);
+			fprintf(f, "burn_%s_to_f32(burn_f32_to_%s(", sn, sn);
 			emit(r, n->a, 0);
-			fputs("))", f);
+			if (dtype_is_f8((int)n->ival))
+				fprintf(f, ", %d))", f8arg((int)n->ival, n->op));
+			else
+				fputs("))", f);
 		} else if (n->dtype == DT_BOOL) {
 			fputs("(", f);
 			emit(r, n->a, P_ADD);
@@ -1126,10 +1243,13 @@ block(R *r, KRef s, int ind)
 			fprintf(f, "b%d[", n->buf);
 			emit(r, n->a, 0);
 			fputs("] = ", f);
-			if (bd == DT_F16 || bd == DT_BF16) {
-				fputs(bd == DT_F16 ? "burn_f32_to_f16(" : "burn_f32_to_bf16(", f);
+			if (dtype_is_storage(bd)) {
+				fprintf(f, "burn_f32_to_%s(", sname(bd));
 				emit(r, n->b, 0);
-				fputs(")", f);
+				if (dtype_is_f8(bd))   /* out of range: inf or NaN */
+					fprintf(f, ", %d)", f8arg(bd, KC_NOSAT | KC_NEAREST));
+				else
+					fputs(")", f);
 			} else if (accumulate(r, n, &prod)) {
 				fputs("BURN_FMA(", f);
 				emit(r, k->node[prod].a, 0);
