@@ -346,7 +346,7 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 	/* fewer than GEMM_MR rows: wider tiles of as many accumulators (B's rows
 	 * are read in longer runs), a multiple of 16 columns, at most 128 */
 	t->nr = GEMM_NR;
-	if (t->M < GEMM_MR) {
+	if (t->M > 0 && t->M < GEMM_MR) {   /* M == 0: an empty product */
 		t->nr = GEMM_MR * GEMM_NR / t->M / 16 * 16;
 		t->nr = t->nr > 128 ? 128 : t->nr;
 	}
