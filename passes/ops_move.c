@@ -122,10 +122,14 @@ static int ints_arg(Ctx *c, Graph *g, Node *n, const char *attr, int k,
 
 	if (a) {
 		int m = attr_ints(n, attr, &p);
+		if (a->type != AT_INTS)
+			return burn_fail(c, BURN_ERR_INVALID, "attribute %s must be a list "
+			                 "of ints", attr);
 		if (m > max)
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "attribute %s has %d "
 			                 "elements, more than %d", attr, m, max);
-		memcpy(out, p, sizeof *out * m);
+		if (m > 0)
+			memcpy(out, p, sizeof *out * m);
 		*cnt = m;
 		return BURN_OK;
 	}

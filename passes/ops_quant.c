@@ -551,9 +551,9 @@ static int conv_geo(Ctx *c, Node *n, const Value *x, const Value *w, ConvGeo *cg
 		cg->s[i] = cg->d[i] = 1;
 		cg->pb[i] = 0;
 	}
-	if ((m = attr_ints(n, "strides", &p)) == ns)
+	if ((m = attr_ints(n, "strides", &p)) == ns && ns > 0)
 		memcpy(cg->s, p, sizeof *p * ns);
-	if ((m = attr_ints(n, "dilations", &p)) == ns)
+	if ((m = attr_ints(n, "dilations", &p)) == ns && ns > 0)
 		memcpy(cg->d, p, sizeof *p * ns);
 	if ((m = attr_ints(n, "kernel_shape", &p)) == ns)
 		for (int i = 0; i < ns; i++)

@@ -658,9 +658,9 @@ static int c2i_geo(Ctx *c, Graph *g, Node *n, C2I *q)
 		q->dil[i] = q->st[i] = 1;
 		q->pb[i] = 0;
 	}
-	if (attr_ints(n, "dilations", &p) == ns)
+	if (attr_ints(n, "dilations", &p) == ns && ns > 0)
 		memcpy(q->dil, p, sizeof *p * ns);
-	if (attr_ints(n, "strides", &p) == ns)
+	if (attr_ints(n, "strides", &p) == ns && ns > 0)
 		memcpy(q->st, p, sizeof *p * ns);
 	for (int i = 0; i < ns; i++) {
 		int64_t pe = 0, ext;
