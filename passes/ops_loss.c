@@ -20,31 +20,11 @@
  */
 #include <math.h>
 #include <string.h>
-#include "lower.h"
+#include "kb_short.h"
 
-static KRef I(KB *kb, int64_t v) { return kb_idx(kb, v); }
-static KRef add(KB *kb, KRef a, KRef b) { return kb_bin(kb, KO_ADD, a, b); }
-static KRef mul(KB *kb, KRef a, KRef b) { return kb_bin(kb, KO_MUL, a, b); }
-static KRef get(KB *kb, int var) { return kb_get(kb, var); }
 
-static int
-ctype(int dt)
-{
-	return dt == DT_F64 ? DT_F64 : DT_F32;
-}
 
-/* e converted to dt (no node when it already has that type). */
-static KRef
-conv(KB *kb, KRef e, int dt)
-{
-	return kb_dtype(kb->k, e) == dt ? e : kb_cast(kb, dt, e);
-}
 
-static KRef
-loop(KB *kb, const char *name, int64_t n, int flags)
-{
-	return get(kb, kb_for(kb, name, I(kb, 0), I(kb, n), flags));
-}
 
 /* The reduction attribute: 0 none, 1 sum, 2 mean. */
 static int

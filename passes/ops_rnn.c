@@ -46,41 +46,7 @@
 #include <math.h>
 #include <string.h>
 #include <strings.h>
-#include "lower.h"
-
-/* ---- small helpers ------------------------------------------------------ */
-
-static int
-ctype(int dt)
-{
-	return dt == DT_F64 ? DT_F64 : DT_F32;
-}
-
-static KRef I(KB *kb, int64_t v) { return kb_idx(kb, v); }
-static KRef add(KB *kb, KRef a, KRef b) { return kb_bin(kb, KO_ADD, a, b); }
-static KRef sub(KB *kb, KRef a, KRef b) { return kb_bin(kb, KO_SUB, a, b); }
-static KRef mul(KB *kb, KRef a, KRef b) { return kb_bin(kb, KO_MUL, a, b); }
-static KRef get(KB *kb, int var) { return kb_get(kb, var); }
-
-/* e converted to dt (no node when it already has that type). */
-static KRef
-conv(KB *kb, KRef e, int dt)
-{
-	return kb_dtype(kb->k, e) == dt ? e : kb_cast(kb, dt, e);
-}
-
-/* A loop variable over [0, n), as an index expression. */
-static KRef
-loop(KB *kb, const char *name, int64_t n, int flags)
-{
-	return get(kb, kb_for(kb, name, I(kb, 0), I(kb, n), flags));
-}
-
-static int
-has_out(const Node *n, int k)
-{
-	return k < n->nout && n->out[k] >= 0;
-}
+#include "kb_short.h"
 
 /* ---- activations -------------------------------------------------------- */
 
