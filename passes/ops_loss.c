@@ -22,10 +22,6 @@
 #include <string.h>
 #include "kb_short.h"
 
-
-
-
-
 /* The reduction attribute: 0 none, 1 sum, 2 mean. */
 static int
 reduction(Ctx *c, const Node *n, int *out)
