@@ -2,15 +2,14 @@
  * ops.c - the op table, expanded from ops.def, and lookup by ONNX name.
  */
 #include "ops.h"
-#include "passes/lower.h"   /* declares every infer_* and lower_* */
 
 #include <string.h>
 
 /* Row 0 is OP_NONE_: no op, no functions. */
 const OpInfo op_table[] = {
-	{"<none>", 0, 0, 0, 0, OC_OPAQUE, NULL, NULL},
+	{"<none>", 0, 0, 0, 0, OC_OPAQUE},
 #define OP(name, mi, xi, mo, xo, cls, inf, low) \
-	{#name, mi, xi, mo, xo, cls, inf, low},
+	{#name, mi, xi, mo, xo, cls},
 #include "ops.def"
 #undef OP
 };

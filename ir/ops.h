@@ -4,11 +4,6 @@
 #ifndef BURN_OPS_H
 #define BURN_OPS_H
 
-struct Ctx;
-struct Graph;
-struct Node;
-struct Lower;
-
 enum OpClass { OC_ELEM, OC_REDUCE, OC_MATMUL, OC_CONV, OC_MOVE, OC_SHAPE,
                OC_OPAQUE };
 
@@ -20,16 +15,15 @@ enum OpId {
 	OP_COUNT_
 };
 
-typedef int (*InferFn)(struct Ctx *, struct Graph *, struct Node *);
-typedef int (*LowerFn)(struct Lower *, struct Node *);
-
 typedef struct OpInfo {
 	const char *name;   /* ONNX op_type */
 	int min_in, max_in, min_out, max_out;
 	int cls;            /* OpClass */
-	InferFn infer;
-	LowerFn lower;
 } OpInfo;
+
+/* The infer and lower columns of ops.def point into passes/; they are
+ * expanded there (passes/lower.h: op_impl), so that ir/ stays below the
+ * passes that implement the ops. */
 
 extern const OpInfo op_table[OP_COUNT_];
 

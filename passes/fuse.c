@@ -707,7 +707,7 @@ static int lower_anchored(Fuser *f, Lower *lw, int gid)
 	epi.state = &gl;
 	epi.applied = 0;
 	lw->epi = &epi;
-	rc = op_table[a->op].lower(lw, a);
+	rc = op_impl[a->op].lower(lw, a);
 	lw->epi = NULL;
 	if (!rc && !epi.applied)
 		rc = burn_fail(f->c, BURN_ERR_INTERNAL, "%s did not apply its epilogue",
@@ -911,7 +911,7 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p)
 			free(member);
 		}
 		if (gid < 0)
-			rc = op_table[n->op].lower(&lw, n);
+			rc = op_impl[n->op].lower(&lw, n);
 		else if (f.grp[gid].anchor >= 0)
 			rc = lower_anchored(&f, &lw, gid);
 		else

@@ -85,7 +85,7 @@ static int fold(Ctx *c, Graph *g, Node *n)
 
 	arena_init(&tmp);
 	kprog_init(&p, &tmp);
-	rc = op_table[n->op].lower(&lw, n);
+	rc = op_impl[n->op].lower(&lw, n);
 	for (int k = 0; !rc && k < p.nkernel; k++) {
 		KKernel *kk = p.kernel[k];
 		void **bufs = arena_alloc(&tmp, sizeof(void *) * (kk->nbuf + 1));
@@ -193,7 +193,7 @@ int pass_infer_fold(Ctx *c, Graph *g)
 				                 "unsupported dtype %s", v->name,
 				                 dtype_name(v->dtype));
 		}
-		TRY(op_table[n->op].infer(c, g, n));
+		TRY(op_impl[n->op].infer(c, g, n));
 		for (int k = 0; k < n->nout; k++) {
 			Value *v;
 			if (n->out[k] < 0)
@@ -263,7 +263,7 @@ int pass_lower(Ctx *c, Graph *g, KProgram *p)
 		if (n->dead)
 			continue;
 		enter(c, n);
-		TRY(op_table[n->op].lower(&lw, n));
+		TRY(op_impl[n->op].lower(&lw, n));
 		for (int k = first; k < p->nkernel; k++)
 			TRY(kir_verify(c, p->kernel[k]));
 		leave(c);

@@ -5,6 +5,13 @@
 #include <string.h>
 #include "lower.h"
 
+const OpImpl op_impl[OP_COUNT_] = {
+	{NULL, NULL},
+#define OP(name, mi, xi, mo, xo, cls, inf, low) {inf, low},
+#include "../ir/ops.def"
+#undef OP
+};
+
 /* Kernel names: "k_" and the op name in lower case, e.g. "k_conv" (the
  * prefix keeps them clear of libm's names), made unique by the builder.  ops records "Op(node)" so --emit=kernels can show what each
  * kernel implements. */

@@ -20,7 +20,7 @@
 #define BURN_LOWER_H
 
 #include "../ir/graph.h"
-#include "../codegen/kir.h"
+#include "../ir/kir.h"
 
 /*
  * An epilogue: pointwise ops fused onto an anchor op (MatMul, Gemm, Conv).
@@ -49,6 +49,14 @@ typedef struct Lower {
 	int inf(Ctx *, Graph *, Node *); int low(Lower *, Node *);
 #include "../ir/ops.def"
 #undef OP
+
+/* The implementation columns of the op table (ops.def's infer and lower),
+ * indexed by OpId like op_table; row OP_NONE_ is NULLs (passes/lower.c). */
+typedef struct OpImpl {
+	int (*infer)(Ctx *, Graph *, Node *);
+	int (*lower)(Lower *, Node *);
+} OpImpl;
+extern const OpImpl op_impl[OP_COUNT_];
 
 /* The scalar expression of an OC_ELEM op applied to already-loaded operand
  * expressions in[0..n->nin-1] (absent optional inputs are 0), producing

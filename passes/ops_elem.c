@@ -7,7 +7,7 @@
  * the spec ties to one type variable must have equal dtypes.  Expressions are
  * built at the op's compute type: the dtype itself, except that f16, bf16
  * and float8 are computed in f32 (kernel loads widen them and stores narrow
- * them, see codegen/kir.h).  Float8 is accepted by Cast and CastLike only;
+ * them, see ir/kir.h).  Float8 is accepted by Cast and CastLike only;
  * Cast's saturate (default 1) clamps to the largest finite value, else out
  * of range values become inf or NaN per format; round_mode picks the
  * rounding to float8e8m0.

@@ -19,7 +19,7 @@
 #define BURN_PASSES_H
 
 #include "../ir/graph.h"
-#include "../codegen/kir.h"
+#include "../ir/kir.h"
 
 typedef struct DimBind {
 	const char *name;   /* symbolic dim name, e.g. "batch" */
@@ -74,9 +74,6 @@ typedef struct Compiled {
 
 /* Run the passes on g (taking ownership of it, also on failure). */
 int burn_compile_graph(Ctx *c, Graph *g, const CompileOpts *o, Compiled **out);
-/* Load an ONNX file and compile it. */
-int burn_compile_file(Ctx *c, const char *path, const CompileOpts *o,
-                      Compiled **out);
 void burn_compiled_destroy(Compiled *m);
 
 #endif

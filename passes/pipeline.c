@@ -3,7 +3,6 @@
  */
 #include <stdlib.h>
 #include "passes.h"
-#include "../frontend/onnx.h"
 
 static int verify(Ctx *c, const Graph *g, const CompileOpts *o)
 {
@@ -56,16 +55,6 @@ int burn_compile_graph(Ctx *c, Graph *g, const CompileOpts *o, Compiled **out)
 	}
 	*out = m;
 	return BURN_OK;
-}
-
-int burn_compile_file(Ctx *c, const char *path, const CompileOpts *o,
-                      Compiled **out)
-{
-	Graph *g;
-
-	*out = NULL;
-	TRY(onnx_load_file(c, path, &g));
-	return burn_compile_graph(c, g, o, out);
 }
 
 void burn_compiled_destroy(Compiled *m)

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "passes/passes.h"
+#include "tools/compile.h"
 #include "codegen/c/emit_c.h"
 #include "tools/check.h"
 

@@ -16,7 +16,7 @@
 #define BURN_RENDER_C_H
 
 #include <stdio.h>
-#include "../kir.h"
+#include "../../ir/kir.h"
 
 /* Helpers every rendered kernel relies on: #includes (math.h, stdint.h,
  * string.h), f16/bf16 <-> f32 conversions and small integer helpers, all

@@ -9,7 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include "passes/passes.h"
+#include "tools/compile.h"
 
 int main(int argc, char **argv)
 {

@@ -127,7 +127,7 @@ t_y(T *t, int k)
 int
 t_infer(T *t)
 {
-	return op_table[t_n(t)->op].infer(&t->c, t->g, t_n(t));
+	return op_impl[t_n(t)->op].infer(&t->c, t->g, t_n(t));
 }
 
 /*
@@ -180,7 +180,7 @@ t_run(T *t, void **outs)
 	lw.ctx = &t->c;
 	lw.g = t->g;
 	lw.prog = &p;
-	cr_assert_eq(op_table[t_n(t)->op].lower(&lw, t_n(t)), BURN_OK, "lower: %s",
+	cr_assert_eq(op_impl[t_n(t)->op].lower(&lw, t_n(t)), BURN_OK, "lower: %s",
 	             t->c.msg);
 	mem = calloc(t->g->nval, sizeof *mem);
 	own = calloc(t->g->nval, 1);

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "codegen/kir.h"
+#include "ir/kir.h"
 #include "codegen/c/render_c.h"
 
 static const int fmts[] = { DT_F8E4M3FN, DT_F8E4M3FNUZ, DT_F8E5M2, DT_F8E5M2FNUZ,

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "codegen/kir.h"
+#include "ir/kir.h"
 #include "codegen/c/render_c.h"
 
 typedef struct T {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "passes/passes.h"
+#include "tools/compile.h"
 #include "codegen/c/emit_c.h"
 
 /* The threaded driver: inputs are filled from an LCG, a single-threaded

@@ -56,7 +56,7 @@
 #define BURN_KIR_H
 
 #include <stdio.h>
-#include "../ir/base.h"
+#include "base.h"
 
 typedef int KRef;
 
