@@ -133,6 +133,36 @@ typedef struct KVar {
 	const char *name;/* hint for printing ("i0", "acc") */
 } KVar;
 
+/*
+ * A kernel's schedule: the decisions made for one target by
+ * passes/schedule.c, which a renderer prints and does not make.
+ *
+ *   threads   loops whose iterations run on CPU threads (outermost loops
+ *             only, so threads start once per kernel), each with the
+ *             variables set and the KS_LOCAL buffers used inside it, which
+ *             every thread needs its own copy of (ascending indices);
+ *   fma       per node: 1 or 2 on an f32 store b[i] = b[i] + x*y that
+ *             contracts to one fused multiply-add, with the product x*y
+ *             being operand a (1) or b (2) of the stored addition.
+ *
+ * A kernel without a schedule (sched NULL: built by a test, or folded at
+ * compile time) renders serially and with every store as written.  The
+ * schedule lives in the program's arena.
+ */
+typedef struct KThreads {
+	KRef loop;          /* the KS_FOR */
+	int nvar, nbuf;
+	const int *var;     /* private variables */
+	const int *buf;     /* private local buffers */
+} KThreads;
+
+typedef struct KSched {
+	const char *target; /* name of the Target it was made for */
+	int nthreads;
+	const KThreads *threads;
+	const unsigned char *fma;   /* nnode entries */
+} KSched;
+
 typedef struct KKernel {
 	const char *name;   /* unique within the program, a C identifier */
 	const char *ops;    /* the graph ops it implements, for --emit=kernels */
@@ -142,6 +172,7 @@ typedef struct KKernel {
 	KVar *var;
 	KNode *node;        /* node[0] unused so KRef 0 is "none" */
 	KRef body;          /* first statement */
+	const KSched *sched;/* for the target compiled for, or NULL */
 } KKernel;
 
 typedef struct KProgram {

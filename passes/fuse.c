@@ -874,9 +874,10 @@ done:
 }
 
 /* Lower every node, one kernel per fusion group at the group's root. */
-int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p)
+int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
+                     const Target *t)
 {
-	Lower lw = { c, g, p };
+	Lower lw = { c, g, p, NULL, t };
 	Fuser f = { c, g };
 	int rc, *member;
 

@@ -253,9 +253,9 @@ int pass_dce(Ctx *c, Graph *g)
 	return BURN_OK;
 }
 
-int pass_lower(Ctx *c, Graph *g, KProgram *p)
+int pass_lower(Ctx *c, Graph *g, KProgram *p, const Target *t)
 {
-	Lower lw = { c, g, p };
+	Lower lw = { c, g, p, NULL, t };
 
 	for (int i = 0; i < g->nnode; i++) {
 		Node *n = &g->node[i];

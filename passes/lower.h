@@ -21,6 +21,7 @@
 
 #include "../ir/graph.h"
 #include "../ir/kir.h"
+#include "../targets/target.h"
 
 /*
  * An epilogue: pointwise ops fused onto an anchor op (MatMul, Gemm, Conv).
@@ -42,6 +43,11 @@ typedef struct Lower {
 	Graph *g;
 	KProgram *prog;
 	Epilogue *epi;       /* for the node being lowered, or NULL */
+	/* The target compiled for (borrowed, static): lowerings read its
+	 * tuning constants (tile shapes, unroll counts) and never their own.
+	 * NULL means target_default(), e.g. when constant folding lowers a
+	 * node to run it in the interpreter. */
+	const Target *target;
 } Lower;
 
 /* Declarations of every infer/lower function named in the op table. */

@@ -6,7 +6,8 @@
  * The kernels are rendered to C and compiled with -O2, so each lowering
  * picks a loop order whose innermost loop is contiguous and branch-free:
  *
- *   MatMul, Gemm   blocked (gemm_blocked): 8x32 tiles of Y accumulated in
+ *   MatMul, Gemm   blocked (gemm_blocked): register tiles of Y (the target's
+ *                  tune.gemm_mr x gemm_nr, 8x32 on the cpu) accumulated in
  *                  a local array the C compiler keeps in vector registers
  *                  over the whole k loop.  MatMulInteger and N == 1 keep the
  *                  i-k-j row form; Gemm with transB has rows of B
@@ -34,6 +35,14 @@
 #include "lower.h"
 
 /* ---- small helpers ----------------------------------------------------- */
+
+/* The tuning constants of the target being compiled for (tile shapes,
+ * unroll counts, lanes): targets/target.h. */
+static const TargetTune *
+tune(const Lower *lw)
+{
+	return &target_or_default(lw->target)->tune;
+}
 
 /* The dtype loads of a dt buffer yield. */
 static int
@@ -258,9 +267,6 @@ typedef struct GT {
 	int64_t nr;         /* columns of a full tile (gemm_blocked sets it) */
 } GT;
 
-#define GEMM_MR 8       /* rows of a register tile */
-#define GEMM_NR 32      /* columns of a register tile */
-
 static KRef
 mat_at(KB *kb, int dt, const Mat *m, KRef r, KRef c)
 {
@@ -311,7 +317,7 @@ gemm_tile(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr)
 	close_to(kb, d);
 }
 
-/* mr rows of Y from row i: full tiles, the N % GEMM_NR rest, then the
+/* mr rows of Y from row i: full tiles, the N % t->nr rest, then the
  * fused epilogue on each row while the rows are in cache. */
 static void
 gemm_rows(Lower *lw, KB *kb, Node *n, const GT *t, KRef i, int64_t mr)
@@ -335,29 +341,33 @@ gemm_rows(Lower *lw, KB *kb, Node *n, const GT *t, KRef i, int64_t mr)
 	}
 }
 
-/* The whole GEMM t: blocks of GEMM_MR rows, then the M % GEMM_MR rest.
+/* The whole GEMM t: blocks of MR rows, then the M % MR rest, where the
+ * register tile MR x NR is the target's (tune.gemm_mr x tune.gemm_nr).
  * Allocates t->acc. */
 static void
 gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 {
-	int64_t mf = t->M / GEMM_MR, mr = t->M % GEMM_MR;
+	const TargetTune *tu = tune(lw);
+	int64_t MR = tu->gemm_mr, NR = tu->gemm_nr;
+	int64_t mf = t->M / MR, mr = t->M % MR;
 	int d = kb->depth;
 
-	/* fewer than GEMM_MR rows: wider tiles of as many accumulators (B's rows
-	 * are read in longer runs), a multiple of 16 columns, at most 128 */
-	t->nr = GEMM_NR;
-	if (t->M > 0 && t->M < GEMM_MR) {   /* M == 0: an empty product */
-		t->nr = GEMM_MR * GEMM_NR / t->M / 16 * 16;
-		t->nr = t->nr > 128 ? 128 : t->nr;
+	/* fewer than MR rows: wider tiles of as many accumulators (B's rows
+	 * are read in longer runs), a multiple of gemm_nr_step columns, at
+	 * most gemm_nr_max */
+	t->nr = NR;
+	if (t->M > 0 && t->M < MR) {   /* M == 0: an empty product */
+		t->nr = MR * NR / t->M / tu->gemm_nr_step * tu->gemm_nr_step;
+		t->nr = t->nr > tu->gemm_nr_max ? tu->gemm_nr_max : t->nr;
 	}
-	t->acc = kb_buf(kb, t->dt, GEMM_MR * GEMM_NR, -1, KS_LOCAL, KA_RW);
+	t->acc = kb_buf(kb, t->dt, MR * NR, -1, KS_LOCAL, KA_RW);
 	if (mf > 0) {
-		KRef i = mul(kb, loop(kb, "i0", mf, KF_PARALLEL), I(kb, GEMM_MR));
-		gemm_rows(lw, kb, n, t, i, GEMM_MR);
+		KRef i = mul(kb, loop(kb, "i0", mf, KF_PARALLEL), I(kb, MR));
+		gemm_rows(lw, kb, n, t, i, MR);
 		close_to(kb, d);
 	}
 	if (mr > 0)
-		gemm_rows(lw, kb, n, t, I(kb, mf * GEMM_MR), mr);
+		gemm_rows(lw, kb, n, t, I(kb, mf * MR), mr);
 }
 
 /* ---- MatMul, MatMulInteger --------------------------------------------- */
@@ -551,7 +561,8 @@ lower_matmul(Lower *lw, Node *n)
 		for (int pass = 0; pass < 2; pass++) {
 			int dp = kb.depth;
 			KRef acc = 0, yi;
-			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N), 4, pass, &vj))
+			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N), tune(lw)->vec_lanes_narrow,
+			             pass, &vj))
 				continue;
 			for (int t = 0; t < 4; t++) {
 				KRef bv = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb,
@@ -585,7 +596,8 @@ lower_matmul(Lower *lw, Node *n)
 	for (int pass = 0; pass < 2; pass++) {
 		int dp = kb.depth;
 		KRef w, yi;
-		if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N), 4, pass, &vj))
+		if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N), tune(lw)->vec_lanes_narrow,
+			             pass, &vj))
 			continue;
 		w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, bo, vj)));
 		yi = add(&kb, yo, vj);
@@ -605,33 +617,34 @@ lower_matmul(Lower *lw, Node *n)
 
 /*
  * av = sum over k < K of A[ai + k*as] * B[bi + k].  For floats the sum is
- * split over DOT_LANES partial sums in a local array, so that the C
- * compiler, which does not reassociate a float reduction at -O2, can still
- * vectorize the lanes; the K % DOT_LANES tail is added after the lanes.
+ * split over `lanes` (the target's tune.dot_lanes) partial sums in a
+ * local array, so that the C compiler, which does not reassociate a float
+ * reduction at -O2, can still vectorize the lanes; the K % lanes tail
+ * is added after the lanes.
  */
-#define DOT_LANES 8
 static void
-dot(KB *kb, int av, int dt, int ba, KRef ai, int64_t as, int bb, KRef bi, int64_t K)
+dot(KB *kb, int64_t lanes, int av, int dt, int ba, KRef ai, int64_t as, int bb,
+    KRef bi, int64_t K)
 {
-	int64_t KL = dtype_is_float(dt) ? K / DOT_LANES * DOT_LANES : 0;
+	int64_t KL = dtype_is_float(dt) ? K / lanes * lanes : 0;
 	int d = kb->depth;
 	KRef vk;
 
 #define DOT_TERM(k) mul(kb, kb_cast(kb, dt, kb_load(kb, ba, madd(kb, ai, (k), as))), \
 	                kb_cast(kb, dt, kb_load(kb, bb, add(kb, bi, (k)))))
 	if (KL > 0) {
-		int t = kb_buf(kb, dt, DOT_LANES, -1, KS_LOCAL, KA_RW);
+		int t = kb_buf(kb, dt, lanes, -1, KS_LOCAL, KA_RW);
 		KRef l, kk, k;
-		l = kb_get(kb, kb_for(kb, "l", I(kb, 0), I(kb, DOT_LANES), KF_PARALLEL));
+		l = kb_get(kb, kb_for(kb, "l", I(kb, 0), I(kb, lanes), KF_PARALLEL));
 		kb_store(kb, t, l, cnum(kb, dt, 0));
 		kb_end(kb);
-		kk = loop(kb, "kk", KL / DOT_LANES, 0);
-		l = kb_get(kb, kb_for(kb, "l", I(kb, 0), I(kb, DOT_LANES), KF_PARALLEL));
-		k = madd(kb, l, kk, DOT_LANES);
+		kk = loop(kb, "kk", KL / lanes, 0);
+		l = kb_get(kb, kb_for(kb, "l", I(kb, 0), I(kb, lanes), KF_PARALLEL));
+		k = madd(kb, l, kk, lanes);
 		kb_store(kb, t, l, add(kb, kb_load(kb, t, l), DOT_TERM(k)));
 		close_to(kb, d);
 		kb_set(kb, av, kb_load(kb, t, I(kb, 0)));
-		l = kb_get(kb, kb_for(kb, "l", I(kb, 1), I(kb, DOT_LANES), 0));
+		l = kb_get(kb, kb_for(kb, "l", I(kb, 1), I(kb, lanes), 0));
 		kb_set(kb, av, add(kb, kb_get(kb, av), kb_load(kb, t, l)));
 		kb_end(kb);
 	} else {
@@ -780,7 +793,8 @@ lower_gemm(Lower *lw, Node *n)
 		for (int pass = 0; pass < 2; pass++) {
 			int dp = kb.depth;
 			KRef w, yi;
-			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, gm.N), 4, pass, &vj))
+			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, gm.N), tune(lw)->vec_lanes_narrow,
+			             pass, &vj))
 				continue;
 			w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, mul(&kb, vk, I(&kb, gm.N)), vj)));
 			yi = add(&kb, yrow, vj);
@@ -795,7 +809,7 @@ lower_gemm(Lower *lw, Node *n)
 		int dj;
 		vj = loop(&kb, "j", gm.N, KF_PARALLEL);
 		dj = kb.depth;
-		dot(&kb, av, dt, ba, gm.ta ? vi : arow, gm.ta ? gm.M : 1, bb,
+		dot(&kb, tune(lw)->dot_lanes, av, dt, ba, gm.ta ? vi : arow, gm.ta ? gm.M : 1, bb,
 		    mul(&kb, vj, I(&kb, gm.K)), gm.K);
 		close_to(&kb, dj);
 		r = kb_get(&kb, av);
@@ -984,8 +998,6 @@ in_range(KB *kb, KRef i, int low, int high, int64_t lim)
 static const char *oname[] = {"o0", "o1", "o2", "o3", "o4", "o5", "o6", "o7"};
 static const char *kname[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
 static const char *iname[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
-
-#define CONV_UNROLL 8   /* unroll the last kernel dim up to this extent */
 
 /* ---- Conv, ConvInteger ----------------------------------------------------- */
 
@@ -1179,7 +1191,7 @@ lower_conv(Lower *lw, Node *n)
 	}
 	if (!isint && cv.G == 1 && y->dtype == DT_F32 &&
 	    NIN(g, n, 0)->dtype == DT_F32 && NIN(g, n, 1)->dtype == DT_F32 &&
-	    (ns == 2 || (ns == 1 && w->k[0] == 1 && w->s[0] == 1 && !w->pb[0] &&
+	    ((ns == 2 && tune(lw)->im2col) || (ns == 1 && w->k[0] == 1 && w->s[0] == 1 && !w->pb[0] &&
 	                 !w->pe[0])))
 		return lower_conv_gemm(lw, n, &cv);
 	L = ns - 1;
@@ -1239,9 +1251,10 @@ lower_conv(Lower *lw, Node *n)
 	}
 	/* a narrow last kernel dim is unrolled here, so that each tap's output
 	 * range is constant and its loop a plain one of known trip count */
-	for (int t = 0; t < (w->k[L] <= CONV_UNROLL ? w->k[L] : 1); t++) {
+	for (int t = 0; t < (w->k[L] <= tune(lw)->conv_unroll ? w->k[L] : 1); t++) {
 		int lo, hi, dk = kb.depth;
-		KRef kl = w->k[L] <= CONV_UNROLL ? I(&kb, t) : loop(&kb, kname[L], w->k[L], 0);
+		KRef kl = w->k[L] <= tune(lw)->conv_unroll ? I(&kb, t) :
+		          loop(&kb, kname[L], w->k[L], 0);
 		KRef off = kb_bin(&kb, KO_SUB, mul(&kb, kl, I(&kb, w->d[L])), I(&kb, w->pb[L]));
 		KRef qlo = I(&kb, 0), qhi = I(&kb, w->out[L]), ol, xv, yi;
 		KRef wx = kb_cast(&kb, dt, kb_load(&kb, bw, add(&kb, wbase, kl)));
@@ -1253,7 +1266,8 @@ lower_conv(Lower *lw, Node *n)
 			win_span(&kb, off, w->s[L], w->in[L], w->out[L], &qlo, &qhi);
 		for (int pass = 0; pass < 2; pass++) {
 			int dp = kb.depth;
-			if (!vl_open(&kb, oname[L], qlo, qhi, w->out[L] >= 64 ? 8 : 4, pass, &ol))
+			if (!vl_open(&kb, oname[L], qlo, qhi, w->out[L] >= tune(lw)->vec_wide_row ?
+			             tune(lw)->vec_lanes : tune(lw)->vec_lanes_narrow, pass, &ol))
 				continue;
 			xv = kb_cast(&kb, dt, kb_load(&kb, bx, add(&kb, xbase,
 			             add(&kb, mul(&kb, ol, I(&kb, w->s[L])), off))));

@@ -22,16 +22,17 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 	TRY(pass_dce(c, g));
 	TRY(verify(c, g, o));
 	if (o && o->no_fuse) {
-		TRY(pass_lower(c, g, &m->prog));
+		TRY(pass_lower(c, g, &m->prog, m->target));
 	} else {
 		Fusion *fu;
 		int rc;
 		TRY(pass_fuse(c, g, &fu));
-		rc = pass_lower_fused(c, g, fu, &m->prog);
+		rc = pass_lower_fused(c, g, fu, &m->prog, m->target);
 		fusion_free(fu);
 		TRY(rc);
 	}
 	TRY(pass_plan(c, g, &m->prog, &m->arena, &m->plan));
+	TRY(pass_schedule(c, &m->prog, m->target));
 	return BURN_OK;
 }
 
@@ -46,6 +47,7 @@ int burn_compile_graph(Ctx *c, Graph *g, const CompileOpts *o, Compiled **out)
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	}
 	m->g = g;
+	m->target = target_or_default(o ? o->target : NULL);
 	arena_init(&m->arena);
 	kprog_init(&m->prog, &m->arena);
 	rc = run_passes(c, m, o);

@@ -7,6 +7,9 @@
  * it to the last one (inclusive); two values whose live ranges overlap may
  * not overlap in memory.
  *
+ * The plan also makes the launch list (passes.h): how every kernel's
+ * buffers bind to weights, arena offsets, graph inputs and outputs.
+ *
  * Offsets are assigned greedily, largest value first, each at the lowest
  * offset that fits between the already placed values it is live with
  * ("greedy by size", as in TFLite's arena planner).  This is within a few
@@ -48,6 +51,68 @@ static int64_t align_up(int64_t n)
 	if (n <= 0)
 		return BURN_ARENA_ALIGN;
 	return (n + BURN_ARENA_ALIGN - 1) / BURN_ARENA_ALIGN * BURN_ARENA_ALIGN;
+}
+
+/*
+ * The launch list: each kernel's global buffers bound to memory.  Aliases
+ * are followed first (a reshape is its input's memory); then constant data
+ * is a weight, a planned value is at its arena offset, and what is left
+ * must be a graph input or, failing that, a graph output (a value that is
+ * both is passed as the input, which the caller already holds).
+ */
+static int
+launch_list(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out)
+{
+	Launch *ls = arena_alloc(a, sizeof *ls * (p->nkernel + 1));
+
+	if (!ls)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int k = 0; k < p->nkernel; k++) {
+		const KKernel *kk = p->kernel[k];
+		LaunchArg *arg = arena_alloc(a, sizeof *arg * (kk->nbuf + 1));
+		int n = 0;
+		if (!arg)
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		for (int b = 0; b < kk->nbuf; b++) {
+			int v;
+			LaunchArg *e = &arg[n];
+			if (kk->buf[b].space != KS_GLOBAL)
+				continue;
+			if (kk->buf[b].value < 0 || kk->buf[b].value >= g->nval)
+				return burn_fail(c, BURN_ERR_INTERNAL, "kernel %s: global buffer "
+				                 "b%d is bound to no value", kk->name, b);
+			v = kprog_storage(p, kk->buf[b].value);
+			memset(e, 0, sizeof *e);
+			e->buf = b;
+			e->value = v;
+			e->index = -1;
+			if (GV(g, v)->data) {
+				e->kind = LK_WEIGHT;
+			} else if (out->offset[v] >= 0) {
+				e->kind = LK_ARENA;
+				e->offset.c = out->offset[v];
+			} else {
+				for (int i = 0; i < g->nin && e->index < 0; i++)
+					if (g->in[i] == v) {
+						e->kind = LK_INPUT;
+						e->index = i;
+					}
+				for (int i = 0; i < g->nout && e->index < 0; i++)
+					if (g->out[i] == v) {
+						e->kind = LK_OUTPUT;
+						e->index = i;
+					}
+				if (e->index < 0)
+					return burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no "
+					                 "storage", GV(g, v)->name);
+			}
+			n++;
+		}
+		ls[k].narg = n;
+		ls[k].arg = arg;
+	}
+	out->launch = ls;
+	return BURN_OK;
 }
 
 int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
@@ -136,6 +201,7 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 	for (int v = 0; v < g->nval; v++)
 		if (kprog_storage(p, v) != v)
 			out->offset[v] = out->offset[kprog_storage(p, v)];
+	rc = launch_list(c, g, p, a, out);
 done:
 	free(it);
 	free(placed);

@@ -2,7 +2,7 @@
  * burncc.c - the command-line driver.  The only place that prints errors
  * and chooses exit codes; everything else returns a status.
  *
- *   burncc MODEL.onnx -o OUT.c [--name PREFIX] [--dim NAME=N]...
+ *   burncc MODEL.onnx -o OUT.c [--target NAME] [--name PREFIX] [--dim NAME=N]...
  *   burncc --emit=ir|kernels|c MODEL.onnx
  *   burncc --stats MODEL.onnx
  *   burncc check [-j N] [--xfail FILE] [--keep DIR] DIR...
@@ -16,7 +16,9 @@
 #include <unistd.h>
 #include "tools/compile.h"
 #include "codegen/c/emit_c.h"
+#include "codegen/target_iface.h"
 #include "tools/check.h"
+#include "tools/dump.h"
 
 #define BURNCC_VERSION "0.1.0"
 
@@ -32,6 +34,8 @@ static const char usage[] =
 "  --name PREFIX    prefix of every exported symbol (default: from -o's\n"
 "                   file name, else from the model's file name)\n"
 "  --dim NAME=N     value of a symbolic input dimension (repeatable)\n"
+"  --target NAME    what to compile for (default: c); the built-in targets\n"
+"                   are listed below\n"
 "  --emit=ir        the graph IR after the passes, as text\n"
 "  --emit=kernels   the kernel list: one entry per kernel, with the graph\n"
 "                   ops it implements and its kernel IR\n"
@@ -59,12 +63,36 @@ static const char usage[] =
 "                   unexpected failure or an unexpected pass\n"
 "  --quiet-pass     do not print PASS lines\n"
 "  --keep DIR       keep the generated files of each case under DIR\n"
+"  --target NAME    compile the cases for that target (default: c)\n"
 "\n"
 "  -h, --help       this text\n"
 "  --version        print the version\n"
 "\n"
+"Environment: BURNCC_DUMP=DIR writes every kernel's IR (N_NAME.kir), its\n"
+"schedule (N_NAME.sched) and its rendered source (N_NAME.c) into DIR (for\n"
+"check: DIR/CASE/).\n"
+"\n"
 "Exit status: 0 on success, 1 on an error in the input or a failed check,\n"
 "2 on a usage error.\n";
+
+/* The usage text, then the built-in targets from the registry. */
+static void print_usage(void)
+{
+	fputs(usage, stdout);
+	printf("\nTargets (--target NAME):\n");
+	for (int i = 0; backend_list[i]; i++) {
+		const Backend *b = backend_list[i];
+		const char *s = b->about;
+		printf("  %-6s %-9s ", b->name, b->target->name);
+		/* continuation lines of `about` line up under its first */
+		for (; *s; s++)
+			if (*s == '\n')
+				fputs("\n                   ", stdout);
+			else
+				putchar(*s);
+		putchar('\n');
+	}
+}
 
 static void die_usage(const char *msg, const char *arg)
 {
@@ -110,14 +138,14 @@ static void prefix_from_path(const char *path, char *buf, size_t n)
 		*p = tolower((unsigned char)*p);
 }
 
-static int emit_to_files(Ctx *c, Compiled *m, const char *out, const char *prefix,
-                         const char *model)
+static int emit_to_files(Ctx *c, Compiled *m, const Backend *be, const char *out,
+                         const char *prefix, const char *model)
 {
 	size_t len = strlen(out);
 	char *hpath = malloc(len + 3), *ctmp = malloc(len + 8), *htmp = malloc(len + 10);
 	const char *hbase;
 	FILE *fc = NULL, *fh = NULL;
-	EmitC o;
+	ModuleOpts o;
 	int rc = BURN_OK;
 
 	if (!hpath || !ctmp || !htmp) {
@@ -143,7 +171,7 @@ static int emit_to_files(Ctx *c, Compiled *m, const char *out, const char *prefi
 		               strerror(errno));
 		goto done;
 	}
-	rc = emit_c_module(c, m->g, &m->prog, &m->plan, &o, fc, fh);
+	rc = be->emit_module(c, m, &o, fc, fh);
 	if (fclose(fc) && !rc)
 		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", out, strerror(errno));
 	if (fclose(fh) && !rc)
@@ -177,21 +205,24 @@ static void emit_kernels(FILE *f, const Compiled *m)
 	}
 }
 
-static int emit_c_stdout(Ctx *c, Compiled *m, const char *prefix, const char *model)
+static int emit_c_stdout(Ctx *c, Compiled *m, const Backend *be, const char *prefix,
+                         const char *model)
 {
 	char hname[160];
-	EmitC o;
+	ModuleOpts o;
 
 	snprintf(hname, sizeof hname, "%s.h", prefix);
 	o.prefix = prefix;
 	o.header_name = hname;
 	o.source = model;
-	return emit_c_module(c, m->g, &m->prog, &m->plan, &o, stdout, stdout);
+	return be->emit_module(c, m, &o, stdout, stdout);
 }
 
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL;
+	const char *dump = getenv("BURNCC_DUMP");
+	const Backend *be = backend_list[0];
 	int stats = 0, verify = 0, no_fuse = 0, nbind = 0;
 	int64_t lim[4] = { -1, -1, -1, -1 };  /* --max-*: file, tensor, depth, nodes */
 	DimBind *bind = calloc(argc, sizeof *bind);
@@ -207,7 +238,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage, stdout);
+			print_usage();
+			free(bind);
 			return 0;
 		} else if (!strcmp(a, "--version")) {
 			printf("burncc %s\n", BURNCC_VERSION);
@@ -215,6 +247,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "-o")) {
 			if (++i >= argc) die_usage("-o needs a file", NULL);
 			out = argv[i];
+		} else if (!strcmp(a, "--target")) {
+			if (++i >= argc) die_usage("--target needs a name", NULL);
+			if (!(be = backend_find(argv[i])))
+				die_usage("unknown target (burncc --help lists them)", argv[i]);
 		} else if (!strcmp(a, "--name")) {
 			if (++i >= argc) die_usage("--name needs a prefix", NULL);
 			name = argv[i];
@@ -259,6 +295,9 @@ int main(int argc, char **argv)
 		die_usage("no model given", NULL);
 	if (!out && !emit && !stats)
 		die_usage("nothing to do: give -o FILE, --emit=WHAT or --stats", NULL);
+	if (!be->emit_module && (out || (emit && !strcmp(emit, "c"))))
+		die_usage("this target has no renderer yet: it takes --emit=ir, "
+		          "--emit=kernels and --stats only", be->name);
 	if (name) {
 		c_ident(name, prefix, sizeof prefix);
 		if (strcmp(prefix, name))
@@ -273,26 +312,26 @@ int main(int argc, char **argv)
 	if (lim[2] > 0) c.limits.max_depth = (int)lim[2];
 	if (lim[3] > 0) c.limits.max_nodes = (int)lim[3];
 	{
-		CompileOpts o = { nbind, bind, verify, no_fuse };
+		CompileOpts o = { nbind, bind, verify, no_fuse, be->target };
 		if (burn_compile_file(&c, model, &o, &m)) {
 			free(bind);
 			return report(&c);
 		}
 	}
-	rc = BURN_OK;
-	if (emit && !strcmp(emit, "ir"))
+	rc = dump ? burn_dump(&c, dump, m, be) : BURN_OK;
+	if (!rc && emit && !strcmp(emit, "ir"))
 		ir_print(stdout, m->g, 16);
-	else if (emit && !strcmp(emit, "kernels"))
+	else if (!rc && emit && !strcmp(emit, "kernels"))
 		emit_kernels(stdout, m);
-	else if (emit)
-		rc = emit_c_stdout(&c, m, prefix, model);
+	else if (!rc && emit)
+		rc = emit_c_stdout(&c, m, be, prefix, model);
 	if (!rc && stats)
 		printf("{\"kernels\": %d, \"arena_bytes\": %lld, "
 		       "\"arena_lower_bound_bytes\": %lld, \"weights_bytes\": %lld}\n",
 		       m->prog.nkernel, (long long)m->plan.arena_bytes,
 		       (long long)m->plan.lower_bound, (long long)m->plan.weights_bytes);
 	if (!rc && out)
-		rc = emit_to_files(&c, m, out, prefix, model);
+		rc = emit_to_files(&c, m, be, out, prefix, model);
 	burn_compiled_destroy(m);
 	free(bind);
 	return rc ? report(&c) : 0;

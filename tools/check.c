@@ -25,8 +25,9 @@
 #include <unistd.h>
 #include "passes/passes.h"
 #include "frontend/onnx.h"
-#include "codegen/c/emit_c.h"
+#include "codegen/target_iface.h"
 #include "tools/check.h"
+#include "tools/dump.h"
 
 #define RTOL 1e-3
 #define ATOL 1e-5
@@ -68,6 +69,7 @@ typedef struct Opts {
 	int quiet_pass;
 	const char *keep;
 	const char *cc;
+	const Backend *be;  /* --target: what the cases compile for */
 	char work[512];
 	char harness[600];
 } Opts;
@@ -385,7 +387,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	 * axes, count or size (the error names it) is frozen to the test's
 	 * value and the case compiled again */
 	for (int tries = 0;; tries++) {
-		CompileOpts co = { nbind, bind, 1 };
+		CompileOpts co = { nbind, bind, 1, 0, o->be->target };
 		Graph *gg = g;
 		const char *q;
 		char name[256];
@@ -431,8 +433,15 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 				g->in[k++] = g->in[i];
 		g->nin = k;
 	}
+	if (getenv("BURNCC_DUMP") && *getenv("BURNCC_DUMP")) {
+		const char *b = strrchr(dir, '/');
+		snprintf(p, sizeof p, "%s/%s", getenv("BURNCC_DUMP"), b ? b + 1 : dir);
+		mkdir(getenv("BURNCC_DUMP"), 0777);
+		if (burn_dump(&c, p, m, o->be))
+			goto fail_ctx;
+	}
 	{
-		EmitC eo = { "model", "model.h", model };
+		ModuleOpts eo = { "model", "model.h", model };
 		FILE *fc, *fh;
 		int rc;
 		snprintf(p, sizeof p, "%s/model.c", wd);
@@ -445,7 +454,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			if (fh) fclose(fh);
 			goto out;
 		}
-		rc = emit_c_module(&c, m->g, &m->prog, &m->plan, &eo, fc, fh);
+		rc = o->be->emit_module(&c, m, &eo, fc, fh);
 		fclose(fc);
 		fclose(fh);
 		if (rc)
@@ -682,6 +691,7 @@ int check_main(int argc, char **argv)
 
 	o.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+	o.be = backend_list[0];
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-j") && i + 1 < argc) {
 			o.jobs = atoi(argv[++i]);
@@ -691,6 +701,16 @@ int check_main(int argc, char **argv)
 			xfail = argv[++i];
 		} else if (!strcmp(argv[i], "--keep") && i + 1 < argc) {
 			o.keep = argv[++i];
+		} else if (!strcmp(argv[i], "--target") && i + 1 < argc) {
+			if (!(o.be = backend_find(argv[++i]))) {
+				fprintf(stderr, "burncc: check: unknown target %s\n", argv[i]);
+				return 2;
+			}
+			if (!o.be->emit_module) {
+				fprintf(stderr, "burncc: check: target %s has no renderer yet "
+				        "(description only)\n", argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--quiet-pass")) {
 			o.quiet_pass = 1;
 		} else if (argv[i][0] == '-') {

@@ -275,44 +275,31 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		        up, up);
 	else
 		fprintf(fc, "\t(void)A;\n");
+	/* the kernel calls: every argument as the plan's launch list binds it */
 	for (int k = 0; k < p->nkernel; k++) {
-		const KKernel *kk = p->kernel[k];
-		int first = 1;
-		fprintf(fc, "\t%s(", kk->name);
-		for (int b = 0; b < kk->nbuf; b++) {
-			int v = kk->buf[b].value;
-			const Value *val;
-			const char *ct;
-			if (kk->buf[b].space != KS_GLOBAL)
-				continue;
-			v = kprog_storage(p, v);
-			val = GV(g, v);
-			ct = dtype_ctype(val->dtype);
-			fprintf(fc, "%s", first ? "" : ", ");
-			first = 0;
-			if (val->data) {
-				fprintf(fc, "w%d.v", v);
-			} else if (plan->offset[v] >= 0) {
-				fprintf(fc, "(%s *)(A + %lld)", ct, (long long)plan->offset[v]);
-			} else {
-				int found = 0;
-				for (int i = 0; i < g->nin && !found; i++)
-					if (g->in[i] == v) {
-						c_ident(val->name, id, sizeof id);
-						fprintf(fc, "in_%s", id);
-						found = 1;
-					}
-				for (int i = 0; i < g->nout && !found; i++)
-					if (g->out[i] == v) {
-						c_ident(val->name, id, sizeof id);
-						fprintf(fc, "out_%s", id);
-						found = 1;
-					}
-				if (!found) {
-					rc = burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no "
-					               "storage", val->name);
-					goto done;
-				}
+		const Launch *l = &plan->launch[k];
+		fprintf(fc, "\t%s(", p->kernel[k]->name);
+		for (int i = 0; i < l->narg; i++) {
+			const LaunchArg *e = &l->arg[i];
+			const Value *val = GV(g, e->value);
+			fprintf(fc, "%s", i ? ", " : "");
+			switch (e->kind) {
+			case LK_WEIGHT:
+				fprintf(fc, "w%d.v", e->value);
+				break;
+			case LK_ARENA:
+				fprintf(fc, "(%s *)(A + %lld)", dtype_ctype(val->dtype),
+				        (long long)e->offset.c);
+				break;
+			case LK_INPUT:
+			case LK_OUTPUT:
+				c_ident(val->name, id, sizeof id);
+				fprintf(fc, "%s_%s", e->kind == LK_INPUT ? "in" : "out", id);
+				break;
+			default:
+				rc = burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no "
+				               "storage", val->name);
+				goto done;
 			}
 		}
 		fprintf(fc, ");\n");

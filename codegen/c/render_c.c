@@ -281,147 +281,25 @@ typedef struct R {
 	unsigned char *unc, *hoist;
 	int sid;
 	KRef defining;         /* the hoisted node being defined, or 0 */
-	int omp;               /* inside a loop given to OpenMP */
-	int loops;             /* depth of open for loops */
 	int err;
 } R;
 
 /*
- * Threads.  An outermost KF_PARALLEL loop gets `#pragma omp parallel for`
+ * Threads and FMA contraction are the schedule's (k->sched, made by
+ * passes/schedule.c for the target): a loop it lists gets
+ * `#pragma omp parallel for` with its private variables and local buffers
  * (inside #ifdef _OPENMP, so the file stays plain C99 and warning-free
- * without -fopenmp) when its iterations share nothing and it does enough
- * work to pay for waking threads; only loops not nested in another loop,
- * so threads start once per kernel.  Variables are declared at function level,
- * so one the loop sets must be private to each thread: that is safe when the
- * variable occurs nowhere outside the loop (lowerings set a variable before
- * reading it within one iteration: accumulators are initialised inside the
- * loop that owns them); local buffers (GEMM tiles) likewise.  A loop that
- * sets a variable or uses a local buffer also used outside it stays serial.
+ * without -fopenmp), and a store it marks prints as BURN_FMA.
  */
-#define OMP_MIN_WORK 65536
 
-/* Iterations of the loop nest under s (the largest constant-extent path). */
-static int64_t
-nest_work(const KKernel *k, KRef s)
+/* The schedule's thread entry for loop statement s, or NULL. */
+static const KThreads *
+threaded(const KKernel *k, KRef s)
 {
-	int64_t most = 1;
-
-	for (; s; s = k->node[s].next) {
-		const KNode *n = &k->node[s];
-		int64_t w = 1, lo, hi;
-		if (n->kind == KS_FOR) {
-			w = nest_work(k, n->body);
-			if (kb_is_const_i(k, n->a, &lo) && kb_is_const_i(k, n->b, &hi) && hi > lo)
-				w *= hi - lo;
-		} else if (n->kind == KS_IF) {
-			w = nest_work(k, n->body);
-			if (n->orelse) {
-				int64_t e = nest_work(k, n->orelse);
-				w = e > w ? e : w;
-			}
-		}
-		if (w > most)
-			most = w;
-	}
-	return most;
-}
-
-/* What a piece of a kernel touches: per variable (bit 1: read, bit 2:
- * set) and per buffer (non-zero: loaded or stored). */
-typedef struct Uses {
-	unsigned char *var, *buf, *seen;
-} Uses;
-
-static void
-expr_uses(const KKernel *k, KRef e, Uses *u)
-{
-	if (!e || u->seen[e])
-		return;
-	u->seen[e] = 1;
-	if (k->node[e].kind == KE_VAR)
-		u->var[k->node[e].var] |= 1;
-	if (k->node[e].kind == KE_LOAD)
-		u->buf[k->node[e].buf] = 1;
-	expr_uses(k, k->node[e].a, u);
-	expr_uses(k, k->node[e].b, u);
-	expr_uses(k, k->node[e].c, u);
-}
-
-/* The uses of the statements of block s, skipping statement skip. */
-static void
-block_uses(const KKernel *k, KRef s, KRef skip, Uses *u)
-{
-	for (; s; s = k->node[s].next) {
-		const KNode *n = &k->node[s];
-		if (s == skip)
-			continue;
-		if (n->kind == KS_SET || n->kind == KS_FOR)
-			u->var[n->var] |= 2;
-		if (n->kind == KS_STORE)
-			u->buf[n->buf] = 1;
-		expr_uses(k, n->a, u);
-		expr_uses(k, n->b, u);
-		block_uses(k, n->body, skip, u);
-		block_uses(k, n->orelse, skip, u);
-	}
-}
-
-/* Should loop statement s get an OpenMP pragma?  Fills priv[] with the
- * variables (and pbuf[] with the local buffers) to make private. */
-static int
-omp_loop(const R *r, KRef s, unsigned char *priv, unsigned char *pbuf)
-{
-	const KKernel *k = r->k;
-	const KNode *n = &k->node[s];
-	Uses in, out;
-	int64_t lo, hi;
-	int ok = 1;
-
-	/* only outermost loops: a parallel region inside a serial loop would
-	 * fork and join threads once per outer iteration */
-	if (r->omp || r->loops || !(n->flags & KF_PARALLEL))
-		return 0;
-	if (!kb_is_const_i(k, n->a, &lo) || !kb_is_const_i(k, n->b, &hi) || hi - lo < 2 ||
-	    nest_work(k, n->body) * (hi - lo) < OMP_MIN_WORK)
-		return 0;
-	in.var = calloc(k->nvar + 1, 1);
-	out.var = calloc(k->nvar + 1, 1);
-	in.buf = calloc(k->nbuf + 1, 1);
-	out.buf = calloc(k->nbuf + 1, 1);
-	in.seen = calloc(k->nnode + 1, 1);
-	out.seen = calloc(k->nnode + 1, 1);
-	if (!in.var || !out.var || !in.buf || !out.buf || !in.seen || !out.seen) {
-		ok = 0;
-		goto done;
-	}
-	block_uses(k, n->body, 0, &in);
-	block_uses(k, k->body, s, &out);
-	for (int v = 0; v < k->nvar && ok; v++) {
-		priv[v] = 0;
-		if (v == n->var || !(in.var[v] & 2) || r->isloop[v])
-			continue;          /* not set inside, or a loop index (private) */
-		if (out.var[v])
-			ok = 0;            /* shared with code outside the loop */
-		priv[v] = 1;
-	}
-	/* local scratch (a GEMM tile) must be used inside only: each thread
-	 * gets its own copy */
-	for (int b = 0; b < k->nbuf && ok; b++) {
-		pbuf[b] = 0;
-		if (k->buf[b].space == KS_GLOBAL || !in.buf[b])
-			continue;
-		if (k->buf[b].space != KS_LOCAL || out.buf[b])
-			ok = 0;
-		pbuf[b] = 1;
-	}
-done:
-	free(in.var);
-	free(out.var);
-	free(in.buf);
-	free(out.buf);
-	free(in.seen);
-	free(out.seen);
-	return ok;
+	for (int i = 0; k->sched && i < k->sched->nthreads; i++)
+		if (k->sched->threads[i].loop == s)
+			return &k->sched->threads[i];
+	return NULL;
 }
 
 static const char *
@@ -1137,33 +1015,23 @@ begin_stmt(R *r, const KRef *e, int ne, int ind)
 /* ---- statements -------------------------------------------------------- */
 
 /*
- * Is store s an f32 accumulation `b[i] = b[i] + x*y` (either operand order)?
- * Then *prod is the product and the store prints as BURN_FMA(x, y, b[i]):
- * one fused multiply-add where the target has them fast.  ISO C modes
- * (-std=c99) do not contract a*b + c, and the GEMM and convolution cores are
- * made of such accumulations.  Only accumulations: elsewhere (coordinate
- * arithmetic, say) a second rounding may be part of the meaning.
+ * Does store s print as BURN_FMA(x, y, b[i])?  When the schedule marks it
+ * as an accumulation b[i] = b[i] + x*y (*prod: the product x*y), and
+ * neither the sum nor the product was named as a temporary (then it is
+ * printed plain, as written).  BURN_FMA is one fused multiply-add where the
+ * C compiler has them fast (the prelude).
  */
 static int
-accumulate(R *r, const KNode *s, KRef *prod)
+accumulate(R *r, KRef s, KRef *prod)
 {
 	const KKernel *k = r->k;
-	const KNode *v = &k->node[s->b];
+	const KNode *n = &k->node[s];
+	int which = k->sched && k->sched->fma ? k->sched->fma[s] : 0;
 
-	if (k->buf[s->buf].dtype != DT_F32 || v->kind != KE_BIN || v->op != KO_ADD ||
-	    v->dtype != DT_F32 || v->lanes > 1 || hoisted(r, s->b))
+	if (!which || hoisted(r, n->b))
 		return 0;
-	for (int i = 0; i < 2; i++) {
-		KRef l = i ? v->b : v->a, m = i ? v->a : v->b;
-		const KNode *ln = &k->node[l], *mn = &k->node[m];
-		if (ln->kind == KE_LOAD && ln->buf == s->buf && ln->a == s->a &&
-		    mn->kind == KE_BIN && mn->op == KO_MUL && mn->dtype == DT_F32 &&
-		    !hoisted(r, m)) {
-			*prod = m;
-			return 1;
-		}
-	}
-	return 0;
+	*prod = which == 1 ? k->node[n->b].a : k->node[n->b].b;
+	return !hoisted(r, *prod);
 }
 
 static void
@@ -1179,28 +1047,27 @@ block(R *r, KRef s, int ind)
 
 		switch (n->kind) {
 		case KS_FOR: {
-			unsigned char *priv = calloc(k->nvar + 1, 1);
-			unsigned char *pbuf = calloc(k->nbuf + 1, 1);
-			int omp = priv && pbuf && omp_loop(r, s, priv, pbuf);
+			const KThreads *th = threaded(k, s);
 			open = begin_stmt(r, roots, 2, ind);
 			in = ind + open;
-			if (omp) {
+			if (th) {
+				/* variables never read and buffers never used are
+				 * not declared, so not named */
 				int first = 1;
 				fputs("#ifdef _OPENMP\n#pragma omp parallel for", f);
-				for (int v = 0; v < k->nvar; v++)
-					if (priv[v] && r->vread[v]) {
-						fprintf(f, "%s%s", first ? " private(" : ", ", r->vname[v]);
+				for (int i = 0; i < th->nvar; i++)
+					if (r->vread[th->var[i]]) {
+						fprintf(f, "%s%s", first ? " private(" : ", ",
+						        r->vname[th->var[i]]);
 						first = 0;
 					}
-				for (int b = 0; b < k->nbuf; b++)
-					if (pbuf[b] && r->bused[b]) {
-						fprintf(f, "%sb%d", first ? " private(" : ", ", b);
+				for (int i = 0; i < th->nbuf; i++)
+					if (r->bused[th->buf[i]]) {
+						fprintf(f, "%sb%d", first ? " private(" : ", ", th->buf[i]);
 						first = 0;
 					}
 				fputs(first ? "\n#endif\n" : ")\n#endif\n", f);
 			}
-			free(priv);
-			free(pbuf);
 			tabs(f, in);
 			fprintf(f, "for (int64_t %s = ", r->vname[n->var]);
 			emit(r, n->a, 0);
@@ -1208,11 +1075,7 @@ block(R *r, KRef s, int ind)
 			emit(r, n->b, P_SHIFT);
 			fprintf(f, "; ++%s) {\n", r->vname[n->var]);
 			r->inscope[n->var] = 1;
-			r->omp += omp;
-			r->loops++;
 			block(r, n->body, in + 1);
-			r->loops--;
-			r->omp -= omp;
 			r->inscope[n->var] = 0;
 			tabs(f, in);
 			fputs("}\n", f);
@@ -1250,7 +1113,7 @@ block(R *r, KRef s, int ind)
 					fprintf(f, ", %d)", f8arg(bd, KC_NOSAT | KC_NEAREST));
 				else
 					fputs(")", f);
-			} else if (accumulate(r, n, &prod)) {
+			} else if (accumulate(r, s, &prod)) {
 				fputs("BURN_FMA(", f);
 				emit(r, k->node[prod].a, 0);
 				fputs(", ", f);

@@ -1,0 +1,59 @@
+/*
+ * target_iface.h - the targets burncc can compile for, behind one small
+ * interface, chosen by name (`burncc --target NAME`).
+ *
+ * A Backend pairs a Target description (targets/target.h: what lowering
+ * and scheduling read) with the code that prints the scheduled kernels for
+ * it.  The seam, from the compiled program down:
+ *
+ *   Compiled (passes.h)   kernels with their schedule, and the plan with
+ *                         its launch list: decided once, for the Target
+ *   render_kernel         one kernel -> source text, printing the schedule
+ *   emit_module           the whole module: kernels + the launches in
+ *                         program order, binding buffers as the launch
+ *                         list says (the C target: NAME.c and NAME.h)
+ *   run                   in-process targets (a JIT, a GPU device file):
+ *                         load the module and run it once on given inputs
+ *
+ * A slot is NULL where the target has no such code yet: `gpu` is a
+ * description only, so it can lower and schedule (--emit=kernels, --stats)
+ * but not render.  Backends are const data with static storage.
+ */
+#ifndef BURN_TARGET_IFACE_H
+#define BURN_TARGET_IFACE_H
+
+#include <stdio.h>
+#include "../passes/passes.h"
+
+/* What a written module is called. */
+typedef struct ModuleOpts {
+	const char *prefix;      /* identifier prefix of exported symbols */
+	const char *header_name; /* the header's file name, as the source
+	                          * refers to it */
+	const char *source;      /* the model file, for comments, or NULL */
+} ModuleOpts;
+
+typedef struct Backend {
+	const char *name;        /* --target NAME */
+	const char *about;       /* one line for burncc --help */
+	const Target *target;    /* the description compiled for */
+	const char *ext;         /* file extension of rendered source ("c") */
+	/* Print kernel k (with its schedule) as source.  Returns status. */
+	int (*render_kernel)(Ctx *c, const KKernel *k, FILE *f);
+	/* Write m as a module: the source to src, the header to hdr (they
+	 * may be one stream).  Returns status. */
+	int (*emit_module)(Ctx *c, const Compiled *m, const ModuleOpts *o,
+	                   FILE *src, FILE *hdr);
+	/* Load m and run it once: inputs and outputs in graph order, arena
+	 * of m->plan.arena_bytes.  NULL for targets that only write files. */
+	int (*run)(Ctx *c, const Compiled *m, const void *const *in,
+	           void *const *out, void *arena);
+} Backend;
+
+/* The built-in backends, NULL-terminated, in --help order; [0] is the
+ * default ("c"). */
+extern const Backend *const backend_list[];
+/* A built-in backend by name, or NULL. */
+const Backend *backend_find(const char *name);
+
+#endif

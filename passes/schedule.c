@@ -1,0 +1,303 @@
+/*
+ * schedule.c - fit each kernel to the target: the decisions a renderer
+ * prints but does not make (KSched in ir/kir.h).
+ *
+ * Threads.  On a target with CPU threads (Target.threads != 0) an
+ * outermost KF_PARALLEL loop is run on threads when its iterations share
+ * nothing and it does enough work to pay for waking them: at least
+ * tune.thread_min_work innermost iterations over the whole nest.  Only
+ * loops not nested in another loop, so threads start once per kernel.
+ * Variables are declared once per kernel, so one the loop sets must be
+ * private to each thread: that is safe when the variable occurs nowhere
+ * outside the loop (lowerings set a variable before reading it within one
+ * iteration: accumulators are initialised inside the loop that owns them);
+ * local buffers (GEMM tiles) likewise.  A loop that sets a variable or uses
+ * a local buffer also used outside it stays serial.
+ *
+ * FMA.  On a target with fast fused multiply-add (Target.fma) an f32
+ * accumulation `b[i] = b[i] + x*y` (either operand order) is marked to
+ * contract into fma(x, y, b[i]).  ISO C modes (-std=c99) do not contract
+ * a*b + c by themselves, and the GEMM and convolution cores are made of
+ * such accumulations.  Only accumulations: elsewhere (coordinate
+ * arithmetic, say) a second rounding may be part of the meaning.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "passes.h"
+
+/* Iterations of the loop nest under s (the largest constant-extent path). */
+static int64_t
+nest_work(const KKernel *k, KRef s)
+{
+	int64_t most = 1;
+
+	for (; s; s = k->node[s].next) {
+		const KNode *n = &k->node[s];
+		int64_t w = 1, lo, hi;
+		if (n->kind == KS_FOR) {
+			w = nest_work(k, n->body);
+			if (kb_is_const_i(k, n->a, &lo) && kb_is_const_i(k, n->b, &hi) && hi > lo)
+				w *= hi - lo;
+		} else if (n->kind == KS_IF) {
+			w = nest_work(k, n->body);
+			if (n->orelse) {
+				int64_t e = nest_work(k, n->orelse);
+				w = e > w ? e : w;
+			}
+		}
+		if (w > most)
+			most = w;
+	}
+	return most;
+}
+
+/* What a piece of a kernel touches: per variable (bit 1: read, bit 2:
+ * set) and per buffer (non-zero: loaded or stored). */
+typedef struct Uses {
+	unsigned char *var, *buf, *seen;
+} Uses;
+
+static void
+expr_uses(const KKernel *k, KRef e, Uses *u)
+{
+	if (!e || u->seen[e])
+		return;
+	u->seen[e] = 1;
+	if (k->node[e].kind == KE_VAR)
+		u->var[k->node[e].var] |= 1;
+	if (k->node[e].kind == KE_LOAD)
+		u->buf[k->node[e].buf] = 1;
+	expr_uses(k, k->node[e].a, u);
+	expr_uses(k, k->node[e].b, u);
+	expr_uses(k, k->node[e].c, u);
+}
+
+/* The uses of the statements of block s, skipping statement skip. */
+static void
+block_uses(const KKernel *k, KRef s, KRef skip, Uses *u)
+{
+	for (; s; s = k->node[s].next) {
+		const KNode *n = &k->node[s];
+		if (s == skip)
+			continue;
+		if (n->kind == KS_SET || n->kind == KS_FOR)
+			u->var[n->var] |= 2;
+		if (n->kind == KS_STORE)
+			u->buf[n->buf] = 1;
+		expr_uses(k, n->a, u);
+		expr_uses(k, n->b, u);
+		block_uses(k, n->body, skip, u);
+		block_uses(k, n->orelse, skip, u);
+	}
+}
+
+/* The scheduler's state for one kernel. */
+typedef struct S {
+	Ctx *c;
+	Arena *a;
+	const Target *t;
+	const KKernel *k;
+	unsigned char *isloop;  /* variable is a loop index somewhere */
+	Uses in, out;           /* scratch for one candidate loop */
+	KThreads *threads;
+	int nthreads, capthreads;
+	int err;
+} S;
+
+static void
+uses_clear(const KKernel *k, Uses *u)
+{
+	memset(u->var, 0, (size_t)k->nvar + 1);
+	memset(u->buf, 0, (size_t)k->nbuf + 1);
+	memset(u->seen, 0, (size_t)k->nnode + 1);
+}
+
+/* Should loop statement s run on threads?  Then append it with its private
+ * variables and buffers to s->threads. */
+static void
+thread_loop(S *s, KRef st)
+{
+	const KKernel *k = s->k;
+	const KNode *n = &k->node[st];
+	int64_t lo, hi;
+	int nv = 0, nb = 0, *var, *buf;
+
+	if (!(n->flags & KF_PARALLEL))
+		return;
+	if (!kb_is_const_i(k, n->a, &lo) || !kb_is_const_i(k, n->b, &hi) || hi - lo < 2 ||
+	    nest_work(k, n->body) * (hi - lo) < s->t->tune.thread_min_work)
+		return;
+	uses_clear(k, &s->in);
+	uses_clear(k, &s->out);
+	block_uses(k, n->body, 0, &s->in);
+	block_uses(k, k->body, st, &s->out);
+	for (int v = 0; v < k->nvar; v++) {
+		if (v == n->var || !(s->in.var[v] & 2) || s->isloop[v])
+			continue;          /* not set inside, or a loop index (private) */
+		if (s->out.var[v])
+			return;            /* shared with code outside the loop */
+		nv++;
+	}
+	/* local scratch (a GEMM tile) must be used inside only: each thread
+	 * gets its own copy */
+	for (int b = 0; b < k->nbuf; b++) {
+		if (k->buf[b].space == KS_GLOBAL || !s->in.buf[b])
+			continue;
+		if (k->buf[b].space != KS_LOCAL || s->out.buf[b])
+			return;
+		nb++;
+	}
+	var = arena_alloc(s->a, sizeof *var * (nv + 1));
+	buf = arena_alloc(s->a, sizeof *buf * (nb + 1));
+	if (s->nthreads == s->capthreads) {
+		int want = s->capthreads ? 2 * s->capthreads : 4;
+		s->threads = arena_grow(s->a, s->threads, sizeof *s->threads,
+		                        s->nthreads, want);
+		s->capthreads = want;
+	}
+	if (!var || !buf || !s->threads) {
+		s->err = 1;
+		return;
+	}
+	nv = nb = 0;
+	for (int v = 0; v < k->nvar; v++)
+		if (v != n->var && (s->in.var[v] & 2) && !s->isloop[v])
+			var[nv++] = v;
+	for (int b = 0; b < k->nbuf; b++)
+		if (k->buf[b].space != KS_GLOBAL && s->in.buf[b])
+			buf[nb++] = b;
+	s->threads[s->nthreads++] = (KThreads){ st, nv, nb, var, buf };
+}
+
+/* The outermost loops of block st (through ifs, not into loops). */
+static void
+outer_loops(S *s, KRef st)
+{
+	for (; st && !s->err; st = s->k->node[st].next) {
+		const KNode *n = &s->k->node[st];
+		if (n->kind == KS_FOR) {
+			thread_loop(s, st);
+		} else if (n->kind == KS_IF) {
+			outer_loops(s, n->body);
+			outer_loops(s, n->orelse);
+		}
+	}
+}
+
+/* 1 or 2 if store st is an f32 accumulation b[i] = b[i] + x*y whose
+ * product is operand a or b of the addition; 0 otherwise. */
+static int
+accumulation(const KKernel *k, const KNode *st)
+{
+	const KNode *v = &k->node[st->b];
+
+	if (k->buf[st->buf].dtype != DT_F32 || v->kind != KE_BIN || v->op != KO_ADD ||
+	    v->dtype != DT_F32 || v->lanes > 1)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		const KNode *ln = &k->node[i ? v->b : v->a], *mn = &k->node[i ? v->a : v->b];
+		if (ln->kind == KE_LOAD && ln->buf == st->buf && ln->a == st->a &&
+		    mn->kind == KE_BIN && mn->op == KO_MUL && mn->dtype == DT_F32 &&
+		    mn->lanes == 1)
+			return i ? 1 : 2;
+	}
+	return 0;
+}
+
+static int
+schedule_kernel(Ctx *c, Arena *a, const Target *t, KKernel *k)
+{
+	KSched *ks = arena_alloc(a, sizeof *ks);
+	unsigned char *fma = arena_alloc(a, (size_t)k->nnode + 1);
+	S s;
+	int rc = BURN_OK;
+
+	if (!ks || !fma)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	memset(ks, 0, sizeof *ks);
+	memset(fma, 0, (size_t)k->nnode + 1);
+	ks->target = t->name;
+	if (t->fma)
+		for (KRef i = 1; i < k->nnode; i++)
+			if (k->node[i].kind == KS_STORE)
+				fma[i] = (unsigned char)accumulation(k, &k->node[i]);
+	ks->fma = fma;
+
+	memset(&s, 0, sizeof s);
+	s.c = c;
+	s.a = a;
+	s.t = t;
+	s.k = k;
+	if (t->threads != 0) {
+		s.isloop = calloc((size_t)k->nvar + 1, 1);
+		s.in.var = calloc((size_t)k->nvar + 1, 1);
+		s.out.var = calloc((size_t)k->nvar + 1, 1);
+		s.in.buf = calloc((size_t)k->nbuf + 1, 1);
+		s.out.buf = calloc((size_t)k->nbuf + 1, 1);
+		s.in.seen = calloc((size_t)k->nnode + 1, 1);
+		s.out.seen = calloc((size_t)k->nnode + 1, 1);
+		if (!s.isloop || !s.in.var || !s.out.var || !s.in.buf || !s.out.buf ||
+		    !s.in.seen || !s.out.seen) {
+			s.err = 1;
+		} else {
+			for (KRef i = 1; i < k->nnode; i++)
+				if (k->node[i].kind == KS_FOR)
+					s.isloop[k->node[i].var] = 1;
+			outer_loops(&s, k->body);
+		}
+		free(s.isloop);
+		free(s.in.var);
+		free(s.out.var);
+		free(s.in.buf);
+		free(s.out.buf);
+		free(s.in.seen);
+		free(s.out.seen);
+		if (s.err)
+			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	ks->nthreads = s.nthreads;
+	ks->threads = s.threads;
+	k->sched = ks;
+	return rc;
+}
+
+int pass_schedule(Ctx *c, KProgram *p, const Target *t)
+{
+	t = target_or_default(t);
+	for (int i = 0; i < p->nkernel; i++)
+		TRY(schedule_kernel(c, p->arena, t, p->kernel[i]));
+	return BURN_OK;
+}
+
+void sched_print(FILE *f, const KKernel *k)
+{
+	const KSched *s = k->sched;
+	int nfma = 0;
+
+	if (!s) {
+		fprintf(f, "no schedule\n");
+		return;
+	}
+	fprintf(f, "target %s\n", s->target);
+	for (int i = 0; i < s->nthreads; i++) {
+		const KThreads *th = &s->threads[i];
+		fprintf(f, "threads: loop @%d over %s", th->loop,
+		        k->var[k->node[th->loop].var].name ? k->var[k->node[th->loop].var].name : "?");
+		fprintf(f, "; private");
+		for (int v = 0; v < th->nvar; v++)
+			fprintf(f, " v%d(%s)", th->var[v], k->var[th->var[v]].name ?
+			        k->var[th->var[v]].name : "");
+		for (int b = 0; b < th->nbuf; b++)
+			fprintf(f, " b%d", th->buf[b]);
+		fprintf(f, "%s\n", th->nvar + th->nbuf ? "" : " none");
+	}
+	if (!s->nthreads)
+		fprintf(f, "threads: none\n");
+	fprintf(f, "fma:");
+	for (KRef i = 1; i < k->nnode; i++)
+		if (s->fma && s->fma[i]) {
+			fprintf(f, " @%d(b%d)", i, k->node[i].buf);
+			nfma++;
+		}
+	fprintf(f, "%s\n", nfma ? "" : " none");
+}

@@ -1,0 +1,37 @@
+/*
+ * gpu.c - a generic GPU description, as data only.
+ *
+ * No GPU renderer or device file exists yet (they come with the CUDA and
+ * Vulkan issues): this description lets lowering and scheduling be written
+ * against GPU limits, and `burncc --target gpu --emit=kernels` shows what
+ * lowering does with its tuning.  The limits are the common floor of
+ * current NVIDIA parts (compute capability 7.0 and later): 1024 threads per
+ * block, 48 KiB of static shared memory per block, warps of 32, and the
+ * 16x16x16 half-precision MMA tile (wmma m16n16k16).
+ */
+#include "target.h"
+
+const Target target_gpu = {
+	.name = "gpu",
+	.about = "a generic CUDA-class GPU (description only: no renderer yet)",
+	.vector_bytes = 16,      /* one 128-bit load per thread */
+	.fma = 1,
+	.threads = 0,            /* parallelism is blocks x threads, not OpenMP */
+	.max_block_threads = 1024,
+	.max_block_dim = { 1024, 1024, 64 },
+	.max_grid_dim = { 2147483647, 65535, 65535 },
+	.shared_bytes = 48 * 1024,
+	.subgroup = 32,
+	.mma_m = 16, .mma_n = 16, .mma_k = 16,
+	.index_bits = 64,        /* the kernel IR's indices are i64 */
+	.tune = {
+		/* one MMA tile per register tile */
+		.gemm_mr = 16, .gemm_nr = 16,
+		.gemm_nr_max = 128, .gemm_nr_step = 16,
+		.dot_lanes = 32,     /* a warp's lanes */
+		.conv_unroll = 8,
+		.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64,
+		.im2col = 1,
+		.thread_min_work = 0,
+	},
+};

@@ -1,0 +1,81 @@
+/*
+ * target.h - what a compilation knows about the machine it compiles for.
+ *
+ * A Target is plain data: the capabilities of a kind of device (vector
+ * width, fused multiply-add, threads, GPU block and grid limits, shared
+ * memory, subgroup width, matrix-tile shape, index width) and the tuning
+ * constants the lowerings and the scheduler read (GEMM register tile,
+ * unroll counts, the work a loop needs before it is worth threads).
+ *
+ * Who reads it: lowering (passes/ops_*.c through Lower.target) picks tile
+ * shapes and unroll counts from `tune`; scheduling (passes/schedule.c)
+ * decides threads and FMA contraction from the capabilities and `tune`;
+ * renderers (codegen/) read nothing here: they print the schedule.
+ *
+ * The descriptions are const data with static storage (targets/cpu.c,
+ * targets/gpu.c); pointers to them never dangle and may be shared by
+ * threads.  A NULL `const Target *` anywhere means target_default().
+ */
+#ifndef BURN_TARGET_H
+#define BURN_TARGET_H
+
+#include <stdint.h>
+
+/* Tuning constants: choices that are right for one machine and wrong for
+ * another.  Lowerings read them instead of defining their own. */
+typedef struct TargetTune {
+	int gemm_mr, gemm_nr;    /* register tile of the blocked GEMM core:
+	                          * rows x columns of output per tile */
+	int gemm_nr_max;         /* fewer rows than gemm_mr: wider tiles of as
+	                          * many accumulators, at most this wide... */
+	int gemm_nr_step;        /* ...and a multiple of this */
+	int dot_lanes;           /* partial sums of a float dot product (the C
+	                          * compiler vectorizes across them) */
+	int conv_unroll;         /* unroll Conv's last kernel dim up to this */
+	int vec_lanes;           /* chunk of a contiguous innermost loop
+	                          * (Conv's output row) the C compiler unrolls
+	                          * and vectorizes ... */
+	int vec_lanes_narrow;    /* ... for rows narrower than vec_wide_row,
+	                          * and MatMul/Gemm's row form */
+	int vec_wide_row;
+	int im2col;              /* f32 2-D Conv as im2col + GEMM (1) or direct */
+	int64_t thread_min_work; /* a loop nest is split across threads only if
+	                          * it runs at least this many innermost
+	                          * iterations (waking threads costs ~µs) */
+} TargetTune;
+
+typedef struct Target {
+	const char *name;        /* "cpu", "gpu" */
+	const char *about;       /* one line, for burncc --help */
+
+	/* capabilities */
+	int vector_bytes;        /* SIMD register width (cpu: 32, AVX2) */
+	int fma;                 /* fused multiply-add is fast: f32
+	                          * accumulations may be contracted */
+	int threads;             /* CPU threads one kernel may use: 0 none
+	                          * (no CPU threading), -1 as many as the
+	                          * runtime gives (OpenMP, OMP_NUM_THREADS) */
+	int max_block_threads;   /* GPU: threads in one block; 0 on CPU */
+	int max_block_dim[3];    /* GPU: block extent per axis x, y, z */
+	int64_t max_grid_dim[3]; /* GPU: blocks per axis x, y, z */
+	int64_t shared_bytes;    /* GPU: shared memory per block */
+	int subgroup;            /* GPU: lanes of a warp/subgroup; 1 on CPU */
+	int mma_m, mma_n, mma_k; /* matrix-tile (tensor core) shape, 0 if none */
+	int index_bits;          /* width of buffer indices (64; 32 where a
+	                          * target proves its buffers small) */
+
+	TargetTune tune;
+} Target;
+
+/* The built-in descriptions (targets/cpu.c, targets/gpu.c). */
+extern const Target target_cpu;
+extern const Target target_gpu;
+
+/* The description compilations use when given none: target_cpu. */
+const Target *target_default(void);
+/* t, or target_default() when t is NULL. */
+const Target *target_or_default(const Target *t);
+/* A built-in description by name ("cpu", "gpu"), or NULL. */
+const Target *target_find(const char *name);
+
+#endif
