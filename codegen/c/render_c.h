@@ -11,6 +11,11 @@
  * The generated C compiles warning-free under -std=c99 -Wall -Wextra, uses
  * no writable static data (kernels are reentrant) and keeps loops plain so
  * that the C compiler can vectorize them.  KS_LOCAL buffers are stack arrays.
+ *
+ * The renderer decides nothing about the machine: the kernel's schedule
+ * (k->sched, passes/schedule.c) says which loops get an OpenMP pragma and
+ * with which private variables and buffers, and which stores print as
+ * BURN_FMA; without a schedule the kernel renders serially, as written.
  */
 #ifndef BURN_RENDER_C_H
 #define BURN_RENDER_C_H
