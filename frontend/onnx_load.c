@@ -200,6 +200,8 @@ read_file(Ctx *c, const char *path, uint8_t **out, size_t *len)
 		close(fd);
 		return burn_fail(c, BURN_ERR_IO, "cannot open: %s", strerror(EISDIR));
 	}
+	if (c->on_read)
+		c->on_read(c->on_read_arg, path, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (S_ISREG(st.st_mode) && st.st_size > limit) {
 		close(fd);
 		return burn_fail(c, BURN_ERR_LIMIT, "file is %lld bytes, over --max-file-bytes (%lld)",
@@ -447,16 +449,22 @@ read_external(Loader *L, const Onnx__TensorProto *tp, const char *what,
 		               what, nm, loc);
 		goto done;
 	}
-	if ((fd = open(rfull, O_RDONLY)) < 0 || fstat(fd, &st) < 0) {
+	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+	 * writer forever; it is refused below, like anything not a regular
+	 * file (for which the flag changes nothing). */
+	if ((fd = open(rfull, O_RDONLY | O_NONBLOCK | O_NOCTTY)) < 0 || fstat(fd, &st) < 0) {
 		rc = burn_fail(c, BURN_ERR_IO, "%s '%s': cannot open external data '%s': %s",
 		               what, nm, loc, strerror(errno));
 		goto done;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = burn_fail(c, BURN_ERR_INVALID, "%s '%s': external data '%s' is not a file",
+		rc = burn_fail(c, BURN_ERR_INVALID,
+		               "%s '%s': external data '%s' is not a regular file",
 		               what, nm, loc);
 		goto done;
 	}
+	if (c->on_read)
+		c->on_read(c->on_read_arg, rfull, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (len < 0)
 		len = off <= st.st_size ? st.st_size - off : 0;
 	if (off > st.st_size || len > st.st_size - off) {
@@ -703,6 +711,42 @@ input_type(Loader *L, Graph *g, int v, const Onnx__ValueInfoProto *vi, int root)
 	return BURN_OK;
 }
 
+/*
+ * The type a graph output declares, into d (for graph_check_outputs):
+ * DT_UNDEF, rank -1 and dim -1 where it says nothing; a symbolic dim keeps
+ * its name for the message.  Only tensor types say something.
+ */
+static int
+output_decl(Graph *g, const Onnx__ValueInfoProto *vi, Value *d)
+{
+	const Onnx__TypeProto *tp = vi->type;
+	const Onnx__TypeProto__Tensor *tt;
+
+	memset(d, 0, sizeof *d);
+	d->name = "";
+	d->rank = -1;
+	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+	    !(tt = tp->tensor_type))
+		return BURN_OK;
+	if (tt->has_elem_type)
+		d->dtype = tt->elem_type;
+	if (!tt->shape || tt->shape->n_dim > BURN_MAX_RANK)
+		return BURN_OK;
+	d->rank = (int)tt->shape->n_dim;
+	for (int k = 0; k < d->rank; k++) {
+		const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[k];
+		d->dim[k] = -1;
+		if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+		    dm->dim_value >= 0)
+			d->dim[k] = dm->dim_value;
+		else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+		         dm->dim_param && *dm->dim_param &&
+		         !(d->sym[k] = arena_strdup(&g->arena, dm->dim_param)))
+			return BURN_ERR_NOMEM;
+	}
+	return BURN_OK;
+}
+
 /* An attribute without a type field (very old writers): guess from what is set. */
 static int
 guess_attr_type(const Onnx__AttributeProto *ap)
@@ -909,9 +953,9 @@ declare_node(Loader *L, Scope *s, const Onnx__NodeProto *np, size_t k,
 {
 	Ctx *c = L->c;
 	Graph *g = s->g;
-	const char *opname = S(np->op_type), *dom = S(np->domain);
+	const char *opname = S(np->op_type), *dom = S(np->domain), *old;
 	const OpInfo *oi;
-	int j, v;
+	int j, v, min_in, max_in;
 
 	if (np->name && *np->name)
 		ni->name = arena_strdup(&g->arena, np->name);
@@ -932,8 +976,12 @@ declare_node(Loader *L, Scope *s, const Onnx__NodeProto *np, size_t k,
 		return burn_fail(c, BURN_ERR_LIMIT, "too many inputs or outputs");
 	ni->nin = trim(np->input, np->n_input);
 	ni->nout = trim(np->output, np->n_output);
-	if (ni->nin < oi->min_in || ni->nin > oi->max_in)
-		return arity(c, "inputs", oi->min_in, oi->max_in, ni->nin);
+	if ((old = op_old_unsupported(ni->op, L->opset)))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s is not supported (the model "
+		                 "imports opset %d)", old, L->opset);
+	op_inputs(ni->op, L->opset, &min_in, &max_in);
+	if (ni->nin < min_in || ni->nin > max_in)
+		return arity(c, "inputs", min_in, max_in, ni->nin);
 	if (ni->nout < oi->min_out || ni->nout > oi->max_out)
 		return arity(c, "outputs", oi->min_out, oi->max_out, ni->nout);
 	for (j = 0; j < ni->nout; j++) {
@@ -951,6 +999,42 @@ declare_node(Loader *L, Scope *s, const Onnx__NodeProto *np, size_t k,
 	return BURN_OK;
 }
 
+/*
+ * Reshape-1 (before opset 5) takes the target shape as its ints attribute
+ * `shape`; later opsets as a second input.  Make it a constant input (a
+ * value outside the name table, so no model name can clash with it), so
+ * that the passes see one form.
+ */
+static int
+reshape1_shape(Loader *L, Scope *s, const Onnx__NodeProto *np, const char *node,
+               int *out)
+{
+	Ctx *c = L->c;
+	const Onnx__AttributeProto *ap = NULL;
+	char *name;
+	int64_t n;
+	size_t k;
+
+	for (k = 0; k < np->n_attribute; k++)
+		if (!strcmp(S(np->attribute[k]->name), "shape"))
+			ap = np->attribute[k];
+	if (!ap)
+		return burn_fail(c, BURN_ERR_INVALID, "Reshape before opset 5 needs the "
+		                 "attribute 'shape' (the model imports opset %d)", L->opset);
+	if ((ap->has_type ? (int)ap->type : guess_attr_type(ap)) != AT_INTS)
+		return burn_fail(c, BURN_ERR_INVALID, "attribute 'shape' is %s, expected ints",
+		                 attr_type_name(ap->has_type ? (int)ap->type : guess_attr_type(ap)));
+	if (ap->n_ints > BURN_MAX_RANK)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "attribute 'shape' has %zu entries "
+		                 "(max rank %d)", ap->n_ints, BURN_MAX_RANK);
+	n = (int64_t)ap->n_ints;
+	if (!(name = arena_printf(&s->g->arena, "%s:shape", node)))
+		return nomem(c);
+	if ((*out = graph_add_value(s->g, name)) < 0)
+		return nomem(c);
+	return graph_set_const(c, s->g, *out, DT_I64, 1, &n, ap->ints);
+}
+
 /* Pass 3 for node k: add it with resolved inputs, then its attributes. */
 static int
 define_node(Loader *L, Scope *s, const Onnx__NodeProto *np, const NodeInfo *ni,
@@ -959,15 +1043,19 @@ define_node(Loader *L, Scope *s, const Onnx__NodeProto *np, const NodeInfo *ni,
 	Ctx *c = L->c;
 	Graph *g = s->g;
 	const OpInfo *oi = &op_table[ni->op];
-	int *in = buf, *out = buf + ni->nin, j, idx;
+	int nin = ni->nin, *in = buf, *out, j, idx, min_in, max_in;
 	size_t k;
 
 	c->node = ni->name;
 	c->op = oi->name;
+	op_inputs(ni->op, L->opset, &min_in, &max_in);
+	if (ni->op == OP_Reshape && nin == 1)
+		nin = 2;        /* Reshape-1: room for the shape as an input */
+	out = buf + nin;
 	for (j = 0; j < ni->nin; j++) {
 		const char *iname = S(np->input[j]);
 		if (!*iname) {
-			if (j < oi->min_in)
+			if (j < min_in)
 				return burn_fail(c, BURN_ERR_INVALID, "required input %d is empty", j);
 			in[j] = -1;
 			continue;
@@ -976,9 +1064,11 @@ define_node(Loader *L, Scope *s, const Onnx__NodeProto *np, const NodeInfo *ni,
 		if (in[j] < 0)
 			return burn_fail(c, BURN_ERR_INVALID, "input '%s' is not defined", iname);
 	}
+	if (nin > ni->nin)
+		TRY(reshape1_shape(L, s, np, ni->name, &in[1]));
 	for (j = 0; j < ni->nout; j++)
 		out[j] = *S(np->output[j]) ? scope_find(s, np->output[j]) : -1;
-	if ((idx = graph_add_node(g, ni->op, ni->name, ni->nin, in, ni->nout, out)) < 0)
+	if ((idx = graph_add_node(g, ni->op, ni->name, nin, in, ni->nout, out)) < 0)
 		return nomem(c);
 	for (k = 0; k < np->n_attribute; k++)
 		TRY(convert_attr(L, s, idx, np->attribute[k]));
@@ -1063,7 +1153,7 @@ build_graph(Loader *L, Scope *up, const Onnx__GraphProto *gp, Graph *g)
 		goto done;
 
 	/* 3. nodes with inputs and attributes */
-	if (!(buf = malloc(sizeof *buf * maxio))) {
+	if (!(buf = malloc(sizeof *buf * (maxio + 1)))) {   /* + 1: reshape1_shape */
 		rc = nomem(c);
 		goto done;
 	}
@@ -1095,6 +1185,13 @@ build_graph(Loader *L, Scope *up, const Onnx__GraphProto *gp, Graph *g)
 	}
 	if (!rc && root && g->nout == 0)
 		rc = burn_fail(c, BURN_ERR_INVALID, "the graph has no outputs");
+	if (!rc && root) {
+		if (!(g->out_decl = arena_alloc(&g->arena, sizeof *g->out_decl * (size_t)g->nout)))
+			rc = nomem(c);
+		for (k = 0; k < (size_t)g->nout && !rc; k++)
+			if (output_decl(g, gp->output[k], &g->out_decl[k]))
+				rc = nomem(c);
+	}
 	if (!rc)
 		rc = graph_toposort(c, g);
 done:
@@ -1225,8 +1322,7 @@ onnx_load_tensor_file(Ctx *c, const char *path, Arena *a, Tensor *t,
 	memset(t, 0, sizeof *t);
 	if (name)
 		*name = NULL;
-	if (!c->file)
-		c->file = path;
+	c->file = path;   /* a broken tensor file is named, not the model */
 	if ((rc = read_file(c, path, &data, &len)))
 		goto done;
 	if (!(tp = onnx__tensor_proto__unpack(NULL, len, data))) {

@@ -24,12 +24,91 @@ burn_ctx_init(Ctx *c, const char *file)
 }
 
 /*
+ * Length of the valid UTF-8 sequence at p (1 to 4 bytes, p holds n), or 0
+ * if the bytes there are not one: overlong forms, surrogates and code
+ * points past U+10FFFF are not valid.
+ */
+static int
+utf8_len(const unsigned char *p, size_t n)
+{
+	int len, k;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if ((size_t)len > n)
+		return 0;
+	for (k = 1; k < len; k++) {
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[k] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/*
+ * Copy the NUL-terminated src into dst (cap bytes) as one printable line:
+ * control characters (C0, DEL and the C1 range U+0080..U+009F) and bytes
+ * that are not valid UTF-8 become C escapes (\n, \t, \r, \xNN), so a name
+ * in a hostile model can neither break the message's one-line rule nor send
+ * escape sequences to a terminal.  An escape is never cut in half.
+ */
+static void
+escape_line(char *dst, size_t cap, const char *src)
+{
+	const unsigned char *p = (const unsigned char *)src;
+	size_t n = strlen(src), i = 0, o = 0;
+
+	while (i < n) {
+		int len = utf8_len(p + i, n - i);
+		char esc[24];
+		size_t k;
+
+		if (len == 1 && p[i] >= 0x20 && p[i] != 0x7f) {
+			esc[0] = (char)p[i];
+			k = 1;
+		} else if (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) {
+			k = (size_t)snprintf(esc, sizeof esc, "\\x%02x\\x%02x", p[i], p[i + 1]);
+		} else if (len > 1) {
+			memcpy(esc, p + i, (size_t)len);
+			k = (size_t)len;
+		} else {
+			len = 1;
+			k = (size_t)(p[i] == '\n' ? snprintf(esc, sizeof esc, "\\n")
+			           : p[i] == '\t' ? snprintf(esc, sizeof esc, "\\t")
+			           : p[i] == '\r' ? snprintf(esc, sizeof esc, "\\r")
+			           : snprintf(esc, sizeof esc, "\\x%02x", p[i]));
+		}
+		if (o + k >= cap)
+			break;
+		memcpy(dst + o, esc, k);
+		o += k;
+		i += (size_t)len;
+	}
+	dst[o] = 0;
+}
+
+/*
  * Record the first error as "<file>: node '<node>' (<op>): <reason>", each
- * part present only when the context has it at the time of the call.
+ * part present only when the context has it at the time of the call.  The
+ * whole line goes through escape_line: names and strings in it may come
+ * from the model, and this is the one place every message passes.
  */
 int
 burn_vfail(Ctx *c, int code, const char *fmt, va_list ap)
 {
+	char raw[sizeof c->msg];
 	size_t n = 0, cap;
 	int k;
 
@@ -38,10 +117,10 @@ burn_vfail(Ctx *c, int code, const char *fmt, va_list ap)
 	if (code == BURN_OK)
 		code = BURN_ERR_INTERNAL;  /* failing with "OK" is a bug */
 	c->code = code;
-	cap = sizeof c->msg;
-	c->msg[0] = 0;
+	cap = sizeof raw;
+	raw[0] = 0;
 #define PUT(...) do { \
-		k = snprintf(c->msg + n, cap - n, __VA_ARGS__); \
+		k = snprintf(raw + n, cap - n, __VA_ARGS__); \
 		if (k > 0) n += (size_t)k; \
 		if (n >= cap) n = cap - 1; \
 	} while (0)
@@ -55,7 +134,8 @@ burn_vfail(Ctx *c, int code, const char *fmt, va_list ap)
 		PUT("(%s): ", c->op);
 #undef PUT
 	if (fmt)
-		vsnprintf(c->msg + n, cap - n, fmt, ap);
+		vsnprintf(raw + n, cap - n, fmt, ap);
+	escape_line(c->msg, sizeof c->msg, raw);
 	return code;
 }
 

@@ -57,6 +57,11 @@ typedef struct Ctx {
 	const char *node;    /* name of the node being processed, or NULL */
 	const char *op;      /* its op type, or NULL */
 	BurnLimits limits;
+	/* Called, if set, for every file a loader reads (the model and each
+	 * external data file), with its device and inode numbers: the driver
+	 * uses it to refuse an output path that names an input. */
+	void (*on_read)(void *arg, const char *path, uint64_t dev, uint64_t ino);
+	void *on_read_arg;
 } Ctx;
 
 void burn_ctx_init(Ctx *c, const char *file);

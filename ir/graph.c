@@ -405,6 +405,226 @@ attr_ints(const Node *n, const char *name, const int64_t **out)
 	return a->n;
 }
 
+/* ---- attribute types ------------------------------------------------ */
+
+/*
+ * The type ONNX gives each attribute name of the ops burncc implements
+ * (from the operator schemas, all versions).  A name means the same type
+ * in every op that has it, except the three handled in attr_type_expected.
+ * Sorted by strcmp for bsearch; test_ir checks the order.
+ */
+static const struct AttrTypeRow {
+	const char *name;
+	int type;
+} attr_types[] = {
+	{"activation_alpha", AT_FLOATS},
+	{"activation_beta", AT_FLOATS},
+	{"activations", AT_STRINGS},
+	{"align_corners", AT_INT},
+	{"allowzero", AT_INT},
+	{"alpha", AT_FLOAT},
+	{"antialias", AT_INT},
+	{"approximate", AT_STRING},
+	{"auto_pad", AT_STRING},
+	{"axes", AT_INTS},
+	{"axis", AT_INT},
+	{"batch_axis", AT_INT},
+	{"batch_dims", AT_INT},
+	{"beta", AT_FLOAT},
+	{"bias", AT_FLOAT},
+	{"block_size", AT_INT},
+	{"blocksize", AT_INT},
+	{"broadcast", AT_INT},
+	{"ceil_mode", AT_INT},
+	{"clip", AT_FLOAT},
+	{"consumed_inputs", AT_INTS},
+	{"coordinate_transformation_mode", AT_STRING},
+	{"count_include_pad", AT_INT},
+	{"cubic_coeff_a", AT_FLOAT},
+	{"detect_negative", AT_INT},
+	{"detect_positive", AT_INT},
+	{"dilations", AT_INTS},
+	{"direction", AT_STRING},
+	{"dtype", AT_INT},
+	{"end", AT_INT},
+	{"ends", AT_INTS},
+	{"epsilon", AT_FLOAT},
+	{"equation", AT_STRING},
+	{"exclude_outside", AT_INT},
+	{"exclusive", AT_INT},
+	{"extrapolation_value", AT_FLOAT},
+	{"fmod", AT_INT},
+	{"gamma", AT_FLOAT},
+	{"group", AT_INT},
+	{"height_scale", AT_FLOAT},
+	{"hidden_size", AT_INT},
+	{"ignore_index", AT_INT},
+	{"input_forget", AT_INT},
+	{"interleaved", AT_INT},
+	{"is_causal", AT_INT},
+	{"is_test", AT_INT},
+	{"k", AT_INT},
+	{"keep_aspect_ratio_policy", AT_STRING},
+	{"keepdims", AT_INT},
+	{"kernel_shape", AT_INTS},
+	{"kv_num_heads", AT_INT},
+	{"lambd", AT_FLOAT},
+	{"largest", AT_INT},
+	{"layout", AT_INT},
+	{"linear_before_reset", AT_INT},
+	{"max", AT_FLOAT},
+	{"min", AT_FLOAT},
+	{"mode", AT_STRING},
+	{"momentum", AT_FLOAT},
+	{"nearest_mode", AT_STRING},
+	{"noop_with_empty_axes", AT_INT},
+	{"num_groups", AT_INT},
+	{"num_heads", AT_INT},
+	{"num_outputs", AT_INT},
+	{"output_dtype", AT_INT},
+	{"output_padding", AT_INTS},
+	{"output_sequence", AT_INT},
+	{"output_shape", AT_INTS},
+	{"padding_mode", AT_STRING},
+	{"paddings", AT_INTS},
+	{"pads", AT_INTS},
+	{"perm", AT_INTS},
+	{"precision", AT_INT},
+	{"q_num_heads", AT_INT},
+	{"qk_matmul_output_mode", AT_INT},
+	{"ratio", AT_FLOAT},
+	{"reduction", AT_STRING},
+	{"reverse", AT_INT},
+	{"rotary_embedding_dim", AT_INT},
+	{"round_mode", AT_STRING},
+	{"saturate", AT_INT},
+	{"scale", AT_FLOAT},
+	{"scales", AT_FLOATS},
+	{"seed", AT_INT},
+	{"select_last_index", AT_INT},
+	{"shape", AT_INTS},
+	{"size", AT_INT},
+	{"softcap", AT_FLOAT},
+	{"softmax_precision", AT_INT},
+	{"sorted", AT_INT},
+	{"sparse_value", AT_SPARSE_TENSOR},
+	{"spatial", AT_INT},
+	{"split", AT_INTS},
+	{"start", AT_INT},
+	{"starts", AT_INTS},
+	{"stash_type", AT_INT},
+	{"storage_order", AT_INT},
+	{"strides", AT_INTS},
+	{"time_axis", AT_INT},
+	{"training_mode", AT_INT},
+	{"transA", AT_INT},
+	{"transB", AT_INT},
+	{"upper", AT_INT},
+	{"value_float", AT_FLOAT},
+	{"value_floats", AT_FLOATS},
+	{"value_int", AT_INT},
+	{"value_ints", AT_INTS},
+	{"value_string", AT_STRING},
+	{"value_strings", AT_STRINGS},
+	{"width_scale", AT_FLOAT},
+};
+
+static int
+attr_row_cmp(const void *key, const void *row)
+{
+	return strcmp(key, ((const struct AttrTypeRow *)row)->name);
+}
+
+int
+attr_type_expected(int op, int opset, const char *name)
+{
+	const struct AttrTypeRow *r;
+	const char *on = op > OP_NONE_ && op < OP_COUNT_ ? op_table[op].name : "";
+
+	/* the names whose type depends on the op or its version */
+	if (!strcmp(name, "value"))
+		return !strcmp(on, "Pad") ? AT_FLOAT : AT_TENSOR;  /* Pad-1, Pad-2 */
+	if (!strcmp(name, "to"))
+		return opset > 0 && opset < 6 ? AT_STRING : AT_INT; /* Cast-1 */
+	if (!strcmp(name, "p"))
+		return !strcmp(on, "LpPool") && opset > 0 && opset < 2 ? AT_FLOAT : AT_INT;
+	r = bsearch(name, attr_types, sizeof attr_types / sizeof attr_types[0],
+	            sizeof attr_types[0], attr_row_cmp);
+	return r ? r->type : AT_UNDEF;
+}
+
+const char *
+attr_type_name(int type)
+{
+	static const char *const names[] = {
+		"undefined", "a float", "an int", "a string", "a tensor", "a graph",
+		"floats", "ints", "strings", "tensors", "graphs", "a sparse tensor",
+		"sparse tensors", "a type", "types",
+	};
+
+	return type >= 0 && type < (int)(sizeof names / sizeof names[0])
+	       ? names[type] : "of an unknown type";
+}
+
+/*
+ * Every attribute of every node of g (and of its subgraphs) has the type
+ * ONNX gives its name, so that no op reads a default in place of a value
+ * of the wrong type and then fails with an unrelated message (or none).
+ * An int stands for a float: attr_float reads it.  Names ONNX does not
+ * define for our ops are left alone (the op ignores them).
+ */
+int
+graph_check_attrs(Ctx *c, const Graph *g)
+{
+	const char *onode = c->node, *oop = c->op;
+
+	for (int i = 0; i < g->nnode; i++) {
+		const Node *n = &g->node[i];
+		for (int j = 0; j < n->nattr; j++) {
+			const Attr *a = &n->attr[j];
+			int want = attr_type_expected(n->op, g->opset, a->name);
+			if (a->type == AT_GRAPH && a->g)
+				TRY(graph_check_attrs(c, a->g));
+			if (a->type == AT_GRAPHS)
+				for (int k = 0; k < a->n; k++)
+					if (a->gs[k])
+						TRY(graph_check_attrs(c, a->gs[k]));
+			if (want == AT_UNDEF || a->type == want ||
+			    (want == AT_FLOAT && a->type == AT_INT))
+				continue;
+			c->node = n->name;
+			c->op = n->op > OP_NONE_ && n->op < OP_COUNT_ ? op_table[n->op].name : NULL;
+			want = burn_fail(c, BURN_ERR_INVALID, "attribute '%s' is %s, expected %s",
+			                 a->name, attr_type_name(a->type), attr_type_name(want));
+			c->node = onode;
+			c->op = oop;
+			return want;
+		}
+	}
+	return BURN_OK;
+}
+
+int
+graph_check_outputs(Ctx *c, const Graph *g)
+{
+	for (int k = 0; g->out_decl && k < g->nout; k++) {
+		const Value *d = &g->out_decl[k], *v = GV(g, g->out[k]);
+		char want[160], got[160];
+		int bad = d->dtype != DT_UNDEF && v->dtype != DT_UNDEF && d->dtype != v->dtype;
+
+		if (d->rank >= 0 && v->rank >= 0) {
+			bad |= d->rank != v->rank;
+			for (int i = 0; i < d->rank && i < v->rank; i++)
+				bad |= d->dim[i] >= 0 && v->dim[i] >= 0 && d->dim[i] != v->dim[i];
+		}
+		if (bad)
+			return burn_fail(c, BURN_ERR_SHAPE, "graph output '%s' is declared %s, "
+			                 "computed %s", v->name, value_type_str(d, want, sizeof want),
+			                 value_type_str(v, got, sizeof got));
+	}
+	return BURN_OK;
+}
+
 /* IEEE half and bfloat16 to float. */
 static double
 half2f(uint16_t h)

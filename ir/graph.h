@@ -98,6 +98,10 @@ struct Graph {
 	Node *node;
 	int *in;             /* graph inputs (value indices), in order */
 	int *out;            /* graph outputs (value indices), in order */
+	/* The type the model declares for each output (nout entries: dtype
+	 * DT_UNDEF, rank -1, dim -1 where it says nothing), or NULL; checked
+	 * against the computed types by graph_check_outputs. */
+	Value *out_decl;
 };
 
 /* ---- building ------------------------------------------------------- */
@@ -144,6 +148,18 @@ double attr_float(const Node *n, const char *name, double dflt);
 const char *attr_str(const Node *n, const char *name, const char *dflt);
 /* Number of ints in attribute name (0 if absent); *out points into the node. */
 int attr_ints(const Node *n, const char *name, const int64_t **out);
+
+/* The AttrType ONNX gives attribute name of op (an OpId) at opset, or
+ * AT_UNDEF for a name it does not define; attr_type_name says it in words
+ * ("an int", "floats"). */
+int attr_type_expected(int op, int opset, const char *name);
+const char *attr_type_name(int type);
+/* Check every attribute's type against attr_type_expected, subgraphs too;
+ * an error names the node, the attribute, its type and the expected one. */
+int graph_check_attrs(Ctx *c, const Graph *g);
+/* Each output's computed dtype and shape agree with g->out_decl where that
+ * says something (a symbolic or unknown declared dim agrees with any). */
+int graph_check_outputs(Ctx *c, const Graph *g);
 
 /* Read element i of a constant value as int64 / double (any dtype). */
 int64_t value_get_i(const Value *v, int64_t i);

@@ -3,6 +3,7 @@
  */
 #include "ops.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* Row 0 is OP_NONE_: no op, no functions. */
@@ -53,4 +54,39 @@ op_class_name(int cls)
 	if (cls < 0 || cls >= (int)(sizeof names / sizeof names[0]))
 		return "?";
 	return names[cls];
+}
+
+/* The old forms of ONNX ops (from the operator schemas' history) whose
+ * input count differs from today's; before opset `before`. */
+static const struct {
+	int op, before, min_in, max_in;
+	const char *unsupported;   /* NULL: implemented */
+} old_forms[] = {
+	{ OP_Pad, 11, 1, 1, NULL },      /* pads, value attributes */
+	{ OP_Reshape, 5, 1, 2, NULL },   /* shape attribute, which the loader makes input 1 */
+	{ OP_Slice, 10, 1, 1, NULL },    /* starts, ends, axes attributes */
+	{ OP_TopK, 10, 1, 1, NULL },     /* k attribute */
+	{ OP_Tile, 6, 3, 3, "Tile before opset 6 (inputs input, tiles, axis)" },
+};
+
+void
+op_inputs(int op, int opset, int *min_in, int *max_in)
+{
+	*min_in = op > OP_NONE_ && op < OP_COUNT_ ? op_table[op].min_in : 0;
+	*max_in = op > OP_NONE_ && op < OP_COUNT_ ? op_table[op].max_in : 0;
+	for (size_t i = 0; i < sizeof old_forms / sizeof old_forms[0]; i++)
+		if (old_forms[i].op == op && opset > 0 && opset < old_forms[i].before &&
+		    !old_forms[i].unsupported) {
+			*min_in = old_forms[i].min_in;
+			*max_in = old_forms[i].max_in;
+		}
+}
+
+const char *
+op_old_unsupported(int op, int opset)
+{
+	for (size_t i = 0; i < sizeof old_forms / sizeof old_forms[0]; i++)
+		if (old_forms[i].op == op && opset > 0 && opset < old_forms[i].before)
+			return old_forms[i].unsupported;
+	return NULL;
 }

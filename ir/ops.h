@@ -27,6 +27,17 @@ typedef struct OpInfo {
 
 extern const OpInfo op_table[OP_COUNT_];
 
+/*
+ * Old forms: before some opset a few ops took as attributes what is now an
+ * input, so they had fewer inputs.  op_inputs gives the range of input
+ * counts of op at opset (the op table's, or the old form's);
+ * op_old_unsupported names an old form burncc does not implement (NULL if
+ * op at opset is not one), e.g. "Tile before opset 6 (inputs input, tiles,
+ * axis)".
+ */
+void op_inputs(int op, int opset, int *min_in, int *max_in);
+const char *op_old_unsupported(int op, int opset);
+
 /* OpId for an ONNX op_type, or OP_NONE_. */
 int op_lookup(const char *name);
 const char *op_class_name(int cls);

@@ -78,15 +78,16 @@ check_node(Ctx *c, const Graph *g, int i, unsigned char *live, int depth)
 {
 	const Node *n = &g->node[i];
 	const OpInfo *oi;
-	int k, j;
+	int k, j, min_in, max_in;
 
 	if (n->op <= OP_NONE_ || n->op >= OP_COUNT_)
 		return burn_fail(c, BURN_ERR_INTERNAL, "unknown op id %d", n->op);
 	oi = &op_table[n->op];
-	if (n->nin < oi->min_in || n->nin > oi->max_in)
+	op_inputs(n->op, g->opset, &min_in, &max_in);
+	if (n->nin < min_in || n->nin > max_in)
 		return burn_fail(c, BURN_ERR_INTERNAL,
 		                 "%d inputs, %s takes %d..%d", n->nin, oi->name,
-		                 oi->min_in, oi->max_in);
+		                 min_in, max_in);
 	if (n->nout < oi->min_out || n->nout > oi->max_out)
 		return burn_fail(c, BURN_ERR_INTERNAL,
 		                 "%d outputs, %s has %d..%d", n->nout, oi->name,
@@ -99,7 +100,7 @@ check_node(Ctx *c, const Graph *g, int i, unsigned char *live, int depth)
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "input %d is a bad value index %d", k, x);
 		if (x < 0) {
-			if (k < oi->min_in)
+			if (k < min_in)
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "required input %d is missing", k);
 			continue;

@@ -29,8 +29,26 @@ static void leave(Ctx *c)
 	c->op = NULL;
 }
 
+/* Does some input of g have a symbolic dim named name? */
+static int has_sym(const Graph *g, const char *name)
+{
+	for (int i = 0; i < g->nin; i++) {
+		const Value *v = GV(g, g->in[i]);
+		for (int d = 0; d < v->rank; d++)
+			if (v->sym[d] && !strcmp(v->sym[d], name))
+				return 1;
+	}
+	return 0;
+}
+
 int pass_bind_dims(Ctx *c, Graph *g, int nbind, const DimBind *bind)
 {
+	/* a --dim that binds nothing is a typo or the wrong model */
+	for (int j = 0; j < nbind; j++)
+		if (!has_sym(g, bind[j].name))
+			return burn_fail(c, BURN_ERR_INVALID, "--dim %s: no input of the "
+			                 "model has a symbolic dim of that name",
+			                 bind[j].name);
 	for (int i = 0; i < g->nin; i++) {
 		Value *v = GV(g, g->in[i]);
 		for (int d = 0; d < v->rank; d++) {

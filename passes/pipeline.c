@@ -14,8 +14,10 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 	Graph *g = m->g;
 
 	TRY(verify(c, g, o));
+	TRY(graph_check_attrs(c, g));
 	TRY(pass_bind_dims(c, g, o ? o->nbind : 0, o ? o->bind : NULL));
 	TRY(pass_infer_fold(c, g));
+	TRY(graph_check_outputs(c, g));
 	TRY(verify(c, g, o));
 	TRY(pass_simplify(c, g));
 	TRY(verify(c, g, o));

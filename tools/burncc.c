@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "tools/compile.h"
 #include "codegen/c/emit_c.h"
@@ -138,60 +140,267 @@ static void prefix_from_path(const char *path, char *buf, size_t n)
 		*p = tolower((unsigned char)*p);
 }
 
+/* ---- output files ----------------------------------------------------
+ *
+ * The outputs are written so that no error leaves a file half written and
+ * no input is ever lost:
+ *
+ *   - every destination is checked before anything is written: a symbolic
+ *     link is written through (its target is replaced, the link stays), a
+ *     dangling link, a directory, a device, FIFO or socket is refused, and
+ *     so is a destination that is one of the files the compilation read
+ *     (the model, its external data), compared by device and inode, or the
+ *     other output;
+ *   - each file is written to a temporary file beside its destination
+ *     (same folder, so rename is atomic), flushed and fsync'd;
+ *   - only when all of them are complete are they renamed over their
+ *     destinations, the header first; if the source's rename still fails,
+ *     the header's old content is put back from a hard link made before.
+ */
+
+/* The files the compilation read, from Ctx.on_read. */
+typedef struct ReadSet {
+	struct { uint64_t dev, ino; char *path; } *f;
+	int n, cap;
+} ReadSet;
+
+static void note_read(void *arg, const char *path, uint64_t dev, uint64_t ino)
+{
+	ReadSet *r = arg;
+
+	for (int i = 0; i < r->n; i++)
+		if (r->f[i].dev == dev && r->f[i].ino == ino)
+			return;
+	if (r->n == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 8;
+		void *nf = realloc(r->f, sizeof *r->f * cap);
+		if (!nf)
+			return;  /* then the check below misses it; nothing else */
+		r->f = nf;
+		r->cap = cap;
+	}
+	if (!(r->f[r->n].path = strdup(path)))
+		return;
+	r->f[r->n].dev = dev;
+	r->f[r->n].ino = ino;
+	r->n++;
+}
+
+static void readset_free(ReadSet *r)
+{
+	for (int i = 0; i < r->n; i++)
+		free(r->f[i].path);
+	free(r->f);
+}
+
+typedef struct OutFile {
+	const char *path;   /* as named (borrowed) */
+	char *dest;         /* what gets replaced: path, or a link's target */
+	char *tmp;          /* the temporary file beside dest, or NULL */
+	char *bak;          /* a hard link to dest's old content, or NULL */
+	FILE *f;
+	int exists;         /* dest exists (then dev, ino, mode are its) */
+	struct stat st;
+} OutFile;
+
+/* Resolve and check one destination; nothing is written. */
+static int out_prepare(Ctx *c, OutFile *o, const ReadSet *rs)
+{
+	struct stat lst;
+
+	if (lstat(o->path, &lst) < 0) {
+		if (errno != ENOENT)
+			return burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", o->path,
+			                 strerror(errno));
+		o->dest = strdup(o->path);
+		return o->dest ? BURN_OK : burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	if (S_ISLNK(lst.st_mode)) {
+		if (!(o->dest = realpath(o->path, NULL)))
+			return burn_fail(c, BURN_ERR_IO, "cannot write %s: a symbolic link to a "
+			                 "missing file (%s)", o->path, strerror(errno));
+	} else if (!(o->dest = strdup(o->path)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	if (stat(o->dest, &o->st) < 0)
+		return burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", o->path, strerror(errno));
+	if (S_ISDIR(o->st.st_mode))
+		return burn_fail(c, BURN_ERR_IO, "cannot write %s: it is a directory", o->path);
+	if (!S_ISREG(o->st.st_mode))
+		return burn_fail(c, BURN_ERR_IO, "cannot write %s: not a regular file (a device, "
+		                 "FIFO or socket is never replaced)", o->path);
+	o->exists = 1;
+	for (int i = 0; i < rs->n; i++)
+		if (rs->f[i].dev == (uint64_t)o->st.st_dev && rs->f[i].ino == (uint64_t)o->st.st_ino)
+			return burn_fail(c, BURN_ERR_IO, "cannot write %s: that is %s, which this "
+			                 "compilation reads", o->path, rs->f[i].path);
+	return BURN_OK;
+}
+
+/* Create o's temporary file beside its destination, with the mode the
+ * destination has (or a new file would get). */
+static int out_open(Ctx *c, OutFile *o)
+{
+	const char *sl = strrchr(o->dest, '/');
+	size_t dl = sl ? (size_t)(sl - o->dest) + 1 : 0;
+	mode_t mode;
+	int fd;
+
+	if (!(o->tmp = malloc(strlen(o->dest) + 16)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	sprintf(o->tmp, "%.*s.%s.XXXXXX", (int)dl, o->dest, o->dest + dl);
+	if ((fd = mkstemp(o->tmp)) < 0) {
+		int e = errno;
+		free(o->tmp);
+		o->tmp = NULL;
+		return burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", o->path, strerror(e));
+	}
+	if (o->exists) {
+		mode = o->st.st_mode & 07777;
+	} else {
+		mode_t um = umask(0);
+		umask(um);
+		mode = 0666 & ~um;
+	}
+	if (fchmod(fd, mode) < 0 || !(o->f = fdopen(fd, "w"))) {
+		int e = errno;
+		close(fd);
+		return burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", o->path, strerror(e));
+	}
+	return BURN_OK;
+}
+
+/* Flush o's temporary file to the disk and close it. */
+static int out_close(Ctx *c, OutFile *o)
+{
+	int bad = fflush(o->f) != 0 || fsync(fileno(o->f)) != 0;
+	int e = errno;
+
+	if (fclose(o->f) && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	o->f = NULL;
+	return bad ? burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", o->path, strerror(e))
+	           : BURN_OK;
+}
+
+/* A hard link to o's old content, to put back if a later rename fails;
+ * best effort (a file system without hard links gets none). */
+static void out_backup(OutFile *o)
+{
+	if (!o->exists || !(o->bak = malloc(strlen(o->tmp) + 7)))
+		return;
+	for (int k = 0; k < 8; k++) {
+		int fd;
+		sprintf(o->bak, "%sXXXXXX", o->tmp);
+		if ((fd = mkstemp(o->bak)) < 0)
+			break;
+		close(fd);
+		unlink(o->bak);
+		if (!link(o->dest, o->bak))
+			return;
+		if (errno != EEXIST)
+			break;
+	}
+	free(o->bak);
+	o->bak = NULL;
+}
+
+/* fsync the folder holding path, so the renames survive a crash. */
+static void sync_dir(const char *path)
+{
+	const char *sl = strrchr(path, '/');
+	char *d = sl ? strndup(path, sl == path ? 1 : (size_t)(sl - path)) : strdup(".");
+	int fd = d ? open(d, O_RDONLY | O_DIRECTORY) : -1;
+
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(d);
+}
+
+static void out_free(OutFile *o)
+{
+	if (o->f)
+		fclose(o->f);
+	if (o->tmp)
+		unlink(o->tmp);     /* NULL once renamed over the destination */
+	if (o->bak)
+		unlink(o->bak);
+	free(o->tmp);
+	free(o->bak);
+	free(o->dest);
+}
+
 static int emit_to_files(Ctx *c, Compiled *m, const Backend *be, const char *out,
-                         const char *prefix, const char *model)
+                         const char *prefix, const char *model, const ReadSet *rs)
 {
 	size_t len = strlen(out);
-	char *hpath = malloc(len + 3), *ctmp = malloc(len + 8), *htmp = malloc(len + 10);
+	char *hpath = malloc(len + 3);
+	OutFile of[2] = { { 0 }, { 0 } };   /* the source, the header */
 	const char *hbase;
-	FILE *fc = NULL, *fh = NULL;
 	ModuleOpts o;
 	int rc = BURN_OK;
 
-	if (!hpath || !ctmp || !htmp) {
-		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
-		goto done;
-	}
+	/* these messages are about -o, not about the model */
+	c->file = c->node = c->op = NULL;
+	if (!hpath)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	strcpy(hpath, out);
 	if (len > 2 && !strcmp(out + len - 2, ".c"))
 		strcpy(hpath + len - 2, ".h");
 	else
 		strcat(hpath, ".h");
-	sprintf(ctmp, "%s.tmp", out);
-	sprintf(htmp, "%s.tmp", hpath);
 	hbase = strrchr(hpath, '/');
 	hbase = hbase ? hbase + 1 : hpath;
-	o.prefix = prefix;
-	o.header_name = hbase;
-	o.source = model;
-	fc = fopen(ctmp, "w");
-	fh = fopen(htmp, "w");
-	if (!fc || !fh) {
-		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", !fc ? out : hpath,
-		               strerror(errno));
-		goto done;
+	of[0].path = out;
+	of[1].path = hpath;
+	for (int i = 0; i < 2 && !rc; i++)
+		rc = out_prepare(c, &of[i], rs);
+	if (!rc && (!strcmp(of[0].dest, of[1].dest) || (of[0].exists && of[1].exists &&
+	    of[0].st.st_dev == of[1].st.st_dev && of[0].st.st_ino == of[1].st.st_ino)))
+		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: it is the same file as %s",
+		               hpath, out);
+	for (int i = 0; i < 2 && !rc; i++)
+		rc = out_open(c, &of[i]);
+	if (!rc) {
+		o.prefix = prefix;
+		o.header_name = hbase;
+		o.source = model;
+		rc = be->emit_module(c, m, &o, of[0].f, of[1].f);
 	}
-	rc = be->emit_module(c, m, &o, fc, fh);
-	if (fclose(fc) && !rc)
-		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", out, strerror(errno));
-	if (fclose(fh) && !rc)
-		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", hpath, strerror(errno));
-	fc = fh = NULL;
-	/* only a complete module replaces the outputs */
-	if (!rc && (rename(ctmp, out) || rename(htmp, hpath)))
-		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", out, strerror(errno));
-done:
-	if (fc)
-		fclose(fc);
-	if (fh)
-		fclose(fh);
-	if (rc) {
-		if (ctmp) remove(ctmp);
-		if (htmp) remove(htmp);
+	for (int i = 0; i < 2 && !rc; i++)
+		rc = out_close(c, &of[i]);
+	/* only complete files replace the outputs: header, then source */
+	if (!rc) {
+		out_backup(&of[1]);
+		if (rename(of[1].tmp, of[1].dest)) {
+			rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", hpath, strerror(errno));
+		} else {
+			free(of[1].tmp);
+			of[1].tmp = NULL;
+			if (rename(of[0].tmp, of[0].dest)) {
+				rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", out,
+				               strerror(errno));
+				if (of[1].bak && !rename(of[1].bak, of[1].dest)) {
+					free(of[1].bak);
+					of[1].bak = NULL;
+				} else if (!of[1].exists)
+					unlink(of[1].dest);
+			} else {
+				free(of[0].tmp);
+				of[0].tmp = NULL;
+			}
+		}
+		if (!rc) {
+			sync_dir(of[0].dest);
+			sync_dir(of[1].dest);
+		}
 	}
+	out_free(&of[0]);
+	out_free(&of[1]);
 	free(hpath);
-	free(ctmp);
-	free(htmp);
 	return rc;
 }
 
@@ -227,6 +436,7 @@ int main(int argc, char **argv)
 	int64_t lim[4] = { -1, -1, -1, -1 };  /* --max-*: file, tensor, depth, nodes */
 	DimBind *bind = calloc(argc, sizeof *bind);
 	char prefix[128];
+	ReadSet rs = { 0 };
 	Ctx c;
 	Compiled *m;
 	int rc;
@@ -260,6 +470,11 @@ int main(int argc, char **argv)
 			eq = strchr(argv[i], '=');
 			if (!eq || eq == argv[i]) die_usage("--dim needs NAME=N", argv[i]);
 			*eq = 0;
+			for (int j = 0; j < nbind; j++)
+				if (!strcmp(bind[j].name, argv[i])) {
+					free(bind);
+					die_usage("--dim given twice for", argv[i]);
+				}
 			bind[nbind].name = argv[i];
 			bind[nbind].value = strtoll(eq + 1, &end, 10);
 			if (*end || end == eq + 1 || bind[nbind].value < 0)
@@ -307,6 +522,8 @@ int main(int argc, char **argv)
 	}
 
 	burn_ctx_init(&c, model);
+	c.on_read = note_read;
+	c.on_read_arg = &rs;
 	if (lim[0] > 0) c.limits.max_file_bytes = lim[0];
 	if (lim[1] > 0) c.limits.max_tensor_bytes = lim[1];
 	if (lim[2] > 0) c.limits.max_depth = (int)lim[2];
@@ -315,6 +532,7 @@ int main(int argc, char **argv)
 		CompileOpts o = { nbind, bind, verify, no_fuse, be->target };
 		if (burn_compile_file(&c, model, &o, &m)) {
 			free(bind);
+			readset_free(&rs);
 			return report(&c);
 		}
 	}
@@ -331,8 +549,9 @@ int main(int argc, char **argv)
 		       m->prog.nkernel, (long long)m->plan.arena_bytes,
 		       (long long)m->plan.lower_bound, (long long)m->plan.weights_bytes);
 	if (!rc && out)
-		rc = emit_to_files(&c, m, be, out, prefix, model);
+		rc = emit_to_files(&c, m, be, out, prefix, model, &rs);
 	burn_compiled_destroy(m);
 	free(bind);
+	readset_free(&rs);
 	return rc ? report(&c) : 0;
 }

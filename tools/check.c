@@ -373,10 +373,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			goto out;
 		}
 		for (int d = 0; d < v->rank; d++) {
-			if (v->sym[d] && nbind < 64) {
-				bind[nbind].name = v->sym[d];
-				bind[nbind++].value = in[i].dim[d];
-			} else if (!v->sym[d] && v->dim[d] != in[i].dim[d]) {
+			if (!v->sym[d] && v->dim[d] != in[i].dim[d]) {
 				snprintf(res, n, "FAIL: input_%d.pb shape does not match input '%s'",
 				         i, v->name);
 				goto out;
@@ -387,8 +384,30 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	 * axes, count or size (the error names it) is frozen to the test's
 	 * value and the case compiled again */
 	for (int tries = 0;; tries++) {
-		CompileOpts co = { nbind, bind, 1, 0, o->be->target };
+		CompileOpts co = { 0, bind, 1, 0, o->be->target };
 		Graph *gg = g;
+		/* the symbolic dims of the inputs still inputs (burncc rejects a
+		 * --dim that binds nothing); names copied, g is consumed below */
+		nbind = 0;
+		for (int i = 0, j = 0; i < nin; i++) {
+			const Value *v;
+			if (frozen[i])
+				continue;
+			v = GV(g, g->in[j++]);
+			for (int d = 0; d < v->rank && nbind < 64; d++) {
+				int dup = 0;
+				for (int b = 0; b < nbind && v->sym[d]; b++)
+					dup |= !strcmp(bind[b].name, v->sym[d]);
+				if (!v->sym[d] || dup)
+					continue;
+				if (!(bind[nbind].name = arena_strdup(&a, v->sym[d]))) {
+					snprintf(res, n, "FAIL: out of memory");
+					goto out;
+				}
+				bind[nbind++].value = in[i].dim[d];
+			}
+		}
+		co.nbind = nbind;
 		const char *q;
 		char name[256];
 		int k, found = -1;
@@ -634,7 +653,8 @@ static int collect(const char *arg, Case **cs, int *n, int *cap)
 		names[nn++] = strdup(e->d_name);
 	}
 	closedir(d);
-	qsort(names, nn, sizeof *names, cmp_str);
+	if (nn)         /* qsort(NULL, 0, ...) is undefined */
+		qsort(names, nn, sizeof *names, cmp_str);
 	for (int i = 0; i < nn; i++) {
 		snprintf(p, sizeof p, "%s/%s", path, names[i]);
 		add_case(cs, n, cap, p);

@@ -11,7 +11,8 @@ the expected substring (cases.txt: file<TAB>substring), see run.sh.
 import os
 import struct
 
-from onnx import TensorProto, helper
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 F = TensorProto.FLOAT
@@ -360,6 +361,139 @@ case("ext_huge_length.onnx",
 case("ext_dir_escape.onnx",
      model(add_w, inits=[external("w", [2, 3], "sub/../../x.bin")]),
      "leaves the model's folder")
+
+# ---- a hostile model must not harm the user (issue 15) -------------------
+# control characters from the model are escaped: the message stays one line
+case("ctrl_op_type.onnx",
+     model([helper.make_node("Foo\nBar\x1b[2J\u009b", ["x"], ["y"], name="n")]),
+     r"unknown op 'Foo\nBar\x1b[2J\xc2\x9b'")
+case("ctrl_input_name.onnx",
+     model([helper.make_node("Add", ["x", "a\tb\rc"], ["y"], name="add")]),
+     r"input 'a\tb\rc' is not defined")
+
+# attributes of the wrong type name the attribute, its type and the expected one
+def attr_of(node, name, **kw):
+    """Add attribute name to node, with the fields given (type included)."""
+    a = node.attribute.add()
+    a.name = name
+    for k, v in kw.items():
+        if isinstance(v, list):
+            getattr(a, k).extend(v)
+        else:
+            setattr(a, k, v)
+    return node
+
+AP = helper.AttributeProto
+case("attr_perm_floats.onnx",
+     model([attr_of(helper.make_node("Transpose", ["x"], ["y"], name="tr"), "perm",
+                    type=AP.FLOATS, floats=[1.0, 0.0])]),
+     "attribute 'perm' is floats, expected ints")
+case("attr_kernel_floats.onnx",
+     model([attr_of(helper.make_node("MaxPool", ["x"], ["y"], name="mp"), "kernel_shape",
+                    type=AP.FLOATS, floats=[2.0, 2.0])],
+           inputs=[helper.make_tensor_value_info("x", F, [1, 1, 4, 4])],
+           outputs=[helper.make_tensor_value_info("y", F, [1, 1, 3, 3])]),
+     "attribute 'kernel_shape' is floats, expected ints")
+case("attr_axis_float.onnx",
+     model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1.5)]),
+     "attribute 'axis' is a float, expected an int")
+case("attr_mode_int.onnx",
+     model([attr_of(helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=2),
+                    "mode", type=AP.INT, i=1)],
+           inputs=[helper.make_tensor_value_info("x", F, [1, 4, 2, 2])],
+           outputs=[helper.make_tensor_value_info("y", F, [1, 1, 4, 4])]),
+     "attribute 'mode' is an int, expected a string")
+case("attr_cast_to_string.onnx",
+     model([helper.make_node("Cast", ["x"], ["y"], name="cast", to="FLOAT")]),
+     "attribute 'to' is a string, expected an int")
+
+# old opsets: Reshape-1's shape attribute is understood; Tile-1 is named
+case("reshape1_bad.onnx",
+     model([helper.make_node("Reshape", ["x"], ["y"], name="reshape", shape=[4, 5])],
+           outputs=[helper.make_tensor_value_info("y", F, [4, 5])], opset=1),
+     "reshape of 6 elements into 20")
+case("reshape1_no_shape.onnx",
+     model([helper.make_node("Reshape", ["x"], ["y"], name="reshape")], opset=4),
+     "needs the attribute 'shape'")
+case("reshape1_shape_floats.onnx",
+     model([attr_of(helper.make_node("Reshape", ["x"], ["y"], name="reshape"), "shape",
+                    type=AP.FLOATS, floats=[3.0, 2.0])], opset=4),
+     "attribute 'shape' is floats, expected ints")
+case("tile1.onnx",
+     model([helper.make_node("Tile", ["x", "t", "a"], ["y"], name="tile")],
+           inputs=[helper.make_tensor_value_info("x", F, [2, 3]),
+                   helper.make_tensor_value_info("t", i64, [1]),
+                   helper.make_tensor_value_info("a", i64, [1])], opset=5),
+     "Tile before opset 6")
+
+# declared output types must agree with the computed ones
+case("output_dtype.onnx",
+     model([relu()], outputs=[helper.make_tensor_value_info("y", i64, [2, 3])]),
+     "graph output 'y' is declared i64[2,3], computed f32[2,3]")
+case("output_shape.onnx",
+     model([relu()], outputs=[helper.make_tensor_value_info("y", F, [3, 2])]),
+     "graph output 'y' is declared f32[3,2], computed f32[2,3]")
+case("output_rank.onnx",
+     model([relu()], outputs=[helper.make_tensor_value_info("y", F, [6])]),
+     "graph output 'y' is declared f32[6], computed f32[2,3]")
+
+# --dim that names no symbolic dim of the model
+flagged("dim_unknown.onnx",
+        model([relu()], inputs=[helper.make_tensor_value_info("x", F, ["batch", 3])],
+              outputs=[helper.make_tensor_value_info("y", F, ["batch", 3])]),
+        "--dim nope: no input of the model has a symbolic dim of that name",
+        "--dim batch=2 --dim nope=3")
+
+# ---- models the command-line tests of driver.sh use (not cases) --------
+raw("ok_relu.onnx", valid)
+# symbolic, unknown and missing output declarations are not errors
+raw("ok_output_decl.onnx",
+    model([relu(), relu("x", "z", "r2"), relu("x", "w", "r3")],
+          inputs=[helper.make_tensor_value_info("x", F, ["batch", 3])],
+          outputs=[helper.make_tensor_value_info("y", F, ["n", None]),
+                   helper.make_tensor_value_info("z", F, None),
+                   helper.make_tensor_value_info("w", 0, None)]).SerializeToString())
+# external data in a file named like an output's header (w.h for -o w.c)
+raw("ok_ext.h", bytes(24))
+raw("ok_ext.onnx", model(add_w, inits=[external("w", [2, 3], "ok_ext.h")]).SerializeToString())
+# external data that driver.sh makes a FIFO
+raw("ext_fifo.onnx", model(add_w, inits=[external("w", [2, 3], "fifo.bin")]).SerializeToString())
+
+
+# cases for `burncc check` (driver.sh): each folder holds node-test cases
+def check_case(folder, name, m, ins, outs):
+    d = os.path.join(HERE, folder, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    raw(os.path.join(folder, name, "model.onnx"), m.SerializeToString())
+    for kind, ts in (("input", ins), ("output", outs)):
+        for k, t in enumerate(ts):
+            data = t if isinstance(t, bytes) else numpy_helper.from_array(t).SerializeToString()
+            raw(os.path.join(folder, name, "test_data_set_0", "%s_%d.pb" % (kind, k)), data)
+
+
+x23 = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+# the old forms before opset 10/11 that take attributes for today's inputs
+check_case("old_forms", "reshape1",
+           model([helper.make_node("Reshape", ["x"], ["y"], name="r", shape=[3, 2])],
+                 outputs=[helper.make_tensor_value_info("y", F, [3, 2])], opset=1),
+           [x23], [x23.reshape(3, 2)])
+check_case("old_forms", "slice1",
+           model([helper.make_node("Slice", ["x"], ["y"], name="s", starts=[0, 1],
+                                   ends=[1, 3], axes=[0, 1])],
+                 outputs=[helper.make_tensor_value_info("y", F, [1, 2])], opset=9),
+           [x23], [x23[0:1, 1:3]])
+check_case("old_forms", "topk1",
+           model([helper.make_node("TopK", ["x"], ["v", "i"], name="t", k=2)],
+                 outputs=[helper.make_tensor_value_info("v", F, [2, 2]),
+                          helper.make_tensor_value_info("i", i64, [2, 2])], opset=9),
+           [x23], [-np.sort(-x23, axis=1)[:, :2], np.argsort(-x23, axis=1)[:, :2]])
+check_case("old_forms", "pad2",
+           model([helper.make_node("Pad", ["x"], ["y"], name="p", pads=[0, 1, 1, 0],
+                                   value=7.0)],
+                 outputs=[helper.make_tensor_value_info("y", F, [3, 4])], opset=2),
+           [x23], [np.pad(x23, ((0, 1), (1, 0)), constant_values=7.0)])
+# a broken input_0.pb: check names that file, not model.onnx
+check_case("check_broken", "relu", model([relu()]), [b"\xff\xff\xff"], [np.maximum(x23, 0)])
 
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
