@@ -664,14 +664,14 @@ static int collect(const char *arg, Case **cs, int *n, int *cap)
 	return nn ? 0 : -1;
 }
 
-static void load_xfail(const char *file, Case *cs, int n)
+static int load_xfail(const char *file, Case *cs, int n)
 {
 	int64_t len;
 	char *text = read_file(file, &len), *line, *save = NULL;
 
 	if (!text) {
 		fprintf(stderr, "burncc: check: cannot read %s\n", file);
-		exit(2);
+		return -1;
 	}
 	text = realloc(text, len + 1);
 	text[len] = 0;
@@ -698,6 +698,25 @@ static void load_xfail(const char *file, Case *cs, int n)
 		free(keep);
 		keep = text;
 	}
+	return 0;
+}
+
+static void free_cases(Case *cs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(cs[i].dir);
+		free(cs[i].name);
+		free(cs[i].res);
+	}
+	free(cs);
+}
+
+/* Every return of check_main goes through here: LeakSanitizer runs on
+ * burncc in `make test-sanitize`, error paths included. */
+static int check_done(Case *cs, int n, int rc)
+{
+	free_cases(cs, n);
+	return rc;
 }
 
 int check_main(int argc, char **argv)
@@ -735,21 +754,21 @@ int check_main(int argc, char **argv)
 			o.quiet_pass = 1;
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "burncc: check: unknown option %s\n", argv[i]);
-			return 2;
+			return check_done(cs, n, 2);
 		} else if (collect(argv[i], &cs, &n, &cap)) {
 			fprintf(stderr, "burncc: check: %s: no model.onnx in it or in its "
 			        "subfolders\n", argv[i]);
-			return 1;
+			return check_done(cs, n, 1);
 		}
 	}
 	if (!n) {
 		fprintf(stderr, "burncc: check: no cases given\ntry 'burncc --help'\n");
-		return 2;
+		return check_done(cs, n, 2);
 	}
 	if (o.jobs < 1)
 		o.jobs = 1;
-	if (xfail)
-		load_xfail(xfail, cs, n);
+	if (xfail && load_xfail(xfail, cs, n))
+		return check_done(cs, n, 2);
 
 	if (o.keep) {
 		mkdir(o.keep, 0777);
@@ -760,7 +779,7 @@ int check_main(int argc, char **argv)
 		if (!mkdtemp(o.work)) {
 			fprintf(stderr, "burncc: check: cannot create %s: %s\n", o.work,
 			        strerror(errno));
-			return 1;
+			return check_done(cs, n, 1);
 		}
 	}
 	{
@@ -771,7 +790,7 @@ int check_main(int argc, char **argv)
 		snprintf(log, sizeof log, "%s/harness.log", o.work);
 		if (write_file(src, harness_src, sizeof harness_src - 1) || run(av, log, 120)) {
 			fprintf(stderr, "burncc: check: cannot build the harness with %s\n", o.cc);
-			return 1;
+			return check_done(cs, n, 1);
 		}
 	}
 
@@ -869,12 +888,7 @@ int check_main(int argc, char **argv)
 		       fail - unexp_fail, unexp_fail, unexp_pass);
 	printf("%d passed, %d failed\n", pass, fail);
 	/* free everything, so LeakSanitizer (make test-sanitize) stays quiet */
-	for (int i = 0; i < n; i++) {
-		free(cs[i].dir);
-		free(cs[i].name);
-		free(cs[i].res);
-	}
-	free(cs);
+	free_cases(cs, n);
 	free(pids);
 	if (xfail)
 		return unexp_fail || unexp_pass ? 1 : 0;

@@ -169,6 +169,20 @@ expect 0 0 "" "$burncc" m.onnx -o out.c
 no_temps
 ok "-o replaces old outputs, keeping the mode"
 
+# names from the model cannot end a comment of the generated C
+fresh
+cp "$here/ok_comment_inject.onnx" .
+expect 0 0 "" "$burncc" ok_comment_inject.onnx -o inj.c
+[ -z "$why" ] && grep -q '\*/ int pwned' inj.c && why="a name ends a comment: $(grep -m1 pwned inj.c)"
+if [ -z "$why" ] && command -v "${CC:-cc}" >/dev/null; then
+	if ! "${CC:-cc}" -std=c99 -Wall -Wextra -Werror -c inj.c -o inj.o 2>"$tmp/cc"; then
+		why="the generated C does not build: $(head -3 "$tmp/cc" | tr '\n' '|')"
+	elif nm inj.o 2>/dev/null | grep -q pwned; then
+		why="the model put a symbol into the generated C"
+	fi
+fi
+ok "names cannot break out of comments in the generated C"
+
 # external data named by a FIFO: refused at once instead of blocking
 fresh
 cp "$here/ext_fifo.onnx" .
@@ -199,6 +213,10 @@ ok "check names the broken .pb"
 mkdir empty
 expect 1 1 "empty: no model.onnx in it" "$burncc" check empty
 ok "check on an empty folder"
+expect 1 1 "empty: no model.onnx in it" "$burncc" check "$here/old_forms" empty
+ok "check on a good and an empty folder (no leak on the error path)"
+expect 2 1 "cannot read no-such-xfail" "$burncc" check --xfail no-such-xfail "$here/old_forms"
+ok "check with a missing xfail file (no leak on the error path)"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

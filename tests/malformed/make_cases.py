@@ -456,6 +456,11 @@ raw("ok_output_decl.onnx",
 # external data in a file named like an output's header (w.h for -o w.c)
 raw("ok_ext.h", bytes(24))
 raw("ok_ext.onnx", model(add_w, inits=[external("w", [2, 3], "ok_ext.h")]).SerializeToString())
+# names that would end a C comment and put code into the generated C
+inj = "w */ int pwned = 1; /*"
+raw("ok_comment_inject.onnx",
+    model([helper.make_node("Add", ["x", inj], ["y"], name="n */ int pwned2; /*")],
+          inits=[tensor(inj, [2, 3], rawbytes=bytes(24))]).SerializeToString())
 # external data that driver.sh makes a FIFO
 raw("ext_fifo.onnx", model(add_w, inits=[external("w", [2, 3], "fifo.bin")]).SerializeToString())
 

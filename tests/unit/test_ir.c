@@ -457,3 +457,122 @@ Test(ir, dtypes_and_ops)
 	cr_assert_eq(op_lookup("conv"), OP_NONE_);
 	cr_assert_str_eq(op_class_name(op_table[OP_Add].cls), "elem");
 }
+
+/* Issue 15: every message is one line, whatever the model's names hold. */
+Test(ir, messages_are_one_escaped_line)
+{
+	Ctx c;
+	char big[3000];
+
+	burn_ctx_init(&c, "m.onnx");
+	c.node = "a\nb";
+	c.op = "Foo\x1b[31m";
+	burn_fail(&c, BURN_ERR_INVALID, "%s", "\xc2\x9b ok \xc3\xa9 \xff\t\x7f");
+	cr_assert_str_eq(c.msg, "m.onnx: node 'a\\nb' (Foo\\x1b[31m): "
+	                 "\\xc2\\x9b ok \xc3\xa9 \\xff\\t\\x7f");
+	/* cut at the end of the buffer, never inside an escape */
+	memset(big, '\n', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	burn_ctx_init(&c, NULL);
+	burn_fail(&c, BURN_ERR_INVALID, "%s", big);
+	cr_assert(strlen(c.msg) > 500 && strlen(c.msg) < sizeof c.msg);
+	cr_assert_eq(strlen(c.msg) % 2, 0);
+	for (size_t i = 0; c.msg[i]; i += 2)
+		cr_assert(c.msg[i] == '\\' && c.msg[i + 1] == 'n');
+	/* overlong and surrogate UTF-8 forms are not valid UTF-8 */
+	burn_ctx_init(&c, NULL);
+	burn_fail(&c, BURN_ERR_INVALID, "%s", "\xc0\xaf \xed\xa0\x80");
+	cr_assert_str_eq(c.msg, "\\xc0\\xaf \\xed\\xa0\\x80");
+}
+
+/* Issue 15: the attribute types of ONNX, checked for every op. */
+Test(ir, attribute_types)
+{
+	Ctx c;
+	Graph *g = graph_create("main");
+	int x, y, n;
+	Attr *a;
+
+	cr_assert_eq(attr_type_expected(OP_Transpose, 17, "activation_alpha"), AT_FLOATS);
+	cr_assert_eq(attr_type_expected(OP_Transpose, 17, "width_scale"), AT_FLOAT);
+	cr_assert_eq(attr_type_expected(OP_Transpose, 17, "perm"), AT_INTS);
+	cr_assert_eq(attr_type_expected(OP_Gemm, 17, "transA"), AT_INT);
+	cr_assert_eq(attr_type_expected(OP_Gemm, 17, "no_such_attr"), AT_UNDEF);
+	cr_assert_eq(attr_type_expected(OP_Pad, 2, "value"), AT_FLOAT);
+	cr_assert_eq(attr_type_expected(OP_Constant, 13, "value"), AT_TENSOR);
+	cr_assert_eq(attr_type_expected(OP_Cast, 5, "to"), AT_STRING);
+	cr_assert_eq(attr_type_expected(OP_Cast, 13, "to"), AT_INT);
+	cr_assert_eq(attr_type_expected(OP_LpPool, 1, "p"), AT_FLOAT);
+	cr_assert_eq(attr_type_expected(OP_LpPool, 11, "p"), AT_INT);
+	cr_assert_str_eq(attr_type_name(AT_FLOATS), "floats");
+
+	g->opset = 17;
+	x = graph_add_value(g, "x");
+	y = graph_add_value(g, "y");
+	n = graph_add_node(g, OP_Softmax, "sm", 1, &x, 1, &y);
+	a = node_add_attr(g, n, "axis", AT_FLOAT);
+	a->f = 1;
+	node_add_attr(g, n, "made_up", AT_GRAPHS);  /* unknown names: ignored */
+	burn_ctx_init(&c, NULL);
+	cr_assert_eq(graph_check_attrs(&c, g), BURN_ERR_INVALID);
+	cr_assert_str_eq(c.msg, "node 'sm' (Softmax): attribute 'axis' is a float, "
+	                 "expected an int");
+	cr_assert_null(c.node);
+	a = (Attr *)node_attr(&g->node[n], "axis");   /* the vector moved */
+	a->type = AT_INT;
+	burn_ctx_init(&c, NULL);
+	cr_assert_eq(graph_check_attrs(&c, g), BURN_OK);
+	/* an int stands for a float */
+	a = node_add_attr(g, n, "alpha", AT_INT);
+	cr_assert_eq(graph_check_attrs(&c, g), BURN_OK);
+	graph_destroy(g);
+}
+
+/* Issue 15: old forms of ops that took attributes for today's inputs. */
+Test(ir, old_op_forms)
+{
+	int lo, hi;
+
+	op_inputs(OP_Reshape, 4, &lo, &hi);
+	cr_assert(lo == 1 && hi == 2);
+	op_inputs(OP_Reshape, 5, &lo, &hi);
+	cr_assert(lo == 2 && hi == 2);
+	op_inputs(OP_Slice, 9, &lo, &hi);
+	cr_assert(lo == 1 && hi == 1);
+	op_inputs(OP_Slice, 0, &lo, &hi);       /* IR text: no opset, today's form */
+	cr_assert(lo == 3 && hi == 5);
+	cr_assert_not_null(op_old_unsupported(OP_Tile, 5));
+	cr_assert_null(op_old_unsupported(OP_Tile, 6));
+	cr_assert_null(op_old_unsupported(OP_Reshape, 1));
+}
+
+/* Issue 15: declared output types must agree with the computed ones. */
+Test(ir, declared_outputs)
+{
+	Ctx c;
+	Graph *g = graph_create("main");
+	int y = graph_add_value(g, "y");
+	Value *v = GV(g, y);
+
+	graph_add_output(g, y);
+	v->dtype = DT_F32;
+	v->rank = 2;
+	v->dim[0] = 2;
+	v->dim[1] = 3;
+	burn_ctx_init(&c, NULL);
+	cr_assert_eq(graph_check_outputs(&c, g), BURN_OK);   /* nothing declared */
+	g->out_decl = arena_alloc(&g->arena, sizeof *g->out_decl);
+	g->out_decl[0].rank = 2;
+	g->out_decl[0].dim[0] = -1;                          /* symbolic */
+	g->out_decl[0].sym[0] = "batch";
+	g->out_decl[0].dim[1] = 3;
+	cr_assert_eq(graph_check_outputs(&c, g), BURN_OK);
+	g->out_decl[0].dtype = DT_I64;
+	cr_assert_eq(graph_check_outputs(&c, g), BURN_ERR_SHAPE);
+	cr_assert_str_eq(c.msg, "graph output 'y' is declared i64[batch,3], computed f32[2,3]");
+	burn_ctx_init(&c, NULL);
+	g->out_decl[0].dtype = DT_F32;
+	g->out_decl[0].rank = 3;
+	cr_assert_eq(graph_check_outputs(&c, g), BURN_ERR_SHAPE);
+	graph_destroy(g);
+}
