@@ -455,7 +455,7 @@ int main(int argc, char **argv)
 			printf("burncc %s\n", BURNCC_VERSION);
 			return 0;
 		} else if (!strcmp(a, "-o")) {
-			if (++i >= argc) die_usage("-o needs a file", NULL);
+			if (++i >= argc || !*argv[i]) die_usage("-o needs a file", NULL);
 			out = argv[i];
 		} else if (!strcmp(a, "--target")) {
 			if (++i >= argc) die_usage("--target needs a name", NULL);
