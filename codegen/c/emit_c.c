@@ -199,9 +199,11 @@ static void emit_info(FILE *f, const Graph *g, const char *P, const char *up,
 	for (int i = 0; i < n; i++) {
 		const Value *v = GV(g, vals[i]);
 		fprintf(f, "\t{\"");
+		/* '?' too: "??/" is a trigraph in C99, a backslash that would
+		 * swallow the closing quote */
 		for (const char *s = v->name; *s; s++)
-			fprintf(f, (*s == '"' || *s == '\\') ? "\\%c" :
-			        (*s < 0x20 || *s >= 0x7f) ? "?" : "%c", *s);
+			fprintf(f, (*s == '"' || *s == '\\' || *s == '?') ? "\\%c" :
+			        (*s < 0x20 || *s >= 0x7f) ? "\\?" : "%c", *s);
 		fprintf(f, "\", %d, %d, %s_dims_%d, %lld},\n", v->dtype, v->rank,
 		        which, i, (long long)value_nbytes(v));
 	}

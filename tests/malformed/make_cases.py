@@ -458,8 +458,11 @@ raw("ok_ext.h", bytes(24))
 raw("ok_ext.onnx", model(add_w, inits=[external("w", [2, 3], "ok_ext.h")]).SerializeToString())
 # names that would end a C comment and put code into the generated C
 inj = "w */ int pwned = 1; /*"
+# and trigraphs ("??/" is a backslash in C99) that would swallow a quote
 raw("ok_comment_inject.onnx",
-    model([helper.make_node("Add", ["x", inj], ["y"], name="n */ int pwned2; /*")],
+    model([helper.make_node("Add", ["x??/", inj], ["y\x01\x01/"], name="n */ int pwned2; /*")],
+          inputs=[helper.make_tensor_value_info("x??/", F, [2, 3])],
+          outputs=[helper.make_tensor_value_info("y\x01\x01/", F, [2, 3])],
           inits=[tensor(inj, [2, 3], rawbytes=bytes(24))]).SerializeToString())
 # external data that driver.sh makes a FIFO
 raw("ext_fifo.onnx", model(add_w, inits=[external("w", [2, 3], "fifo.bin")]).SerializeToString())
