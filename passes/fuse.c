@@ -33,6 +33,17 @@
 
 #define MAX_AXES BURN_MAX_RANK
 
+/* A group holds at most this many reductions: each is one more pass over
+ * the reduced axes that recomputes the full-shape expressions it needs, so
+ * the kernel grows with reductions x members. */
+#define FUSE_MAX_REDUCE 16
+
+/* A fused expression deeper than this many graph ops is stored in a
+ * variable and the rest of the chain reads the variable, so that no walk
+ * over the kernel IR (verifier, interpreter, renderers) recurses deeper
+ * than a constant, however long a chain a model has. */
+#define FUSE_MAX_DEPTH 32
+
 typedef struct Group {
 	int root;                 /* node index of the root */
 	int rank;
@@ -40,6 +51,7 @@ typedef struct Group {
 	int red[BURN_MAX_RANK];   /* 1 for reduced axes */
 	int nred;                 /* number of reduced axes (0: pointwise) */
 	int size;
+	int nreduce;              /* reductions among the members */
 	int anchor;               /* MatMul/Gemm/Conv whose epilogue this is, or -1 */
 } Group;
 
@@ -52,6 +64,16 @@ typedef struct Fuser {
 	Group *grp;
 	int ngrp;
 	int nval;                 /* values when nuse/users were made */
+	/* growing a group: the members so far, a max-heap of node indices,
+	 * and per value a cursor into its users: users before the cursor are
+	 * known members of the group attempt `seen` (membership only grows
+	 * while a group is built, so every user is looked at once per group) */
+	int *mem, nmem;
+	int *heap;
+	int *ucur, *useen, seen;
+	/* lowering: the members of group g are mlist[mstart[g] .. mstart[g+1]),
+	 * in node order (anchors included) */
+	int *mstart, *mlist;
 } Fuser;
 
 /* ---- which ops can join ------------------------------------------------- */
@@ -175,12 +197,23 @@ static int try_join(Fuser *f, Group *gr, int gid, int p)
 
 	if (n->dead || f->group[p] >= 0 || n->nout != 1 || out->data)
 		return 0;
+	if (op_table[n->op].cls != OC_ELEM && !is_fusable_reduce(n->op))
+		return 0;
+	if (is_fusable_reduce(n->op) && gr->nreduce >= FUSE_MAX_REDUCE)
+		return 0;
 	/* every consuming node must be in the group (a graph output is no
 	 * consumer: the group stores that value too) */
-	for (int k = 0; k < f->nuse[n->out[0]]; k++) {
-		int u = f->users[n->out[0]][k];
-		if (u >= 0 && f->group[u] != gid)
-			return 0;
+	{
+		int v = n->out[0];
+		if (f->useen[v] != f->seen) {
+			f->useen[v] = f->seen;
+			f->ucur[v] = 0;
+		}
+		for (; f->ucur[v] < f->nuse[v]; f->ucur[v]++) {
+			int u = f->users[v][f->ucur[v]];
+			if (u >= 0 && f->group[u] != gid)
+				return 0;
+		}
 	}
 	if (op_table[n->op].cls == OC_ELEM) {
 		if (!float_value(out) && out->dtype != DT_BOOL && !dtype_is_int(out->dtype))
@@ -232,8 +265,10 @@ static int build_uses(Fuser *f)
 	f->nval = g->nval;
 	f->nuse = calloc(g->nval + 1, sizeof(int));
 	f->users = calloc(g->nval + 1, sizeof(int *));
+	f->ucur = calloc(g->nval + 1, sizeof(int));
+	f->useen = calloc(g->nval + 1, sizeof(int));
 	fill = calloc(g->nval + 1, sizeof(int));
-	if (!f->nuse || !f->users || !fill) {
+	if (!f->nuse || !f->users || !f->ucur || !f->useen || !fill) {
 		free(fill);
 		return burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
 	}
@@ -267,18 +302,101 @@ static void free_uses(Fuser *f)
 			free(f->users[v]);
 	free(f->users);
 	free(f->nuse);
+	free(f->ucur);
+	free(f->useen);
+	free(f->mem);
+	free(f->heap);
+	free(f->mstart);
+	free(f->mlist);
+}
+
+/* A max-heap of node indices: members are visited from the last down, the
+ * order of a scan from the root towards the inputs. */
+static void heap_push(int *h, int *n, int x)
+{
+	int i = (*n)++;
+
+	for (; i > 0 && h[(i - 1) / 2] < x; i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = x;
+}
+
+static int heap_pop(int *h, int *n)
+{
+	int top = h[0], x = h[--*n], i = 0;
+
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] > h[c])
+			c++;
+		if (h[c] <= x)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = x;
+	return top;
+}
+
+/* The member lists of the groups (mstart/mlist), in node order. */
+static int build_members(Fuser *f)
+{
+	Graph *g = f->g;
+	int *fill;
+
+	f->mstart = calloc(f->ngrp + 2, sizeof(int));
+	f->mlist = malloc(sizeof(int) * (g->nnode + 1));
+	fill = calloc(f->ngrp + 1, sizeof(int));
+	if (!f->mstart || !f->mlist || !fill) {
+		free(fill);
+		return burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < g->nnode; i++)
+		if (f->group && f->group[i] >= 0)
+			f->mstart[f->group[i] + 1]++;
+	for (int k = 0; k < f->ngrp; k++)
+		f->mstart[k + 1] += f->mstart[k];
+	for (int i = 0; i < g->nnode; i++)
+		if (f->group && f->group[i] >= 0) {
+			int k = f->group[i];
+			f->mlist[f->mstart[k] + fill[k]++] = i;
+		}
+	free(fill);
+	return BURN_OK;
 }
 
 /* ---- lowering a group --------------------------------------------------- */
+
+/* Per-node and per-value state of the lowering, made once per program
+ * and cleaned after each group (only the entries the group touched), so
+ * that lowering many small groups costs no more than their sizes. */
+typedef struct Scratch {
+	int nval;            /* values when the arrays were made (lowering may
+	                        add temporaries; the groups never touch them) */
+	int *member;         /* per node: 1 while its group is lowered */
+	int *var;            /* per value: row variable, or -1 */
+	int *buf;            /* per value: kernel buffer, or -1 */
+	KRef *memo;          /* per value: expression in pass memo_at[v] */
+	int *memo_at;
+	int *depth;          /* per value: graph ops in memo[v]'s expression */
+	int pass;            /* the current pass; forget_pass starts a new one */
+	int *stack, top, cap;/* value_expr's work list */
+	char *shared;        /* per value: another value lives in its memory */
+} Scratch;
 
 typedef struct GLower {
 	Lower *lw;
 	KB *kb;
 	Group *gr;
-	const int *member;   /* per node: in this group */
-	int *var;            /* per value: row variable, or -1 */
-	KRef *memo;          /* per value: expression in the current pass */
-	int *buf;            /* per value: kernel buffer, or -1 */
+	Scratch *sh;
+	const int *mem;      /* the members, in node order */
+	int nmem;
+	int *member;         /* per node: in this group (sh->member) */
+	int *var;            /* per value: row variable, or -1 (sh->var) */
+	int *buf;            /* per value: kernel buffer, or -1 (sh->buf) */
 	int vars[BURN_MAX_RANK];  /* per axis of F: variable holding its index */
 	int vars_ready;      /* vars hold the current position */
 	KRef lin;            /* linear index in F of the current element, or 0 */
@@ -286,9 +404,19 @@ typedef struct GLower {
 	int64_t run;         /* epilogue: run length */
 	int jvar;            /* epilogue: loop variable over the run */
 	int anchor_out;      /* epilogue: the anchor's output value */
-	int nval;            /* values when the arrays were made (lowering may
-	                        add temporaries; the group never touches them) */
 } GLower;
+
+static KRef memo_get(const GLower *gl, int v)
+{
+	return gl->sh->memo_at[v] == gl->sh->pass ? gl->sh->memo[v] : 0;
+}
+
+static void memo_set(GLower *gl, int v, KRef e, int depth)
+{
+	gl->sh->memo[v] = e;
+	gl->sh->memo_at[v] = gl->sh->pass;
+	gl->sh->depth[v] = depth;
+}
 
 static int bind(GLower *gl, int v, int access)
 {
@@ -328,31 +456,99 @@ static const int *need_vars(GLower *gl)
 	return gl->vars;
 }
 
-/* Expression of member node n's output from its operands. */
-static KRef node_expr(GLower *gl, Node *n)
+/* Expression of member node n's output from its operands (their
+ * expressions are ready: value_expr computes them first).  Returns the
+ * number of graph ops in it in *depth; past FUSE_MAX_DEPTH the value is
+ * stored in a variable at the current statement and read from there. */
+static KRef node_expr(GLower *gl, Node *n, int *depth)
 {
-	KRef in[64] = { 0 };
+	KRef in[64] = { 0 }, e;
+	int d = 0;
 
 	for (int k = 0; k < n->nin && k < 64; k++)
-		if (n->in[k] >= 0 && !(n->op == OP_CastLike && k == 1))
+		if (n->in[k] >= 0 && !(n->op == OP_CastLike && k == 1)) {
 			in[k] = value_expr(gl, n->in[k]);
-	return elem_expr(gl->kb, gl->lw->g, n, in, NOUT(gl->lw->g, n, 0)->dtype);
+			if (memo_get(gl, n->in[k]) && gl->sh->depth[n->in[k]] > d)
+				d = gl->sh->depth[n->in[k]];
+		}
+	e = elem_expr(gl->kb, gl->lw->g, n, in, NOUT(gl->lw->g, n, 0)->dtype);
+	if (++d > FUSE_MAX_DEPTH) {
+		int t = kb_var(gl->kb, kb_dtype(gl->kb->k, e), "t");
+		kb_set(gl->kb, t, e);
+		e = kb_get(gl->kb, t);
+		d = 1;
+	}
+	*depth = d;
+	return e;
 }
 
-/* The value of v at the current loop position. */
+/* Does v need the expressions of its producer's operands first? */
+static int from_member(const GLower *gl, int v)
+{
+	const Value *val = GV(gl->lw->g, v);
+
+	return gl->var[v] < 0 && !memo_get(gl, v) && val->producer >= 0 &&
+	       gl->member[val->producer];
+}
+
+/* Push v on the work list; 0 if out of memory (value_expr then recurses
+ * instead: still correct). */
+static int push(GLower *gl, int v)
+{
+	Scratch *sh = gl->sh;
+
+	if (sh->top == sh->cap) {
+		int want = sh->cap ? 2 * sh->cap : 256;
+		int *s2 = realloc(sh->stack, sizeof(int) * want);
+		if (!s2)
+			return 0;
+		sh->stack = s2;
+		sh->cap = want;
+	}
+	sh->stack[sh->top++] = v;
+	return 1;
+}
+
+/* The value of v at the current loop position.  A chain of members is
+ * walked with a work list, not recursion, so its length is bounded by
+ * memory only: operands are pushed above their user and computed first. */
 static KRef value_expr(GLower *gl, int v)
 {
 	Graph *g = gl->lw->g;
 	const Value *val = GV(g, v);
 	KRef e;
+	int d = 1;
 
 	if (gl->var[v] >= 0)
 		return kb_get(gl->kb, gl->var[v]);
-	if (gl->memo[v])
-		return gl->memo[v];
+	if ((e = memo_get(gl, v)))
+		return e;
 	if (val->producer >= 0 && gl->member[val->producer]) {
-		e = node_expr(gl, &g->node[val->producer]);
-	} else {
+		Scratch *sh = gl->sh;
+		int base = sh->top;   /* above the entries of an outer call */
+		if (!push(gl, v))
+			return node_expr(gl, &g->node[val->producer], &d);
+		while (sh->top > base) {
+			int x = sh->stack[sh->top - 1], more = 0;
+			Node *m;
+			if (!from_member(gl, x)) {
+				sh->top--;
+				continue;
+			}
+			m = &g->node[GV(g, x)->producer];
+			for (int k = 0; k < m->nin && k < 64; k++)
+				if (m->in[k] >= 0 && !(m->op == OP_CastLike && k == 1) &&
+				    from_member(gl, m->in[k]))
+					more |= push(gl, m->in[k]);
+			if (more)
+				continue;
+			e = node_expr(gl, m, &d);
+			memo_set(gl, x, e, d);
+			sh->top--;
+		}
+		return memo_get(gl, v);
+	}
+	{
 		int b = bind(gl, v, KA_READ);
 		KRef idx;
 		if (value_numel(val) == 1)
@@ -363,7 +559,7 @@ static KRef value_expr(GLower *gl, int v)
 			idx = index_bcast(gl->kb, val, gl->gr->rank, need_vars(gl));
 		e = kb_load(gl->kb, b, idx);
 	}
-	gl->memo[v] = e;
+	memo_set(gl, v, e, 1);
 	return e;
 }
 
@@ -391,7 +587,7 @@ static void close_axes(GLower *gl, int reduced)
 /* Forget expressions computed inside a pass that has just closed. */
 static void forget_pass(GLower *gl)
 {
-	memset(gl->memo, 0, sizeof(KRef) * (gl->nval + 1));
+	gl->sh->pass++;
 }
 
 /* One reduction: a pass over the reduced axes into a variable. */
@@ -475,30 +671,32 @@ static int escapes(const Fuser *f, int v)
 
 /* Set up the lowering state of group gid: its members, and the text
  * naming them (" + Op(name)" each). */
-static int glower_init(Fuser *f, Lower *lw, int gid, GLower *gl, char **ops)
+static int glower_init(Fuser *f, Lower *lw, Scratch *sh, int gid, GLower *gl,
+                       char **ops)
 {
 	Graph *g = f->g;
 	size_t len = 0, cap = 256;
-	int *member = calloc(g->nnode + 1, sizeof(int));
 
 	memset(gl, 0, sizeof *gl);
-	gl->nval = g->nval;
-	gl->var = malloc(sizeof(int) * (g->nval + 1));
-	gl->buf = malloc(sizeof(int) * (g->nval + 1));
-	gl->memo = calloc(g->nval + 1, sizeof(KRef));
+	gl->lw = lw;
+	gl->sh = sh;
+	gl->member = sh->member;
+	gl->var = sh->var;
+	gl->buf = sh->buf;
+	gl->mem = f->mlist + f->mstart[gid];
+	gl->nmem = f->mstart[gid + 1] - f->mstart[gid];
+	sh->pass++;
 	*ops = malloc(cap);
-	gl->member = member;
-	if (!member || !gl->var || !gl->buf || !gl->memo || !*ops)
+	if (!*ops)
 		return burn_fail(f->c, BURN_ERR_NOMEM, "out of memory");
 	(*ops)[0] = 0;
-	for (int v = 0; v < g->nval; v++)
-		gl->var[v] = gl->buf[v] = -1;
-	for (int i = 0; i < g->nnode; i++) {
+	for (int j = 0; j < gl->nmem; j++) {
+		int i = gl->mem[j];
 		const char *nm = g->node[i].name ? g->node[i].name : "";
 		size_t need = len + strlen(nm) + 40;
-		if (f->group[i] != gid || i == f->grp[gid].anchor)
+		if (i == f->grp[gid].anchor)
 			continue;
-		member[i] = 1;
+		sh->member[i] = 1;
 		if (need > cap) {
 			char *o2 = realloc(*ops, cap = need * 2);
 			if (!o2)
@@ -512,12 +710,24 @@ static int glower_init(Fuser *f, Lower *lw, int gid, GLower *gl, char **ops)
 	return BURN_OK;
 }
 
+/* Clean the scratch entries the group touched: its members, their
+ * outputs and their operands. */
 static void glower_free(GLower *gl, char *ops)
 {
-	free((void *)gl->member);
-	free(gl->var);
-	free(gl->buf);
-	free(gl->memo);
+	Scratch *sh = gl->sh;
+	Graph *g = gl->lw ? gl->lw->g : NULL;
+
+	for (int j = 0; g && j < gl->nmem; j++) {
+		Node *n = &g->node[gl->mem[j]];
+		sh->member[gl->mem[j]] = 0;
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0 && n->out[k] < sh->nval)
+				sh->var[n->out[k]] = sh->buf[n->out[k]] = -1;
+		for (int k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0 && n->in[k] < sh->nval)
+				sh->var[n->in[k]] = sh->buf[n->in[k]] = -1;
+	}
+	sh->pass++;
 	free(ops);
 }
 
@@ -526,7 +736,8 @@ static void glower_free(GLower *gl, char *ops)
  * is written (pointwise, not broadcast), that only this group consumes.
  * The result then shares that input's memory (lower_bind makes the two
  * one kernel buffer). */
-static void in_place(Fuser *f, Lower *lw, const Group *gr, const int *member)
+static void in_place(Fuser *f, Lower *lw, const Group *gr, const int *mem,
+                     int nmem, const int *member, char *shared)
 {
 	Graph *g = f->g;
 	int out = g->node[gr->root].out[0];
@@ -535,33 +746,34 @@ static void in_place(Fuser *f, Lower *lw, const Group *gr, const int *member)
 
 	if (o->is_output)
 		return;
-	for (int i = 0; i < g->nnode; i++) {
-		Node *m = &g->node[i];
-		if (!member[i])
+	f->seen++;
+	for (int j = 0; j < nmem; j++) {
+		Node *m = &g->node[mem[j]];
+		if (!member[mem[j]])
 			continue;
 		for (int k = 0; k < m->nin; k++) {
 			int x = m->in[k], ok = 1;
 			const Value *xv;
-			if (x < 0 || x >= f->nval)
+			if (x < 0 || x >= f->nval || f->useen[x] == f->seen)
 				continue;
+			f->useen[x] = f->seen;
 			xv = GV(g, x);
 			if (xv->kind != VK_TEMP || xv->is_output || xv->data || xv->producer < 0 ||
 			    (xv->producer >= 0 && member[xv->producer]) || xv->dtype != o->dtype ||
 			    !is_full(gr, xv) || kprog_storage(p, x) != x)
 				continue;
-			for (int u = 0; u < f->nuse[x]; u++)
+			for (int u = 0; u < f->nuse[x] && ok; u++)
 				ok &= f->users[x][u] >= 0 && member[f->users[x][u]];
-			for (int v = 0; v < p->nalias && ok; v++)
-				ok = v == x || kprog_storage(p, v) != x;   /* nothing else lives there */
-			if (!ok)
-				continue;
-			lower_set_alias(lw, out, x);
+			if (!ok || shared[x])
+				continue;   /* something else lives there */
+			if (lower_set_alias(lw, out, x))
+				shared[x] = 1;
 			return;
 		}
 	}
 }
 
-static int lower_group(Fuser *f, Lower *lw, int gid)
+static int lower_group(Fuser *f, Lower *lw, Scratch *sh, int gid)
 {
 	Graph *g = f->g;
 	Group *gr = &f->grp[gid];
@@ -571,7 +783,7 @@ static int lower_group(Fuser *f, Lower *lw, int gid)
 	const int *member;
 	int rc, any_full_out = 0;
 
-	if ((rc = glower_init(f, lw, gid, &gl, &ops))) {
+	if ((rc = glower_init(f, lw, sh, gid, &gl, &ops))) {
 		glower_free(&gl, ops);
 		return rc;
 	}
@@ -579,17 +791,13 @@ static int lower_group(Fuser *f, Lower *lw, int gid)
 	gl.kb = &kb;
 	gl.vars_ready = 1;   /* the loop variables index every axis */
 	if (!gr->nred)
-		in_place(f, lw, gr, member);
-	{
-		int nreduce = 0;
-		for (int i = 0; i < g->nnode; i++)
-			nreduce += member[i] && is_fusable_reduce(g->node[i].op);
-		kb_begin(&kb, lw->prog, nreduce ? "k_fused_reduce" : "k_fused",
-		         arena_printf(lw->prog->arena, "%s", ops + 3));
-	}
+		in_place(f, lw, gr, gl.mem, gl.nmem, member, sh->shared);
+	kb_begin(&kb, lw->prog, gr->nreduce ? "k_fused_reduce" : "k_fused",
+	         arena_printf(lw->prog->arena, "%s", ops + 3));
 	open_axes(&gl, 0);
 	/* row values and reductions, in topological order */
-	for (int i = 0; i < g->nnode && gr->nred; i++) {
+	for (int j = 0; j < gl.nmem && gr->nred; j++) {
+		int i = gl.mem[j];
 		Node *n = &g->node[i];
 		if (!member[i])
 			continue;
@@ -597,12 +805,13 @@ static int lower_group(Fuser *f, Lower *lw, int gid)
 			lower_reduction(&gl, n);
 		} else if (is_row(gr, NOUT(g, n, 0))) {
 			int v = kb_var(&kb, NOUT(g, n, 0)->dtype, "row");
-			kb_set(&kb, v, node_expr(&gl, n));
+			kb_set(&kb, v, value_expr(&gl, n->out[0]));
 			gl.var[n->out[0]] = v;
 		}
 	}
 	/* row results that leave the group */
-	for (int i = 0; i < g->nnode && gr->nred; i++) {
+	for (int j = 0; j < gl.nmem && gr->nred; j++) {
+		int i = gl.mem[j];
 		Node *n = &g->node[i];
 		if (!member[i] || !escapes(f, n->out[0]))
 			continue;
@@ -611,16 +820,19 @@ static int lower_group(Fuser *f, Lower *lw, int gid)
 			         kb_get(&kb, gl.var[n->out[0]]));
 	}
 	/* the final pass: full-shape results that leave the group */
-	for (int i = 0; i < g->nnode; i++)
+	for (int j = 0; j < gl.nmem; j++) {
+		int i = gl.mem[j];
 		if (member[i] && escapes(f, g->node[i].out[0]) &&
 		    gl.var[g->node[i].out[0]] < 0 && is_full(gr, NOUT(g, &g->node[i], 0)))
 			any_full_out = 1;
+	}
 	if (any_full_out) {
 		forget_pass(&gl);
 		if (gr->nred)
 			open_axes(&gl, 1);
 		gl.lin = out_index(&gl, 1);
-		for (int i = 0; i < g->nnode; i++) {
+		for (int j = 0; j < gl.nmem; j++) {
+			int i = gl.mem[j];
 			Node *n = &g->node[i];
 			if (!member[i] || !escapes(f, n->out[0]) || gl.var[n->out[0]] >= 0 ||
 			    !is_full(gr, NOUT(g, n, 0)))
@@ -663,7 +875,7 @@ KRef lower_epi_value(Lower *lw, KB *kb, Node *n, KRef lin, KRef v)
 	gl->base = lin;
 	gl->run = 1;
 	gl->jvar = -1;
-	gl->memo[gl->anchor_out] = v;
+	memo_set(gl, gl->anchor_out, v, 1);
 	return value_expr(gl, gl->lw->g->node[gl->gr->root].out[0]);
 }
 
@@ -681,13 +893,13 @@ void lower_epi_run(Lower *lw, KB *kb, Node *n, int buf, KRef base, int64_t len)
 	gl->jvar = kb_for(kb, "e", kb_idx(kb, 0), kb_idx(kb, len), KF_PARALLEL);
 	gl->lin = kb_bin(kb, KO_ADD, base, kb_get(kb, gl->jvar));
 	x = kb_load(kb, buf, gl->lin);
-	gl->memo[gl->anchor_out] = x;
+	memo_set(gl, gl->anchor_out, x, 1);
 	kb_store(kb, buf, gl->lin, value_expr(gl, gl->lw->g->node[gl->gr->root].out[0]));
 	kb_end(kb);
 }
 
 /* Lower the anchor of group gid with the group as its epilogue. */
-static int lower_anchored(Fuser *f, Lower *lw, int gid)
+static int lower_anchored(Fuser *f, Lower *lw, Scratch *sh, int gid)
 {
 	Group *gr = &f->grp[gid];
 	Node *a = &f->g->node[gr->anchor];
@@ -696,7 +908,7 @@ static int lower_anchored(Fuser *f, Lower *lw, int gid)
 	char *ops;
 	int rc;
 
-	if ((rc = glower_init(f, lw, gid, &gl, &ops))) {
+	if ((rc = glower_init(f, lw, sh, gid, &gl, &ops))) {
 		glower_free(&gl, ops);
 		return rc;
 	}
@@ -729,19 +941,29 @@ static void find_anchor(Fuser *f, int gid)
 	if (gr->nred || !float_value(root_out))
 		return;
 	/* an epilogue writes one result: the root's */
-	for (int i = 0; i < gr->root; i++)
-		if (f->group[i] == gid && GV(g, g->node[i].out[0])->is_output)
+	for (int j = 0; j < f->nmem; j++)
+		if (f->mem[j] != gr->root && GV(g, g->node[f->mem[j]].out[0])->is_output)
 			return;
-	for (int i = gr->root; i >= 0; i--) {
-		Node *m = &g->node[i];
-		if (f->group[i] != gid)
-			continue;
+	/* the members from the last down (f->heap is free again); a value
+	 * already looked at is not looked at again (useen: the last stamp of
+	 * the group's users check is free too) */
+	f->seen++;
+	{
+		int nh = 0, j = 0;
+		for (int i = 0; i < f->nmem; i++)
+			heap_push(f->heap, &nh, f->mem[i]);
+		while (nh > 0)
+			f->mem[j++] = heap_pop(f->heap, &nh);
+	}
+	for (int j = 0; j < f->nmem; j++) {
+		Node *m = &g->node[f->mem[j]];
 		for (int k = 0; k < m->nin; k++) {
 			const Value *v = NIN(g, m, k);
 			Node *a;
 			int all = 1;
-			if (!v || v->producer < 0)
+			if (!v || v->producer < 0 || f->useen[m->in[k]] == f->seen)
 				continue;
+			f->useen[m->in[k]] = f->seen;
 			a = &g->node[v->producer];
 			if ((a->op != OP_MatMul && a->op != OP_Gemm && a->op != OP_Conv) ||
 			    a->dead || f->group[v->producer] >= 0 || a->nout != 1 ||
@@ -791,9 +1013,13 @@ int pass_fuse(Ctx *c, Graph *g, Fusion **out)
 	*out = NULL;
 	f.group = malloc(sizeof(int) * (g->nnode + 1));
 	f.grp = calloc(g->nnode + 1, sizeof(Group));
-	if (!f.group || !f.grp) {
+	f.mem = malloc(sizeof(int) * (g->nnode + 1));
+	f.heap = malloc(sizeof(int) * (g->nnode + 1));
+	if (!f.group || !f.grp || !f.mem || !f.heap) {
 		free(f.group);
 		free(f.grp);
+		free(f.mem);
+		free(f.heap);
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	}
 	for (int i = 0; i < g->nnode; i++)
@@ -829,23 +1055,33 @@ int pass_fuse(Ctx *c, Graph *g, Fusion **out)
 		}
 		gr->root = root;
 		gr->size = 1;
+		gr->nreduce = is_fusable_reduce(n->op);
 		f.group[root] = f.ngrp;
-		/* absorb producers until nothing more joins */
+		f.mem[0] = root;
+		f.nmem = 1;
+		f.seen++;
+		/* absorb producers until nothing more joins: each sweep visits the
+		 * members from the last node down (newcomers included), so a
+		 * producer is tried after its consumers; another sweep follows
+		 * only a growth (the group's shape may have changed) */
 		while (grew) {
+			int nh = 0;
 			grew = 0;
-			for (int i = root; i >= 0; i--) {
-				Node *m = &g->node[i];
-				if (f.group[i] != f.ngrp)
-					continue;
+			for (int j = 0; j < f.nmem; j++)
+				heap_push(f.heap, &nh, f.mem[j]);
+			while (nh > 0) {
+				Node *m = &g->node[heap_pop(f.heap, &nh)];
 				for (int k = 0; k < m->nin; k++) {
 					const Value *v = NIN(g, m, k);
-					if (!v || v->producer < 0)
+					int p = v ? v->producer : -1;
+					if (p < 0 || !try_join(&f, gr, f.ngrp, p))
 						continue;
-					if (try_join(&f, gr, f.ngrp, v->producer)) {
-						f.group[v->producer] = f.ngrp;
-						gr->size++;
-						grew = 1;
-					}
+					f.group[p] = f.ngrp;
+					gr->size++;
+					gr->nreduce += is_fusable_reduce(g->node[p].op);
+					f.mem[f.nmem++] = p;
+					heap_push(f.heap, &nh, p);
+					grew = 1;
 				}
 			}
 		}
@@ -873,19 +1109,58 @@ done:
 	return rc;
 }
 
+static void scratch_free(Scratch *sh)
+{
+	free(sh->member);
+	free(sh->var);
+	free(sh->buf);
+	free(sh->memo);
+	free(sh->memo_at);
+	free(sh->depth);
+	free(sh->stack);
+	free(sh->shared);
+}
+
+static int scratch_init(Ctx *c, Graph *g, Scratch *sh)
+{
+	size_t nv = (size_t)g->nval + 1;
+
+	memset(sh, 0, sizeof *sh);
+	sh->nval = g->nval;
+	sh->member = calloc(g->nnode + 1, sizeof(int));
+	sh->var = malloc(sizeof(int) * nv);
+	sh->buf = malloc(sizeof(int) * nv);
+	sh->memo = calloc(nv, sizeof(KRef));
+	sh->memo_at = calloc(nv, sizeof(int));
+	sh->depth = calloc(nv, sizeof(int));
+	sh->shared = calloc(nv, 1);
+	if (!sh->member || !sh->var || !sh->buf || !sh->memo || !sh->memo_at ||
+	    !sh->depth || !sh->shared)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int v = 0; v < g->nval; v++)
+		sh->var[v] = sh->buf[v] = -1;
+	sh->pass = 1;   /* memo_at 0: nothing memoized */
+	return BURN_OK;
+}
+
 /* Lower every node, one kernel per fusion group at the group's root. */
 int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
                      const Target *t)
 {
 	Lower lw = { c, g, p, NULL, t };
 	Fuser f = { c, g };
-	int rc, *member;
+	Scratch sh;
+	int rc;
 
-	if ((rc = build_uses(&f)))
-		return rc;
 	f.group = fu ? fu->group : NULL;
 	f.grp = fu ? fu->grp : NULL;
 	f.ngrp = fu ? fu->ngrp : 0;
+	if ((rc = scratch_init(c, g, &sh)) || (rc = build_uses(&f)) ||
+	    (rc = build_members(&f))) {
+		scratch_free(&sh);
+		free_uses(&f);
+		return rc;
+	}
 	for (int i = 0; i < g->nnode && !rc; i++) {
 		Node *n = &g->node[i];
 		int gid = f.group ? f.group[i] : -1;
@@ -897,26 +1172,30 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
 			n = &g->node[f.grp[gid].anchor];   /* name the anchor in errors */
 		c->node = n->name;
 		c->op = op_table[n->op].name;
-		if (gid < 0 && lower_alias(&lw, n))
+		if (gid < 0 && lower_alias(&lw, n)) {
+			int s = kprog_storage(p, n->out[0]);
+			if (s >= 0 && s < sh.nval)
+				sh.shared[s] = 1;
 			continue;
+		}
 		if (gid < 0 && op_table[n->op].cls == OC_ELEM && n->nout == 1 &&
-		    n->out[0] >= 0 && (member = calloc(g->nnode + 1, sizeof(int)))) {
+		    n->out[0] >= 0) {
 			/* a pointwise op alone may still overwrite a dying input */
 			Group one = { 0 };
 			const Value *o = NOUT(g, n, 0);
 			one.root = i;
 			one.rank = o->rank;
 			memcpy(one.F, o->dim, sizeof(int64_t) * o->rank);
-			member[i] = 1;
-			in_place(&f, &lw, &one, member);
-			free(member);
+			sh.member[i] = 1;
+			in_place(&f, &lw, &one, &i, 1, sh.member, sh.shared);
+			sh.member[i] = 0;
 		}
 		if (gid < 0)
 			rc = op_impl[n->op].lower(&lw, n);
 		else if (f.grp[gid].anchor >= 0)
-			rc = lower_anchored(&f, &lw, gid);
+			rc = lower_anchored(&f, &lw, &sh, gid);
 		else
-			rc = lower_group(&f, &lw, gid);
+			rc = lower_group(&f, &lw, &sh, gid);
 		for (int k = first; k < p->nkernel && !rc; k++)
 			rc = kir_verify(c, p->kernel[k]);
 		if (!rc) {
@@ -924,6 +1203,7 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
 			c->op = NULL;
 		}
 	}
+	scratch_free(&sh);
 	free_uses(&f);
 	return rc;
 }

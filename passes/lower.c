@@ -231,6 +231,10 @@ int lower_set_alias(Lower *lw, int v, int storage)
 		p->alias = a;
 		p->nalias = g->nval;
 	}
-	p->alias[v] = storage;
+	/* point at the end of the chain: a storage value is never aliased
+	 * later (values are aliased when produced, before any use), so every
+	 * chain stays one step long and kprog_storage takes constant time
+	 * however long a chain of reshapes is */
+	p->alias[v] = kprog_storage(p, storage);
 	return 1;
 }

@@ -20,17 +20,44 @@
 #include <string.h>
 #include "passes.h"
 
-/* Replace every use of value from by value to (not graph outputs). */
-static void replace_uses(Graph *g, int from, int to)
+/* Redirections: uses of value v are to read repl[v] instead (-1: v
+ * itself).  A rewrite only redirects the outputs of the node at hand,
+ * whose users come later in topological order, so each node's inputs are
+ * resolved when the walk reaches it (resolve_inputs): one step per use,
+ * where rewriting every user at once would scan the graph per rewrite. */
+typedef struct Redirect {
+	int *to;    /* per value: replacement, or -1 */
+	int n;      /* values when made; later ones (new constants) are never
+	               redirected */
+} Redirect;
+
+static int find(Redirect *repl, int v)
 {
-	for (int i = 0; i < g->nnode; i++) {
-		Node *n = &g->node[i];
-		if (n->dead)
-			continue;
-		for (int k = 0; k < n->nin; k++)
-			if (n->in[k] == from)
-				n->in[k] = to;
+	int r = v;
+
+	if (v < 0 || v >= repl->n)
+		return v;
+	while (repl->to[r] >= 0)
+		r = repl->to[r];
+	while (repl->to[v] >= 0) {   /* shorten the path for the next look-up */
+		int next = repl->to[v];
+		repl->to[v] = r;
+		v = next;
 	}
+	return r;
+}
+
+static void resolve_inputs(Redirect *repl, Node *n)
+{
+	for (int k = 0; k < n->nin; k++)
+		n->in[k] = find(repl, n->in[k]);
+}
+
+/* Replace every use of value from by value to (not graph outputs). */
+static void replace_uses(Redirect *repl, int from, int to)
+{
+	if (from != to && from >= 0 && from < repl->n)
+		repl->to[from] = to;
 }
 
 static int same_type(const Value *a, const Value *b)
@@ -54,13 +81,13 @@ static int const_all(const Value *v, double x)
 
 /* Make the output of n an alias of value src: uses are redirected, unless
  * the output is a graph output (then nothing changes). */
-static int bypass(Graph *g, Node *n, int src)
+static int bypass(Graph *g, Redirect *repl, Node *n, int src)
 {
 	int out = n->out[0];
 
 	if (GV(g, out)->is_output || !same_type(GV(g, out), GV(g, src)))
 		return 0;
-	replace_uses(g, out, src);
+	replace_uses(repl, out, src);
 	n->dead = 1;
 	return 1;
 }
@@ -243,12 +270,131 @@ static int is_reshape_like(int op)
 	       op == OP_Unsqueeze;
 }
 
+/* A hash of what CSE compares: op, domain, inputs, which outputs exist,
+ * and the attributes (order-independent, as same_attrs is). */
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+	h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t hash_str(const char *s, int64_t n)
+{
+	uint64_t h = 14695981039346656037ull;   /* FNV-1a */
+
+	for (int64_t i = 0; s && (n < 0 ? s[i] != 0 : i < n); i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t node_hash(const Node *n)
+{
+	uint64_t h = mix(mix(mix(n->op, n->nin), n->nout), hash_str(n->domain, -1));
+	uint64_t at = 0;
+
+	for (int k = 0; k < n->nin; k++)
+		h = mix(h, (uint64_t)(int64_t)n->in[k]);
+	for (int k = 0; k < n->nout; k++)
+		h = mix(h, n->out[k] < 0);
+	for (int i = 0; i < n->nattr; i++) {
+		const Attr *a = &n->attr[i];
+		uint64_t x = mix(hash_str(a->name, -1), a->type);
+		switch (a->type) {
+		case AT_INT: x = mix(x, (uint64_t)a->i); break;
+		case AT_FLOAT: x = mix(x, (uint64_t)(int64_t)(a->f * 1e6)); break;
+		case AT_STRING: x = mix(x, hash_str(a->s, a->slen)); break;
+		case AT_INTS:
+			for (int j = 0; j < a->n; j++)
+				x = mix(x, (uint64_t)a->ints[j]);
+			break;
+		default: break;
+		}
+		at += x;
+	}
+	return mix(h, at);
+}
+
+static int cse_same(const Graph *g, const Node *m, const Node *n)
+{
+	int same = !m->dead && m->op == n->op && m->nin == n->nin &&
+	           m->nout == n->nout && !strcmp(m->domain, n->domain);
+
+	for (int k = 0; same && k < n->nin; k++)
+		same = m->in[k] == n->in[k];
+	for (int k = 0; same && k < n->nout; k++)
+		same = (m->out[k] < 0) == (n->out[k] < 0) &&
+		       (n->out[k] < 0 || !GV(g, n->out[k])->is_output);
+	return same && same_attrs(m, n);
+}
+
+/* CSE: a node equal to an earlier live one reuses its outputs.  Live
+ * nodes go into a hash table in node order; linear probing meets equal
+ * nodes in that order, so the earliest equal node is found, as a scan of
+ * all earlier nodes would. */
+static int cse(Ctx *c, Graph *g, Redirect *repl)
+{
+	size_t cap = 16, mask;
+	int *slot;
+	uint64_t *hs;
+
+	while (cap < 2 * (size_t)g->nnode + 2)
+		cap *= 2;
+	mask = cap - 1;
+	slot = malloc(sizeof(int) * cap);
+	hs = malloc(sizeof(uint64_t) * cap);
+	if (!slot || !hs) {
+		free(slot);
+		free(hs);
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < cap; i++)
+		slot[i] = -1;
+	for (int i = 0; i < g->nnode; i++) {
+		Node *n = &g->node[i];
+		uint64_t h;
+		size_t at;
+		int found = -1;
+		if (n->dead)
+			continue;
+		resolve_inputs(repl, n);
+		if (is_random(n->op))
+			continue;
+		h = node_hash(n);
+		for (at = h & mask; slot[at] >= 0; at = (at + 1) & mask)
+			if (hs[at] == h && cse_same(g, &g->node[slot[at]], n)) {
+				found = slot[at];
+				break;
+			}
+		if (found < 0) {
+			for (; slot[at] >= 0; at = (at + 1) & mask)
+				;
+			slot[at] = i;
+			hs[at] = h;
+			continue;
+		}
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0)
+				replace_uses(repl, n->out[k], g->node[found].out[k]);
+		n->dead = 1;
+	}
+	free(slot);
+	free(hs);
+	return BURN_OK;
+}
+
 int pass_simplify(Ctx *c, Graph *g)
 {
 	int *nuse = calloc(g->nval + 1, sizeof(int));
+	Redirect repl = { malloc(sizeof(int) * (g->nval + 1)), g->nval };
+	int rc;
 
-	if (!nuse)
+	if (!nuse || !repl.to) {
+		free(nuse);
+		free(repl.to);
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	for (int v = 0; v < g->nval; v++)
+		repl.to[v] = -1;
 	for (int i = 0; i < g->nnode; i++)
 		for (int k = 0; k < g->node[i].nin; k++)
 			if (g->node[i].in[k] >= 0)
@@ -259,10 +405,10 @@ int pass_simplify(Ctx *c, Graph *g)
 	for (int i = 0; i < g->nnode; i++) {
 		Node *n = &g->node[i];
 		const Value *a, *b;
-		int rc;
 
 		if (n->dead)
 			continue;
+		resolve_inputs(&repl, n);
 		switch (n->op) {
 		case OP_BatchNormalization:
 			c->node = n->name;
@@ -270,18 +416,20 @@ int pass_simplify(Ctx *c, Graph *g)
 			rc = fold_bn(c, g, n, nuse);
 			if (rc) {
 				free(nuse);
+				free(repl.to);
 				return rc;
 			}
 			c->node = c->op = NULL;
 			break;
 		case OP_Identity:
-			bypass(g, n, n->in[0]);
+			bypass(g, &repl, n, n->in[0]);
 			break;
 		case OP_Gemm:
 			c->node = n->name;
 			c->op = "Gemm";
 			if ((rc = pretranspose_gemm(c, g, n))) {
 				free(nuse);
+				free(repl.to);
 				return rc;
 			}
 			c->node = c->op = NULL;
@@ -289,25 +437,26 @@ int pass_simplify(Ctx *c, Graph *g)
 		case OP_Dropout: {
 			const Value *train = NIN(g, n, 2);
 			if (n->nout == 1 && (!train || (train->data && !value_get_i(train, 0))))
-				bypass(g, n, n->in[0]);
+				bypass(g, &repl, n, n->in[0]);
 			break;
 		}
 		case OP_Mul: case OP_Add: case OP_Sub: case OP_Div:
 			if (n->op == OP_Div && div_to_mul(c, g, n)) {
 				free(nuse);
+				free(repl.to);
 				return c->code;
 			}
 			a = NIN(g, n, 0);   /* after div_to_mul: g->val may have moved */
 			b = NIN(g, n, 1);
 			if ((n->op == OP_Mul || n->op == OP_Div) && const_all(b, 1))
-				bypass(g, n, n->in[0]);
+				bypass(g, &repl, n, n->in[0]);
 			else if (n->op == OP_Mul && const_all(a, 1))
-				bypass(g, n, n->in[1]);
+				bypass(g, &repl, n, n->in[1]);
 			else if ((n->op == OP_Add || n->op == OP_Sub) && const_all(b, 0) &&
 			         dtype_is_float(a->dtype) == dtype_is_float(b->dtype))
-				bypass(g, n, n->in[0]);
+				bypass(g, &repl, n, n->in[0]);
 			else if (n->op == OP_Add && const_all(a, 0))
-				bypass(g, n, n->in[1]);
+				bypass(g, &repl, n, n->in[1]);
 			break;
 		case OP_Transpose: {
 			const Value *x = NIN(g, n, 0);
@@ -326,7 +475,7 @@ int pass_simplify(Ctx *c, Graph *g)
 				comp[d] = p1[p2[d]];
 				ident &= comp[d] == d;
 			}
-			if (ident && bypass(g, n, p->in[0]))
+			if (ident && bypass(g, &repl, n, p->in[0]))
 				break;
 			if (!ident) {
 				Attr *at = (Attr *)node_attr(n, "perm");
@@ -345,7 +494,7 @@ int pass_simplify(Ctx *c, Graph *g)
 				Node *p = x->producer >= 0 ? &g->node[x->producer] : NULL;
 				if (p && !p->dead && is_reshape_like(p->op) &&
 				    same_type(NOUT(g, n, 0), NIN(g, p, 0))) {
-					bypass(g, n, p->in[0]);   /* reshape back: no-op */
+					bypass(g, &repl, n, p->in[0]);   /* reshape back: no-op */
 				} else if (p && !p->dead && p->op == OP_Reshape &&
 				           n->op == OP_Reshape) {
 					n->in[0] = p->in[0];      /* shape fully given by n */
@@ -355,28 +504,16 @@ int pass_simplify(Ctx *c, Graph *g)
 		}
 	}
 
-	/* CSE: a node equal to an earlier live one reuses its outputs */
-	for (int i = 0; i < g->nnode; i++) {
-		Node *n = &g->node[i];
-		if (n->dead || is_random(n->op))
-			continue;
-		for (int j = 0; j < i; j++) {
-			Node *m = &g->node[j];
-			int same = !m->dead && m->op == n->op && m->nin == n->nin &&
-			           m->nout == n->nout && !strcmp(m->domain, n->domain);
-			for (int k = 0; same && k < n->nin; k++)
-				same = m->in[k] == n->in[k];
-			for (int k = 0; same && k < n->nout; k++)
-				same = (m->out[k] < 0) == (n->out[k] < 0) &&
-				       (n->out[k] < 0 || !GV(g, n->out[k])->is_output);
-			if (!same || !same_attrs(m, n))
-				continue;
-			for (int k = 0; k < n->nout; k++)
-				if (n->out[k] >= 0)
-					replace_uses(g, n->out[k], m->out[k]);
-			n->dead = 1;
-			break;
-		}
+	rc = cse(c, g, &repl);
+	/* uses of a value rewritten after its users were walked: none by
+	 * construction, but resolving costs one step per use */
+	for (int i = 0; !rc && i < g->nnode; i++)
+		if (!g->node[i].dead)
+			resolve_inputs(&repl, &g->node[i]);
+	free(repl.to);
+	if (rc) {
+		free(nuse);
+		return rc;
 	}
 	free(nuse);
 	graph_compact(g);
