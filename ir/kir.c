@@ -116,17 +116,66 @@ reserved_name(const char *s)
 	return 0;
 }
 
+static size_t
+name_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;   /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return (size_t)h;
+}
+
 static int
 name_taken(const KProgram *p, const char *s)
 {
-	int i;
+	size_t m, i;
 
 	if (reserved_name(s))
 		return 1;
-	for (i = 0; i < p->nkernel; i++)
-		if (strcmp(p->kernel[i]->name, s) == 0)
+	if (!p->capnames)
+		return 0;
+	m = (size_t)p->capnames - 1;
+	for (i = name_hash(s) & m; p->names[i]; i = (i + 1) & m)
+		if (strcmp(p->names[i], s) == 0)
 			return 1;
 	return 0;
+}
+
+/* Rebuild p's name set with room for cap names. */
+static void
+names_rehash(KProgram *p, int cap)
+{
+	const char **t = arena_alloc(p->arena, sizeof *t * (size_t)cap);
+	size_t i, m = (size_t)cap - 1;
+
+	if (!t)
+		return;   /* out of memory: keep the old set */
+	memset(t, 0, sizeof *t * (size_t)cap);
+	for (int k = 0; k < p->nkernel; k++) {
+		for (i = name_hash(p->kernel[k]->name) & m; t[i]; i = (i + 1) & m)
+			;
+		t[i] = p->kernel[k]->name;
+	}
+	p->names = t;
+	p->capnames = cap;
+}
+
+/* Enter the name of a finished kernel into p's set, which is kept at most
+ * half full. */
+static void
+name_add(KProgram *p, const char *s)
+{
+	size_t m, i;
+
+	if (2 * (p->nkernel + 1) > p->capnames)
+		names_rehash(p, p->capnames ? 2 * p->capnames : 64);
+	if (p->nkernel + 1 >= p->capnames)
+		return;   /* out of memory: the name goes unrecorded */
+	m = (size_t)p->capnames - 1;
+	for (i = name_hash(s) & m; p->names[i]; i = (i + 1) & m)
+		;
+	p->names[i] = s;
 }
 
 /* A C identifier derived from name, unique among p's kernels.  The suffix
@@ -192,6 +241,7 @@ kb_finish(KB *kb)
 		                       p->nkernel, want);
 		p->capkernel = want;
 	}
+	name_add(p, k->name);
 	p->kernel[p->nkernel++] = k;
 	kb->k = NULL;
 	return k;

@@ -184,6 +184,10 @@ typedef struct KProgram {
 	 * own storage; see kprog_storage. */
 	int *alias;
 	int nalias;
+	/* The kernels' names, a hash set (open addressing, capnames a power
+	 * of two or 0), so that naming a kernel does not scan the others. */
+	const char **names;
+	int capnames;
 } KProgram;
 
 /* The value whose memory holds value v (follows alias chains). */
