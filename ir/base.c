@@ -21,6 +21,9 @@ burn_ctx_init(Ctx *c, const char *file)
 	c->limits.max_tensor_bytes = (int64_t)1 << 30;
 	c->limits.max_depth = 32;
 	c->limits.max_nodes = 1000000;
+	c->limits.max_fold_steps = (int64_t)1 << 24;
+	c->limits.max_fold_total = (int64_t)1 << 26;
+	c->limits.max_arena_bytes = (int64_t)4 << 30;
 }
 
 /*

@@ -44,6 +44,13 @@ typedef struct BurnLimits {
 	int64_t max_tensor_bytes; /* one tensor, constant or intermediate */
 	int max_depth;            /* nesting of subgraphs */
 	int max_nodes;            /* nodes in one graph */
+	/* Constant folding runs the kernel IR interpreter: these bound the
+	 * statements it executes (loop iterations included) for one node and
+	 * for the whole model.  A node over budget is not folded but compiled
+	 * as a kernel, like a node with an input that is not constant. */
+	int64_t max_fold_steps;
+	int64_t max_fold_total;
+	int64_t max_arena_bytes;  /* the planned arena of intermediates */
 } BurnLimits;
 
 /*

@@ -263,5 +263,10 @@ int kir_verify(Ctx *c, const KKernel *k);
  * buffers must be given; local ones are allocated by the interpreter).
  * Out-of-bounds accesses are checked and reported as BURN_ERR_INTERNAL. */
 int kir_interp(Ctx *c, const KKernel *k, void *const *bufs);
+/* kir_interp with a budget: *steps is the number of statements it may
+ * still execute (each loop iteration counts one) and is decreased by those
+ * executed.  When it runs out the result is BURN_ERR_LIMIT and no error is
+ * recorded in c: running out of budget is the caller's decision to take. */
+int kir_interp_budget(Ctx *c, const KKernel *k, void *const *bufs, int64_t *steps);
 
 #endif

@@ -57,8 +57,21 @@ typedef struct Interp {
 	KVal *memo;
 	uint64_t *stamp;   /* memo[e] valid when stamp[e] == gen */
 	uint64_t gen;
+	int64_t *steps;    /* budget left, or NULL */
 	int err;
 } Interp;
+
+/* One more statement or loop iteration: 1 when the budget has run out
+ * (in->err is BURN_ERR_LIMIT, unrecorded: see kir_interp_budget). */
+static int
+spend(Interp *in)
+{
+	if (!in->steps || --*in->steps >= 0)
+		return 0;
+	if (!in->err)
+		in->err = BURN_ERR_LIMIT;
+	return 1;
+}
 
 static int
 cls(int dt)
@@ -745,10 +758,14 @@ exec(Interp *in, KRef s)
 		const KNode *n = &k->node[s];
 		KVal v;
 		int64_t i;
+		if (spend(in))
+			return in->err;
 		switch (n->kind) {
 		case KS_FOR:
 			in->var[n->var].i = eval_root(in, n->a).i;
 			while (!in->err && in->var[n->var].i < eval_root(in, n->b).i) {
+				if (spend(in))
+					return in->err;
 				TRY(exec(in, n->body));
 				in->var[n->var].i++;
 			}
@@ -787,6 +804,12 @@ exec(Interp *in, KRef s)
 int
 kir_interp(Ctx *c, const KKernel *k, void *const *bufs)
 {
+	return kir_interp_budget(c, k, bufs, NULL);
+}
+
+int
+kir_interp_budget(Ctx *c, const KKernel *k, void *const *bufs, int64_t *steps)
+{
 	Interp in;
 	int i, rc;
 	size_t nn = (size_t)k->nnode;
@@ -797,6 +820,7 @@ kir_interp(Ctx *c, const KKernel *k, void *const *bufs)
 			return burn_fail(c, BURN_ERR_UNSUPPORTED,
 			                 "kir_interp %s: vector expressions", k->name);
 	memset(&in, 0, sizeof in);
+	in.steps = steps;
 	in.c = c;
 	in.k = k;
 	in.buf = calloc((size_t)k->nbuf + 1, sizeof *in.buf);

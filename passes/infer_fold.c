@@ -93,12 +93,17 @@ static int check_size(Ctx *c, const Value *v)
 }
 
 /* Run the kernels of node n with the interpreter and make its outputs
- * constants.  All inputs are constants. */
-static int fold(Ctx *c, Graph *g, Node *n)
+ * constants.  All inputs are constants.  The interpreter may execute at
+ * most --max-fold-steps statements for one node and --max-fold-total for
+ * the model (*left: what remains of that): a node over budget is left
+ * unfolded (returns BURN_OK with n alive) and becomes a kernel, so that a
+ * small model with a huge constant computation compiles in bounded time. */
+static int fold(Ctx *c, Graph *g, Node *n, int64_t *left)
 {
 	Arena tmp;
 	KProgram p;
 	Lower lw = { c, g, &p };
+	int64_t steps = c->limits.max_fold_steps < *left ? c->limits.max_fold_steps : *left;
 	int rc;
 
 	arena_init(&tmp);
@@ -125,14 +130,19 @@ static int fold(Ctx *c, Graph *g, Node *n)
 			}
 			bufs[b] = v->data;
 		}
-		if (!rc)
-			rc = kir_interp(c, kk, bufs);
+		if (!rc) {
+			int64_t before = steps;
+			rc = kir_interp_budget(c, kk, bufs, &steps);
+			*left -= before - (steps > 0 ? steps : 0);
+		}
 	}
 	arena_free(&tmp);
 	if (rc) {
 		for (int k = 0; k < n->nout; k++)
 			if (n->out[k] >= 0)
 				GV(g, n->out[k])->data = NULL;
+		if (rc == BURN_ERR_LIMIT && c->code == BURN_OK)
+			return BURN_OK;   /* over budget: compiled as a kernel */
 		return rc;
 	}
 	for (int k = 0; k < n->nout; k++) {
@@ -188,6 +198,8 @@ static int f8_op(int op)
 
 int pass_infer_fold(Ctx *c, Graph *g)
 {
+	int64_t left = c->limits.max_fold_total;
+
 	for (int i = 0; i < g->nin; i++)
 		TRY(check_size(c, GV(g, g->in[i])));
 	for (int i = 0; i < g->nval; i++)      /* constants: also empty ones */
@@ -235,8 +247,8 @@ int pass_infer_fold(Ctx *c, Graph *g)
 					GV(g, n->out[k])->kind = VK_CONST;
 					GV(g, n->out[k])->producer = -1;
 				}
-		} else if (foldable(g, n)) {
-			TRY(fold(c, g, n));
+		} else if (left > 0 && foldable(g, n)) {
+			TRY(fold(c, g, n, &left));
 		}
 		leave(c);
 	}

@@ -950,6 +950,13 @@ static int lower_lrn(Lower *lw, Node *n)
 		return burn_fail(c, BURN_ERR_INVALID, "size %lld", (long long)size);
 	N = x->dim[0];
 	C = x->dim[1];
+	/* the window is a loop of `size` steps per element: a window wider
+	 * than the channels on both sides reads nothing more, and no tensor
+	 * justifies more steps (size 2^62 would never end) */
+	if (size > 2 * C + 1)
+		return burn_fail(c, BURN_ERR_LIMIT, "attribute 'size' = %lld is wider "
+		                 "than the %lld channels can use (at most 2*C+1 = %lld)",
+		                 (long long)size, (long long)C, (long long)(2 * C + 1));
 	S = prod(x->dim, 2, x->rank);
 
 	lower_begin(lw, &kb, n);

@@ -45,12 +45,31 @@ static int by_off(const void *a, const void *b)
 }
 
 /* Every value gets at least one alignment unit, so that even an empty
- * value has an address of its own (kernels take restrict pointers). */
-static int64_t align_up(int64_t n)
+ * value has an address of its own (kernels take restrict pointers).
+ * Returns 1 on overflow. */
+static int align_up(int64_t n, int64_t *out)
 {
-	if (n <= 0)
-		return BURN_ARENA_ALIGN;
-	return (n + BURN_ARENA_ALIGN - 1) / BURN_ARENA_ALIGN * BURN_ARENA_ALIGN;
+	if (n <= 0) {
+		*out = BURN_ARENA_ALIGN;
+		return 0;
+	}
+	if (burn_add_ovf(n, BURN_ARENA_ALIGN - 1, &n))
+		return 1;
+	*out = n / BURN_ARENA_ALIGN * BURN_ARENA_ALIGN;
+	return 0;
+}
+
+/* Work allowed for the placement search (kernels scanned, placed values
+ * looked at) before the remaining values are stacked above the placed
+ * ones, which needs no search: the plan stays valid, only less tight, and
+ * planning stays linear whatever the live ranges a model makes. */
+#define PLAN_WORK ((int64_t)1 << 26)
+
+static int too_big(Ctx *c)
+{
+	return burn_fail(c, BURN_ERR_LIMIT, "the arena of intermediates needs more "
+	                 "than the limit --max-arena-bytes (%lld)",
+	                 (long long)c->limits.max_arena_bytes);
 }
 
 /*
@@ -121,7 +140,9 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 	char *is_weight = arena_alloc(a, g->nval + 1);
 	Item *it = NULL, **placed = NULL;
 	int nit = 0, rc = BURN_OK;
-	int64_t *live = NULL;
+	int64_t *live = NULL, work = 0;
+	/* per kernel, the placed items live there: a list through lnext */
+	int *head = NULL, *lnext = NULL, *litem = NULL, *stamp = NULL, nlist = 0, caplist = 0;
 
 	memset(out, 0, sizeof *out);
 	out->offset = arena_alloc(a, sizeof(int64_t) * (g->nval + 1));
@@ -134,11 +155,15 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 	}
 	it = calloc(g->nval + 1, sizeof *it);
 	placed = calloc(g->nval + 1, sizeof *placed);
-	live = calloc(p->nkernel + 1, sizeof *live);
-	if (!it || !placed || !live) {
+	live = calloc(p->nkernel + 2, sizeof *live);
+	head = malloc(sizeof(int) * (p->nkernel + 1));
+	stamp = malloc(sizeof(int) * (g->nval + 1));
+	if (!it || !placed || !live || !head || !stamp) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 		goto done;
 	}
+	for (int k = 0; k < p->nkernel; k++)
+		head[k] = -1;
 
 	/* live ranges */
 	for (int k = 0; k < p->nkernel; k++) {
@@ -163,40 +188,89 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 				it[nit].value = v;
 				it[nit].first = k;
 				it[nit].raw = value_nbytes(val);
-				it[nit].size = align_up(it[nit].raw);
+				if (it[nit].raw < 0 || align_up(it[nit].raw, &it[nit].size)) {
+					rc = too_big(c);
+					goto done;
+				}
 				nit++;
 			}
 			it[slot[v]].last = k;
 		}
 	}
 
-	/* lower bound: the most bytes live at any one kernel */
-	for (int i = 0; i < nit; i++)
-		for (int k = it[i].first; k <= it[i].last; k++)
-			live[k] += it[i].raw;
-	for (int k = 0; k < p->nkernel; k++)
+	/* lower bound: the most bytes live at any one kernel (a running sum
+	 * over the starts and ends of the live ranges) */
+	for (int i = 0; i < nit; i++) {
+		live[it[i].first] += it[i].raw;
+		live[it[i].last + 1] -= it[i].raw;
+	}
+	for (int k = 0; k < p->nkernel; k++) {
+		int64_t now;
+		if (burn_add_ovf(k ? live[k - 1] : 0, live[k], &now)) {
+			rc = too_big(c);
+			goto done;
+		}
+		live[k] = now;
 		if (live[k] > out->lower_bound)
 			out->lower_bound = live[k];
+	}
 
 	/* greedy by size */
 	qsort(it, nit, sizeof *it, by_size_desc);
+	for (int i = 0; i < nit; i++)
+		stamp[i] = -1;
 	for (int i = 0; i < nit; i++) {
 		int np = 0;
-		int64_t off = 0;
-		for (int j = 0; j < i; j++)
-			if (it[j].first <= it[i].last && it[i].first <= it[j].last)
-				placed[np++] = &it[j];
-		qsort(placed, np, sizeof *placed, by_off);
-		for (int j = 0; j < np; j++) {
-			if (placed[j]->off >= off + it[i].size)
-				break;          /* fits in the gap before placed[j] */
-			if (placed[j]->off + placed[j]->size > off)
-				off = placed[j]->off + placed[j]->size;
+		int64_t off = 0, end;
+		if (work <= PLAN_WORK) {
+			/* the placed values live at the same time as it[i] */
+			for (int k = it[i].first; k <= it[i].last; k++) {
+				work++;
+				for (int e = head[k]; e >= 0; e = lnext[e], work++) {
+					int j = litem[e];
+					if (stamp[j] == i)
+						continue;
+					stamp[j] = i;
+					placed[np++] = &it[j];
+				}
+			}
+			qsort(placed, np, sizeof *placed, by_off);
+			for (int j = 0; j < np; j++) {
+				if (placed[j]->off - off >= it[i].size)
+					break;          /* fits in the gap before placed[j] */
+				if (placed[j]->off + placed[j]->size > off)
+					off = placed[j]->off + placed[j]->size;
+			}
+			/* enter it[i] in the lists of the kernels where it lives */
+			for (int k = it[i].first; k <= it[i].last; k++, work++) {
+				if (nlist == caplist) {
+					int want = caplist ? 2 * caplist : 1024;
+					int *n2 = realloc(lnext, sizeof(int) * want);
+					int *i2 = n2 ? realloc(litem, sizeof(int) * want) : NULL;
+					if (n2)
+						lnext = n2;
+					if (!n2 || !i2) {
+						rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+						goto done;
+					}
+					litem = i2;
+					caplist = want;
+				}
+				litem[nlist] = i;
+				lnext[nlist] = head[k];
+				head[k] = nlist++;
+			}
+		} else {
+			off = out->arena_bytes;   /* above everything placed */
+		}
+		if (burn_add_ovf(off, it[i].size, &end) || end > c->limits.max_arena_bytes) {
+			rc = too_big(c);
+			goto done;
 		}
 		it[i].off = off;
 		out->offset[it[i].value] = off;
-		if (off + it[i].size > out->arena_bytes)
-			out->arena_bytes = off + it[i].size;
+		if (end > out->arena_bytes)
+			out->arena_bytes = end;
 	}
 	for (int v = 0; v < g->nval; v++)
 		if (kprog_storage(p, v) != v)
@@ -206,5 +280,9 @@ done:
 	free(it);
 	free(placed);
 	free(live);
+	free(head);
+	free(stamp);
+	free(lnext);
+	free(litem);
 	return rc;
 }

@@ -51,6 +51,10 @@ static const char usage[] =
 "                        (default 1 GiB)\n"
 "  --max-depth N         deepest nesting of subgraphs (default 32)\n"
 "  --max-nodes N         most nodes in one graph (default 1000000)\n"
+"  --max-fold-steps N    interpreter steps to fold one node (default 2^24);\n"
+"                        a node over it is compiled, not folded\n"
+"  --max-fold-total N    interpreter steps for all folding (default 2^26)\n"
+"  --max-arena-bytes N   largest arena of intermediates (default 4 GiB)\n"
 "\n"
 "check DIR...: each DIR holds model.onnx and test_data_set_N/input_K.pb,\n"
 "output_K.pb (the ONNX node-test layout), or holds such folders.  Each case\n"
@@ -433,7 +437,8 @@ int main(int argc, char **argv)
 	const char *dump = getenv("BURNCC_DUMP");
 	const Backend *be = backend_list[0];
 	int stats = 0, verify = 0, no_fuse = 0, nbind = 0;
-	int64_t lim[4] = { -1, -1, -1, -1 };  /* --max-*: file, tensor, depth, nodes */
+	/* --max-*: file, tensor, depth, nodes, fold steps, fold total, arena */
+	int64_t lim[7] = { -1, -1, -1, -1, -1, -1, -1 };
 	DimBind *bind = calloc(argc, sizeof *bind);
 	char prefix[128];
 	ReadSet rs = { 0 };
@@ -498,6 +503,12 @@ int main(int argc, char **argv)
 			lim[2] = limit_arg(a, ++i < argc ? argv[i] : NULL, 1000);
 		} else if (!strcmp(a, "--max-nodes")) {
 			lim[3] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT_MAX);
+		} else if (!strcmp(a, "--max-fold-steps")) {
+			lim[4] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
+		} else if (!strcmp(a, "--max-fold-total")) {
+			lim[5] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
+		} else if (!strcmp(a, "--max-arena-bytes")) {
+			lim[6] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
 		} else if (a[0] == '-' && a[1]) {
 			die_usage("unknown option", a);
 		} else if (model) {
@@ -528,6 +539,9 @@ int main(int argc, char **argv)
 	if (lim[1] > 0) c.limits.max_tensor_bytes = lim[1];
 	if (lim[2] > 0) c.limits.max_depth = (int)lim[2];
 	if (lim[3] > 0) c.limits.max_nodes = (int)lim[3];
+	if (lim[4] > 0) c.limits.max_fold_steps = lim[4];
+	if (lim[5] > 0) c.limits.max_fold_total = lim[5];
+	if (lim[6] > 0) c.limits.max_arena_bytes = lim[6];
 	{
 		CompileOpts o = { nbind, bind, verify, no_fuse, be->target };
 		if (burn_compile_file(&c, model, &o, &m)) {
