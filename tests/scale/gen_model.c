@@ -9,6 +9,9 @@
  *                                   make one kernel
  *   gen_model foldmm D OUT.onnx     y = A @ B of two constant f32[D,D]
  *   gen_model lrn SIZE OUT.onnx     LRN with attribute size = SIZE
+ *   gen_model bigplan N OUT.onnx    three Expands of f32[1] values to [N],
+ *                                   summed and reduced: three intermediates
+ *                                   of 4N bytes live at once in the arena
  *
  * The messages are protobuf-c structs packed to bytes, as in
  * tests/unit/test_onnx.c.  Exit status 0, or 1 with a message.
@@ -163,7 +166,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	kind = argv[1];
-	n = atol(argv[2]);
+	n = strtol(argv[2], NULL, 0);
 	onnx__graph_proto__init(&g);
 	g.name = "g";
 	if (!strcmp(kind, "relu") || !strcmp(kind, "reluneg") ||
@@ -224,6 +227,39 @@ main(int argc, char **argv)
 		out[0] = tensor_info("y", 4, d);
 		g.n_node = 1;
 		g.node = nodes;
+		g.n_input = 1;
+		g.input = in;
+		g.n_output = 1;
+		g.output = out;
+		return write_model(argv[3], &g);
+	} else if (!strcmp(kind, "bigplan")) {
+		int64_t d1[1] = { 1 }, ds[1] = { 1 }, dy[1] = { 1 };
+		Onnx__TensorProto *sh = calloc(1, sizeof *sh);
+		Onnx__NodeProto *nodes[8];
+		onnx__tensor_proto__init(sh);
+		sh->n_dims = 1;
+		sh->dims = ds;
+		sh->has_data_type = 1;
+		sh->data_type = 7;   /* INT64 */
+		sh->n_int64_data = 1;
+		sh->int64_data = malloc(sizeof(int64_t));
+		sh->int64_data[0] = n;
+		sh->name = "s";
+		init[0] = sh;
+		nodes[0] = node("Neg", "neg", 1, ins("x", NULL), "xn");
+		nodes[1] = node("Abs", "abs", 1, ins("x", NULL), "xa");
+		nodes[2] = node("Expand", "e1", 2, ins("x", "s"), "a");
+		nodes[3] = node("Expand", "e2", 2, ins("xn", "s"), "b");
+		nodes[4] = node("Expand", "e3", 2, ins("xa", "s"), "c");
+		nodes[5] = node("Add", "add1", 2, ins("a", "b"), "d");
+		nodes[6] = node("Add", "add2", 2, ins("d", "c"), "e");
+		nodes[7] = node("ReduceSum", "sum", 1, ins("e", NULL), "y");
+		in[0] = tensor_info("x", 1, d1);
+		out[0] = tensor_info("y", 1, dy);
+		g.n_node = 8;
+		g.node = nodes;
+		g.n_initializer = 1;
+		g.initializer = init;
 		g.n_input = 1;
 		g.input = in;
 		g.n_output = 1;
