@@ -140,7 +140,7 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 	char *is_weight = arena_alloc(a, g->nval + 1);
 	Item *it = NULL, **placed = NULL;
 	int nit = 0, rc = BURN_OK;
-	int64_t *live = NULL, work = 0;
+	int64_t *live = NULL, *gone = NULL, work = 0;
 	/* per kernel, the placed items live there: a list through lnext */
 	int *head = NULL, *lnext = NULL, *litem = NULL, *stamp = NULL, nlist = 0, caplist = 0;
 
@@ -156,9 +156,10 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 	it = calloc(g->nval + 1, sizeof *it);
 	placed = calloc(g->nval + 1, sizeof *placed);
 	live = calloc(p->nkernel + 2, sizeof *live);
+	gone = calloc(p->nkernel + 2, sizeof *gone);
 	head = malloc(sizeof(int) * (p->nkernel + 1));
 	stamp = malloc(sizeof(int) * (g->nval + 1));
-	if (!it || !placed || !live || !head || !stamp) {
+	if (!it || !placed || !live || !gone || !head || !stamp) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 		goto done;
 	}
@@ -198,21 +199,26 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 		}
 	}
 
-	/* lower bound: the most bytes live at any one kernel (a running sum
-	 * over the starts and ends of the live ranges) */
-	for (int i = 0; i < nit; i++) {
-		live[it[i].first] += it[i].raw;
-		live[it[i].last + 1] -= it[i].raw;
-	}
-	for (int k = 0; k < p->nkernel; k++) {
-		int64_t now;
-		if (burn_add_ovf(k ? live[k - 1] : 0, live[k], &now)) {
+	/* lower bound: the most bytes live at any one kernel, a running sum
+	 * of the bytes that start living at each kernel (live[]) less those
+	 * that stopped living before it (gone[]); every sum is checked */
+	for (int i = 0; i < nit; i++)
+		if (burn_add_ovf(live[it[i].first], it[i].raw, &live[it[i].first]) ||
+		    burn_add_ovf(gone[it[i].last + 1], it[i].raw, &gone[it[i].last + 1])) {
 			rc = too_big(c);
 			goto done;
 		}
-		live[k] = now;
-		if (live[k] > out->lower_bound)
-			out->lower_bound = live[k];
+	{
+		int64_t now = 0;
+		for (int k = 0; k < p->nkernel; k++) {
+			now -= gone[k];   /* they were counted in now: stays >= 0 */
+			if (burn_add_ovf(now, live[k], &now)) {
+				rc = too_big(c);
+				goto done;
+			}
+			if (now > out->lower_bound)
+				out->lower_bound = now;
+		}
 	}
 
 	/* greedy by size */
@@ -280,6 +286,7 @@ done:
 	free(it);
 	free(placed);
 	free(live);
+	free(gone);
 	free(head);
 	free(stamp);
 	free(lnext);
