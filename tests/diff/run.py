@@ -1,0 +1,407 @@
+#!/usr/bin/python3
+"""Differential tests: every graph compiled four ways, each result compared
+with a float64 reference (docs/NUMERICS.md).
+
+  run.py BUILD random [--graphs N] [--per-model K] [--seed S] [--jobs J]
+                      [--out DIR] [--time-limit SEC]
+  run.py BUILD sweep  [--jobs J]
+  run.py BUILD cases  DIR [--xfail FILE]
+
+The four ways ("variants"): generated C, fused (`burncc model.onnx`) and
+one kernel per node (`--no-fuse`), built with $CC and $BURNCC_CFLAGS
+(default -O1, as burncc check); and the same two kernel programs run by the kernel-IR
+interpreter (BUILD/tests/diff_interp).  The reference is ref.py, the
+tolerances numerics.py: one model, no per-case knobs.
+
+random: N graphs from seeds S, S+1, ... packed K to a model (gen.py), so
+one compile checks K graphs.  A model that disagrees is split into its
+subgraphs, and each failing subgraph is reduced (nodes cut into inputs
+holding their reference values, bypassed, outputs dropped) to a minimal
+case folder under --out (default BUILD/diff-failures), ready to become a
+regression case in tests/diff/cases.
+sweep: the op-level sweeps of sweep.py.
+cases: every case folder in DIR (model.onnx + test_data_set_0); the ones
+named in --xfail must fail (known bugs), the others must pass.
+
+Exit status 0 when everything agrees (and every xfail fails).
+"""
+import argparse
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import helper as h, numpy_helper as nh
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ref      # noqa: E402
+import gen      # noqa: E402
+
+VARIANTS = ['c-fused', 'c-nofuse', 'interp-fused', 'interp-nofuse']
+
+HARNESS = r'''
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include "model.h"
+static void *slurp(const char *p, int64_t want) {
+  FILE *f = fopen(p, "rb"); char *b = calloc(1, want + 16);
+  if (!f || !b || (want && fread(b, 1, want, f) != (size_t)want)) exit(11);
+  fclose(f); return b; }
+int main(int argc, char **argv) {
+  int nin = atoi(argv[1]), nout = atoi(argv[2]), i; char p[4096];
+  void **in = calloc(nin + 1, sizeof *in), **out = calloc(nout + 1, sizeof *out);
+  char *arena = malloc(MODEL_ARENA_BYTES + 2 * MODEL_ARENA_ALIGN);
+  if (!arena) return 13;
+  arena += MODEL_ARENA_ALIGN - (uintptr_t)arena % MODEL_ARENA_ALIGN;
+  (void)argc;
+  for (i = 0; i < nin; i++) { snprintf(p, sizeof p, "%s/in%d.bin", argv[3], i);
+    in[i] = slurp(p, model_inputs[i].bytes); }
+  for (i = 0; i < nout; i++) out[i] = calloc(1, model_outputs[i].bytes + 16);
+  if (model_run_v((const void *const *)in, out, arena)) return 14;
+  for (i = 0; i < nout; i++) { FILE *f; snprintf(p, sizeof p, "%s/out%d.bin", argv[4], i);
+    f = fopen(p, "wb");
+    if (!f || fwrite(out[i], 1, model_outputs[i].bytes, f) != (size_t)model_outputs[i].bytes) return 15;
+    fclose(f); }
+  return 0; }
+'''
+
+
+class Env:
+    def __init__(self, build):
+        self.burncc = os.path.join(build, 'burncc')
+        self.interp = os.path.join(build, 'tests', 'diff_interp')
+        self.cc = os.environ.get('CC') or 'cc'
+        self.cflags = (os.environ.get('BURNCC_CFLAGS') or '-O1').split()
+
+
+def np_of(dt):
+    return {'f32': np.float32, 'f64': np.float64, 'f16': np.float16,
+            'bf16': np.uint16, 'i64': np.int64, 'bool': np.bool_}[dt]
+
+
+def io_types(model):
+    ins = [(i.name, ref.DT[i.type.tensor_type.elem_type],
+            tuple(d.dim_value for d in i.type.tensor_type.shape.dim))
+           for i in model.graph.input]
+    outs = [(o.name, ref.DT[o.type.tensor_type.elem_type],
+             tuple(d.dim_value for d in o.type.tensor_type.shape.dim))
+            for o in model.graph.output]
+    return ins, outs
+
+
+def sh(cmd, cwd=None, timeout=600):
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=timeout)
+    return p.returncode, p.stdout.decode(errors='replace')
+
+
+def run_variants(env, wd, model, feeds, variants=VARIANTS):
+    """Run model on feeds every way; returns {variant: [arrays] or error}."""
+    os.makedirs(wd, exist_ok=True)
+    mpath = os.path.join(wd, 'model.onnx')
+    onnx.save(model, mpath)
+    ins, outs = io_types(model)
+    for k, (name, dt, shape) in enumerate(ins):
+        np.ascontiguousarray(feeds[name].astype(np_of(dt))).tofile(
+            os.path.join(wd, 'in%d.bin' % k))
+    res = {}
+    for var in variants:
+        od = os.path.join(wd, var)
+        os.makedirs(od, exist_ok=True)
+        nf = ['--no-fuse'] if var.endswith('nofuse') else []
+        if var.startswith('c-'):
+            rc, log = sh([env.burncc] + nf + [mpath, '-o', os.path.join(od, 'model.c')])
+            if rc == 0:
+                with open(os.path.join(od, 'harness.c'), 'w') as f:
+                    f.write(HARNESS)
+                rc, log = sh([env.cc, '-std=c99'] + env.cflags +
+                             ['-Wall', '-Werror', '-o', 'model', 'model.c', 'harness.c', '-lm'], cwd=od)
+                if rc:
+                    log = 'generated C does not build: ' + log
+            if rc == 0:
+                rc, log = sh(['./model', str(len(ins)), str(len(outs)), wd, od], cwd=od)
+                if rc:
+                    log = 'run: exit %d %s' % (rc, log)
+        else:
+            rc, log = sh([env.interp] + nf + [mpath, wd, od])
+        if rc:
+            res[var] = 'error: ' + log.strip().split('\n')[0][:300]
+            continue
+        arrs = []
+        for k, (name, dt, shape) in enumerate(outs):
+            a = np.fromfile(os.path.join(od, 'out%d.bin' % k), dtype=np_of(dt))
+            arrs.append(a.reshape(shape))
+        res[var] = arrs
+    return res
+
+
+def disagreements(model, feeds, res):
+    """[(output name, variant, message)] for every output of every variant
+    that differs from the reference."""
+    env = ref.evaluate(model, feeds)
+    ins, outs = io_types(model)
+    bad = []
+    for var, r in res.items():
+        if isinstance(r, str):
+            bad.append((None, var, r))
+            continue
+        for k, (name, dt, shape) in enumerate(outs):
+            rr = env[name]
+            got = r[k]
+            if dt == 'bf16':
+                continue
+            m = ref.compare(got, rr)
+            if m.any():
+                i = tuple(np.argwhere(m)[0])
+                bad.append((name, var, '%d of %d differ; first at %s: got %.9g, '
+                            'expected %.9g (bound %.3g)' % (
+                                int(m.sum()), m.size, list(map(int, i)), float(got[i]),
+                                float(rr.v[i]), float(rr.e[i]))))
+    return bad
+
+
+# ---- subgraphs and reduction ----------------------------------------------
+
+def submodel(model, feeds, keep_out):
+    """The part of model that computes the outputs keep_out (names)."""
+    g = model.graph
+    need = set(keep_out)
+    nodes = []
+    for n in reversed(g.node):
+        if any(o in need for o in n.output):
+            nodes.append(n)
+            need.update(i for i in n.input if i)
+    nodes.reverse()
+    inputs = [i for i in g.input if i.name in need]
+    inits = [t for t in g.initializer if t.name in need]
+    outputs = [o for o in g.output if o.name in keep_out]
+    m = h.make_model(h.make_graph(nodes, g.name, inputs, outputs, inits),
+                     opset_imports=model.opset_import, producer_name='burncc-diff')
+    m.ir_version = model.ir_version
+    return m, {i.name: feeds[i.name] for i in inputs}
+
+
+def cut(model, feeds, node_index, renv):
+    """Replace node node_index by graph inputs holding its outputs'
+    reference values (rounded to their types)."""
+    g = model.graph
+    n = g.node[node_index]
+    nodes = [x for i, x in enumerate(g.node) if i != node_index]
+    inputs = list(g.input)
+    feeds = dict(feeds)
+    for o in n.output:
+        r = renv[o]
+        if not r.isfloat() and r.dt != 'bool':
+            return None
+        if r.dt == 'bf16' or np.any(r.u):
+            return None
+        a = r.v.astype(np_of(r.dt))
+        inputs.append(h.make_tensor_value_info(o, onnx.helper.np_dtype_to_tensor_dtype(a.dtype)
+                                               if hasattr(onnx.helper, 'np_dtype_to_tensor_dtype')
+                                               else onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype],
+                                               list(a.shape)))
+        feeds[o] = a
+    outs = [x.name for x in g.output]
+    m = h.make_model(h.make_graph(nodes, g.name, inputs, list(g.output), list(g.initializer)),
+                     opset_imports=model.opset_import, producer_name='burncc-diff')
+    m.ir_version = model.ir_version
+    if any(o.name in [i.name for i in inputs] for o in g.output):
+        return None
+    return submodel(m, feeds, outs)
+
+
+def fails(env, wd, model, feeds):
+    try:
+        res = run_variants(env, wd, model, feeds)
+        return disagreements(model, feeds, res)
+    except (KeyError, ValueError):   # a candidate the reference cannot run
+        return None
+
+
+def reduce_case(env, wd, model, feeds, bad):
+    """Shrink a failing model while it still disagrees the same way (same
+    variants failing, no new kind of error)."""
+    def sig(b):
+        return sorted(set(v for _, v, _ in b)) if b else None
+    want = sig(bad)
+    # one failing output
+    for name in sorted(set(n for n, _, _ in bad if n)):
+        m, f = submodel(model, feeds, [name])
+        b = fails(env, wd, m, f)
+        if b and sig(b) == want:
+            model, feeds, bad = m, f, b
+            break
+    changed = True
+    while changed:
+        changed = False
+        renv = ref.evaluate(model, feeds)
+        for i in range(len(model.graph.node)):
+            c = cut(model, feeds, i, renv)
+            if c is None:
+                continue
+            b = fails(env, wd, c[0], c[1])
+            if b and sig(b) == want:
+                model, feeds, bad = c[0], c[1], b
+                changed = True
+                break
+    return model, feeds, bad
+
+
+def write_case(folder, model, feeds, note):
+    """A case folder in the ONNX node-test layout; outputs are the
+    reference rounded to their types (burncc check reads it too)."""
+    os.makedirs(os.path.join(folder, 'test_data_set_0'), exist_ok=True)
+    onnx.save(model, os.path.join(folder, 'model.onnx'))
+    ins, outs = io_types(model)
+    renv = ref.evaluate(model, feeds)
+    for k, (name, dt, shape) in enumerate(ins):
+        t = nh.from_array(feeds[name].astype(np_of(dt)), name)
+        with open(os.path.join(folder, 'test_data_set_0', 'input_%d.pb' % k), 'wb') as f:
+            f.write(t.SerializeToString())
+    for k, (name, dt, shape) in enumerate(outs):
+        t = nh.from_array(renv[name].v.astype(np_of(dt)), name)
+        with open(os.path.join(folder, 'test_data_set_0', 'output_%d.pb' % k), 'wb') as f:
+            f.write(t.SerializeToString())
+    with open(os.path.join(folder, 'NOTE'), 'w') as f:
+        f.write(note + '\n')
+    with open(os.path.join(folder, 'model.txt'), 'w') as f:
+        f.write(onnx.helper.printable_graph(model.graph) + '\n')
+
+
+# ---- modes ------------------------------------------------------------------
+
+def one_model(args):
+    """Worker: generate, run and check one model; reduce what fails."""
+    build, seed, per, out, exclude = args
+    env = Env(build)
+    wd = tempfile.mkdtemp(prefix='burncc-diff-')
+    try:
+        model, feeds, graphs = gen.make_model(seed, per, exclude)
+        res = run_variants(env, wd, model, feeds)
+        bad = disagreements(model, feeds, res)
+        found = []
+        if bad:
+            prefixes = sorted(set(n.split('_')[0] + '_' for n, _, _ in bad if n)) or \
+                [p for p, _ in graphs]
+            for p in prefixes[:4]:
+                outs = [o.name for o in model.graph.output if o.name.startswith(p)]
+                m, f = submodel(model, feeds, outs)
+                b = fails(env, wd, m, f)
+                if not b:
+                    found.append((p, 'fails only inside the whole model', bad[:3], None))
+                    continue
+                m, f, b = reduce_case(env, wd, m, f, b)
+                folder = os.path.join(out, 'seed%d_%s' % (seed, p.rstrip('_')))
+                note = 'seed %d graph %s: %s' % (seed, p, '; '.join(
+                    '%s %s: %s' % (v, n, msg) for n, v, msg in b[:4]))
+                write_case(folder, m, f, note)
+                found.append((p, note, b[:3], folder))
+        return seed, len(graphs), bad, found
+    finally:
+        shutil.rmtree(wd, ignore_errors=True)
+
+
+def mode_random(a):
+    out = a.out or os.path.join(a.build, 'diff-failures')
+    nmodels = (a.graphs + a.per_model - 1) // a.per_model
+    jobs = [(a.build, a.seed + i, min(a.per_model, a.graphs - i * a.per_model), out,
+             tuple(a.exclude)) for i in range(nmodels)]
+    t0 = time.time()
+    ngraphs, nbad = 0, 0
+    with multiprocessing.Pool(a.jobs) as pool:
+        for seed, n, bad, found in pool.imap_unordered(one_model, jobs):
+            ngraphs += n
+            if bad:
+                nbad += 1
+                print('DISAGREE seed %d: %d outputs' % (seed, len(bad)))
+                for p, note, b, folder in found:
+                    print('  %s -> %s' % (note, folder or '(not reduced)'))
+            if a.time_limit and time.time() - t0 > a.time_limit:
+                pool.terminate()
+                break
+    dt = time.time() - t0
+    print('%d graphs in %d models, %s, %.0f s: %d models disagree' % (
+        ngraphs, nmodels, ', '.join(VARIANTS), dt, nbad))
+    return 1 if nbad else 0
+
+
+def load_case(folder):
+    model = onnx.load(os.path.join(folder, 'model.onnx'))
+    feeds = {}
+    for k, i in enumerate(model.graph.input):
+        t = onnx.TensorProto()
+        with open(os.path.join(folder, 'test_data_set_0', 'input_%d.pb' % k), 'rb') as f:
+            t.ParseFromString(f.read())
+        feeds[i.name] = nh.to_array(t)
+    return model, feeds
+
+
+def mode_cases(a):
+    xfail = {}
+    if a.xfail:
+        for line in open(a.xfail):
+            line = line.strip()
+            if line and not line.startswith('#'):
+                name, _, why = line.partition(' ')
+                xfail[name] = why.strip()
+    env = Env(a.build)
+    folders = sorted(d for d in os.listdir(a.dir)
+                     if os.path.exists(os.path.join(a.dir, d, 'model.onnx')))
+    rc = 0
+    for d in folders:
+        model, feeds = load_case(os.path.join(a.dir, d))
+        wd = tempfile.mkdtemp(prefix='burncc-diff-')
+        try:
+            bad = disagreements(model, feeds, run_variants(env, wd, model, feeds))
+        finally:
+            shutil.rmtree(wd, ignore_errors=True)
+        if d in xfail:
+            if bad:
+                print('XFAIL %s: %s' % (d, xfail[d]))
+            else:
+                print('XPASS %s: fixed? remove it from the xfail list' % d)
+                rc = 1
+        elif bad:
+            print('FAIL %s: %s' % (d, '; '.join('%s %s: %s' % (v, n, m) for n, v, m in bad[:4])))
+            rc = 1
+        else:
+            print('PASS %s' % d)
+    return rc
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('build')
+    p.add_argument('mode', choices=['random', 'sweep', 'cases'])
+    p.add_argument('dir', nargs='?')
+    p.add_argument('--graphs', type=int, default=5000)
+    p.add_argument('--per-model', type=int, default=200)
+    p.add_argument('--seed', type=int, default=1)
+    p.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
+    p.add_argument('--out')
+    p.add_argument('--xfail')
+    p.add_argument('--time-limit', type=float, default=0)
+    p.add_argument('--exclude', action='append', default=list(gen.KNOWN_BAD),
+                   help='an op the generator must not emit (repeatable; '
+                   'default: the ops with open bugs, gen.KNOWN_BAD)')
+    p.add_argument('--all-ops', action='store_const', const=[], dest='exclude',
+                   help='emit every op, also those with open bugs')
+    a = p.parse_args()
+    a.build = os.path.abspath(a.build)
+    if a.mode == 'random':
+        return mode_random(a)
+    if a.mode == 'cases':
+        return mode_cases(a)
+    import sweep
+    return sweep.main(a, sys.modules[__name__])
+
+
+if __name__ == '__main__':
+    sys.exit(main())
