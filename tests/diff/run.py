@@ -363,7 +363,8 @@ def mode_cases(a):
             shutil.rmtree(wd, ignore_errors=True)
         if d in xfail:
             if bad:
-                print('XFAIL %s: %s' % (d, xfail[d]))
+                print('XFAIL %s: %s\n  %s' % (d, xfail[d], '; '.join(
+                    '%s %s: %s' % (v, n, m) for n, v, m in bad[:2])))
             else:
                 print('XPASS %s: fixed? remove it from the xfail list' % d)
                 rc = 1

@@ -1,0 +1,1 @@
+ByJ4PHC4PGC4P>Ch ÂB
