@@ -4,7 +4,10 @@
 #   make build  configure and build into build/
 #   make test-sanitize  the whole suite under ASan+UBSan+LSan, in build-san/
 #   make fuzz   build the libFuzzer targets in build-fuzz/, run each
-#               FUZZ_SECONDS (default 60); see docs/RELIABILITY.md
+#               FUZZ_SECONDS (default 60); see docs/RELIABILITY.md; then
+#               random graphs of the differential tests for FUZZ_SECONDS
+#               from a fresh seed, reduced to build/diff-failures/ when
+#               they disagree (docs/NUMERICS.md)
 BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 
@@ -40,9 +43,11 @@ test-sanitize: setup
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS)
 
-fuzz: setup
+fuzz: setup build
 	@sh tools/setup.sh fuzz
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+	@sh tests/diff/run.sh $(BUILD) random --graphs 1000000 --seed $$(date +%s) \
+		--time-limit $(FUZZ_SECONDS) --out $(BUILD)/diff-failures
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)

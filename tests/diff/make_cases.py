@@ -79,6 +79,17 @@ def main():
           'w': rng.uniform(0, 1, (2, 256, 1, 1)).astype(np.float16),
           'b': f32(0.8535, 0.9502).astype(np.float16)},
          [('y', np.float16, (1, 2, 3, 3))])
+    # -- found by the random graphs, seed 4 graph g192 (reduced)
+    case('cast_f16_of_fused_row',
+         'A Cast to f16 of a reduction row inside a fused group does not '
+         'compile: "kir k_fused_reduce: bad var row dtype" (fused only)',
+         [h.make_node('ReduceSumSquare', ['x'], ['r'], axes=[0, 1], keepdims=1),
+          h.make_node('Cast', ['r'], ['h'], to=T.FLOAT16),
+          h.make_node('Cast', ['h'], ['f'], to=T.FLOAT),
+          h.make_node('Add', ['f', 'b'], ['y'])],
+         {'x': np.random.default_rng(192).standard_normal((9, 2, 3, 16)).astype(np.float32),
+          'b': np.random.default_rng(193).standard_normal((1, 1, 3, 16)).astype(np.float32)},
+         [('y', np.float32, (1, 1, 3, 16))])
     # -- passing guards: what the reference had to learn, kept as cases
     case('sigmoid_tails',
          'Sigmoid far out in both tails (no cancellation in 1 + tanh)',

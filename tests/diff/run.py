@@ -28,11 +28,14 @@ Exit status 0 when everything agrees (and every xfail fails).
 import argparse
 import multiprocessing
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+
+import warnings
 
 import numpy as np
 import onnx
@@ -41,6 +44,10 @@ from onnx import helper as h, numpy_helper as nh
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ref      # noqa: E402
 import gen      # noqa: E402
+
+# overflow, NaN and inf are what the tests are about: no warnings for them
+np.seterr(all='ignore')
+warnings.filterwarnings('ignore', category=RuntimeWarning)
 
 VARIANTS = ['c-fused', 'c-nofuse', 'interp-fused', 'interp-nofuse']
 
@@ -216,6 +223,21 @@ def cut(model, feeds, node_index, renv):
     return submodel(m, feeds, outs)
 
 
+def error_graphs(model, bad):
+    """The graphs named by compile errors: burncc's messages name the node,
+    "node 'Cast_856'" (ONNX name, or op and index when it has none)."""
+    out = []
+    for _, _, msg in bad:
+        m = re.search(r"node '([^']*)'", msg)
+        if not m:
+            continue
+        for i, n in enumerate(model.graph.node):
+            if m.group(1) in (n.name, '%s_%d' % (n.op_type, i)):
+                out.append(n.output[0].split('_')[0] + '_')
+                break
+    return sorted(set(out))
+
+
 def fails(env, wd, model, feeds):
     try:
         res = run_variants(env, wd, model, feeds)
@@ -287,14 +309,18 @@ def one_model(args):
         bad = disagreements(model, feeds, res)
         found = []
         if bad:
-            prefixes = sorted(set(n.split('_')[0] + '_' for n, _, _ in bad if n)) or \
-                [p for p, _ in graphs]
+            prefixes = sorted(set(n.split('_')[0] + '_' for n, _, _ in bad if n))
+            prefixes += [p for p in error_graphs(model, bad) if p not in prefixes]
+            prefixes = prefixes or [p for p, _ in graphs]
             for p in prefixes[:4]:
                 outs = [o.name for o in model.graph.output if o.name.startswith(p)]
                 m, f = submodel(model, feeds, outs)
                 b = fails(env, wd, m, f)
                 if not b:
-                    found.append((p, 'fails only inside the whole model', bad[:3], None))
+                    mine = [x for x in bad if x[0] and x[0].startswith(p)]
+                    found.append((p, 'graph %s fails only inside the whole model: %s' % (
+                        p, '; '.join('%s %s: %s' % (v, n, msg) for n, v, msg in mine[:4])),
+                        mine[:3], None))
                     continue
                 m, f, b = reduce_case(env, wd, m, f, b)
                 folder = os.path.join(out, 'seed%d_%s' % (seed, p.rstrip('_')))

@@ -1,0 +1,1 @@
+ByJÀwXA—gžAýà=Aª³fA‡A»²´A5›A¾ò;A	”üA>óAïEßA|È}A¾âvA×'A„ÐˆAî¬ AQ\A™ú<Aü#¢AÇŠYAwó£AN	 A`0ŸA€wÉAÎÕ©AÔcÉAtÔA¨xAÍ;AFAºájAÁ‘A.ÕAú"`A€\wA7š³AÚ3cAudcA2„¡A3_—A¸ìJAÏÒAä-¥AÇé˜A¥ØJAò÷UAl[¢AÕA
