@@ -15,9 +15,9 @@ tolerances numerics.py: one model, no per-case knobs.
 
 random: N graphs from seeds S, S+1, ... packed K to a model (gen.py), so
 one compile checks K graphs.  A model that disagrees is split into its
-subgraphs, and each failing subgraph is reduced (nodes cut into inputs
-holding their reference values, bypassed, outputs dropped) to a minimal
-case folder under --out (default BUILD/diff-failures), ready to become a
+subgraphs, and each failing subgraph is reduced (outputs dropped, nodes
+cut into inputs holding their reference values, inputs made smaller one
+dimension at a time) to a minimal case folder under --out (default BUILD/diff-failures), ready to become a
 regression case in tests/diff/cases.
 sweep: the op-level sweeps of sweep.py.
 cases: every case folder in DIR (model.onnx + test_data_set_0); the ones
@@ -272,6 +272,51 @@ def reduce_case(env, wd, model, feeds, bad):
                 model, feeds, bad = c[0], c[1], b
                 changed = True
                 break
+    m, f, b = shrink_shapes(env, wd, model, feeds, want, sig)
+    if b:
+        model, feeds, bad = m, f, b
+    return model, feeds, bad
+
+
+def reshape_io(model, feeds, name, arr):
+    """model and feeds with input name holding arr (a smaller shape); the
+    outputs' declared shapes follow from the reference.  None when the
+    graph does not take the new shape (a Reshape's constant, a MatMul's
+    inner dimension)."""
+    feeds = dict(feeds)
+    feeds[name] = arr
+    try:
+        env = ref.evaluate(model, feeds)
+    except (KeyError, ValueError, IndexError):
+        return None
+    g = model.graph
+    ins = [h.make_tensor_value_info(i.name, i.type.tensor_type.elem_type,
+                                    list(feeds[i.name].shape)) for i in g.input]
+    outs = [h.make_tensor_value_info(o.name, o.type.tensor_type.elem_type,
+                                     list(env[o.name].v.shape)) for o in g.output]
+    m = h.make_model(h.make_graph(list(g.node), g.name, ins, outs, list(g.initializer)),
+                     opset_imports=model.opset_import, producer_name='burncc-diff')
+    m.ir_version = model.ir_version
+    return m, feeds
+
+
+def shrink_shapes(env, wd, model, feeds, want, sig):
+    """Make the inputs smaller, one dimension at a time (to 1, or half),
+    while the model still fails the same way."""
+    bad = None
+    for i in model.graph.input:
+        for d in range(feeds[i.name].ndim):
+            for n in (1, feeds[i.name].shape[d] // 2):
+                a = feeds[i.name]
+                if n < 1 or n >= a.shape[d]:
+                    continue
+                c = reshape_io(model, feeds, i.name, np.take(a, range(n), axis=d))
+                if c is None:
+                    continue
+                b = fails(env, wd, c[0], c[1])
+                if b and sig(b) == want:
+                    model, feeds, bad = c[0], c[1], b
+                    break
     return model, feeds, bad
 
 
