@@ -388,6 +388,8 @@ def mode_random(a):
     with multiprocessing.Pool(a.jobs) as pool:
         for seed, n, bad, found in pool.imap_unordered(one_model, jobs):
             ngraphs += n
+            print('seed %d: %d graphs, %s (%.0f s)' % (seed, n, 'DISAGREE' if bad else 'agree',
+                                                     time.time() - t0), flush=True)
             if bad:
                 nbad += 1
                 print('DISAGREE seed %d: %d outputs' % (seed, len(bad)))
