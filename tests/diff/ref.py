@@ -288,7 +288,6 @@ def _node(node, ins):
         'Softsign': (lambda a: a / (1 + np.abs(a)), None),
         'Identity': (lambda a: a, None),
         'Mish': (lambda a: a * np.tanh(_softplus(a)), None),
-        'HardSwish': (lambda a: a * np.clip(a / 6 + 0.5, 0, 1), None),
     }
     if op in un:
         f, disc = un[op]
@@ -305,9 +304,19 @@ def _node(node, ins):
         al = at.get('alpha', 1.67326319217681884765625)
         ga = at.get('gamma', 1.05070102214813232421875)
         return [_unary(op, lambda a: ga * np.where(a <= 0, al * np.expm1(np.minimum(a, 0)), a), x)]
-    if op == 'HardSigmoid':
-        al, be = at.get('alpha', 0.2), at.get('beta', 0.5)
-        return [_unary(op, lambda a: np.clip(al * a + be, 0, 1), x)]
+    if op in ('HardSigmoid', 'HardSwish'):
+        # ONNX defines both through t = alpha x + beta with float
+        # attributes (HardSwish: alpha = float(1/6)); an f32 t rounds
+        # twice, which the cancellation near t = 0 magnifies
+        al = at.get('alpha', 0.2) if op == 'HardSigmoid' else float(np.float32(1 / 6))
+        be = at.get('beta', 0.5) if op == 'HardSigmoid' else 0.5
+        f = (lambda a: np.clip(al * a + be, 0, 1)) if op == 'HardSigmoid' else \
+            (lambda a: a * np.clip(al * a + be, 0, 1))
+        y = _unary(op, f, x)
+        c = N.COMPUTE[x.dt]
+        inner = N.UNIT[c] * (np.abs(al * x.v) + abs(be)) * ((al * x.v + be > 0) & (al * x.v + be < 1))
+        y.e = y.e + (inner if op == 'HardSigmoid' else np.abs(x.v) * inner)
+        return [y]
     if op == 'Clip':
         lo = ins[1].v if len(ins) > 1 and ins[1] is not None else -np.inf
         hi = ins[2].v if len(ins) > 2 and ins[2] is not None else np.inf
