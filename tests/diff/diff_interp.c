@@ -2,11 +2,12 @@
  * diff_interp.c - run a whole compiled model through the kernel-IR
  * interpreter, for the differential tests (tests/diff, docs/NUMERICS.md).
  *
- *	diff_interp [--no-fuse] MODEL.onnx INDIR OUTDIR
+ *	diff_interp [--no-fuse] [--target NAME] MODEL.onnx INDIR OUTDIR
  *
  * reads INDIR/in0.bin, INDIR/in1.bin, ... (raw little-endian elements of each
  * graph input, in ONNX order), compiles the model exactly as `burncc` does
- * (fused, or one kernel per node with --no-fuse), runs every kernel in
+ * (fused, or one kernel per node with --no-fuse; for the target NAME, also
+ * one that has no renderer yet, such as gpu), runs every kernel in
  * program order with kir_interp and writes OUTDIR/out0.bin, ... (raw outputs).
  *
  * Memory is one zeroed block per storage value (kprog_storage), not the
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tools/compile.h"
+#include "targets/target.h"
 
 static void *
 slurp(const char *path, int64_t want)
@@ -56,12 +58,22 @@ main(int argc, char **argv)
 	int64_t *need;
 	int a = 1, rc = 1;
 
-	if (argc > 1 && !strcmp(argv[1], "--no-fuse")) {
-		o.no_fuse = 1;
-		a++;
+	for (;;) {
+		if (argc > a && !strcmp(argv[a], "--no-fuse")) {
+			o.no_fuse = 1;
+			a++;
+		} else if (argc > a + 1 && !strcmp(argv[a], "--target")) {
+			if (!(o.target = target_find(argv[a + 1]))) {
+				fprintf(stderr, "diff_interp: no target '%s'\n", argv[a + 1]);
+				return 2;
+			}
+			a += 2;
+		} else {
+			break;
+		}
 	}
 	if (argc != a + 3) {
-		fprintf(stderr, "usage: diff_interp [--no-fuse] MODEL.onnx INDIR OUTDIR\n");
+		fprintf(stderr, "usage: diff_interp [--no-fuse] [--target NAME] MODEL.onnx INDIR OUTDIR\n");
 		return 2;
 	}
 	model = argv[a];

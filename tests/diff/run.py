@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Differential tests: every graph compiled four ways, each result compared
+"""Differential tests: every graph compiled five ways, each result compared
 with a float64 reference (docs/NUMERICS.md).
 
   run.py BUILD random [--graphs N] [--per-model K] [--seed S] [--jobs J]
@@ -7,10 +7,11 @@ with a float64 reference (docs/NUMERICS.md).
   run.py BUILD sweep  [--jobs J]
   run.py BUILD cases  DIR [--xfail FILE]
 
-The four ways ("variants"): generated C, fused (`burncc model.onnx`) and
+The five ways ("variants"): generated C, fused (`burncc model.onnx`) and
 one kernel per node (`--no-fuse`), built with $CC and $BURNCC_CFLAGS
-(default -O1, as burncc check); and the same two kernel programs run by the kernel-IR
-interpreter (BUILD/tests/diff_interp).  The reference is ref.py, the
+(default -O1, as burncc check); the same two kernel programs run by the
+kernel-IR interpreter (BUILD/tests/diff_interp); and the fused program
+lowered for the gpu target (no renderer yet) run by the interpreter.  The reference is ref.py, the
 tolerances numerics.py: one model, no per-case knobs.
 
 random: N graphs from seeds S, S+1, ... packed K to a model (gen.py), so
@@ -49,7 +50,9 @@ import gen      # noqa: E402
 np.seterr(all='ignore')
 warnings.filterwarnings('ignore', category=RuntimeWarning)
 
-VARIANTS = ['c-fused', 'c-nofuse', 'interp-fused', 'interp-nofuse']
+# interp-gpu: the kernels as lowered and scheduled for the gpu target
+# (its tiles and limits), which has no renderer yet, run by the interpreter
+VARIANTS = ['c-fused', 'c-nofuse', 'interp-fused', 'interp-nofuse', 'interp-gpu']
 
 HARNESS = r'''
 #include <stdio.h>
@@ -136,7 +139,8 @@ def run_variants(env, wd, model, feeds, variants=VARIANTS):
                 if rc:
                     log = 'run: exit %d %s' % (rc, log)
         else:
-            rc, log = sh([env.interp] + nf + [mpath, wd, od])
+            tg = ['--target', 'gpu'] if var.endswith('gpu') else []
+            rc, log = sh([env.interp] + nf + tg + [mpath, wd, od])
         if rc:
             res[var] = 'error: ' + log.strip().split('\n')[0][:300]
             continue
