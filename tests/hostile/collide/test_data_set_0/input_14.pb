@@ -1,0 +1,1 @@
+BÎpppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp-firstJqõU>%Õx?½pk=©¨µ¿F¤?ñü?

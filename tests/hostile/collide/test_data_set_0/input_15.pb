@@ -1,0 +1,1 @@
+Bœpppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp-secondJ.~`ø◊˝ê=B$ßªÇXƒ=QäDΩ‰≤≠?

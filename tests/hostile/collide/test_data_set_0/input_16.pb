@@ -1,0 +1,1 @@
+BÎpppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp.firstJ$‹?,˜ž¿ˆAÅ?°îÓ<Jqš¿&“>

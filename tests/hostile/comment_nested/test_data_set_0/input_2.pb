@@ -1,0 +1,1 @@
+B/ starts with slashJ~6‰? z?$£†?±~´¿Æo}¾´¿

@@ -1,0 +1,2 @@
+B\\\
+#error splicedJ–8±¿K›¿ßKƒ¿Yè¿j‹X¿ÍÇ?
