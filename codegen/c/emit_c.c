@@ -14,6 +14,8 @@
  * big-endian target.
  */
 #include <ctype.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "emit_c.h"
@@ -32,32 +34,6 @@ void c_ident(const char *s, char *buf, size_t n)
 	buf[j] = 0;
 }
 
-/*
- * s (a name from the model, or a path) made safe inside a C block comment,
- * into buf: the pairs that would end or open a comment (star-slash,
- * slash-star) or start a trigraph (two question marks) have their second
- * character written as \xNN, and so has every byte that is not printable
- * ASCII (a newline, an escape sequence).  Without this, a value whose name
- * holds a star-slash ends the comment and puts its code into the
- * generated C.  Returns buf; long names are cut.
- */
-static const char *comment_safe(const char *s, char *buf, size_t n)
-{
-	size_t j = 0;
-
-	for (; s && *s && j + 5 < n; s++) {
-		unsigned char ch = (unsigned char)*s;
-		char last = j ? buf[j - 1] : 0;   /* pairs form in what is written */
-		if (ch < 0x20 || ch > 0x7e || (last == '*' && ch == '/') ||
-		    (last == '/' && ch == '*') || (last == '?' && ch == '?'))
-			j += (size_t)snprintf(buf + j, n - j, "\\x%02x", ch);
-		else
-			buf[j++] = (char)ch;
-	}
-	buf[j] = 0;
-	return buf;
-}
-
 static void upper(const char *s, char *buf, size_t n)
 {
 	size_t j = 0;
@@ -65,6 +41,240 @@ static void upper(const char *s, char *buf, size_t n)
 	for (; *s && j + 1 < n; s++)
 		buf[j++] = toupper((unsigned char)*s);
 	buf[j] = 0;
+}
+
+/*
+ * Text from the model (value, node and initializer names, the model's file
+ * name) reaches the generated files in three contexts, each with its own
+ * escaping, so that no name can end a comment, start a directive, form a
+ * trigraph (-std=c99 replaces `??/` and friends before anything else) or
+ * make two parameters one:
+ *
+ *   comment text   put_comment: printable ASCII stays, except that `\` is
+ *                  `\\`, a `/` next to a `*` is `\x2f` and a `?` next to a
+ *                  `?` is `\x3f`; other bytes are \xNN, valid UTF-8 is \uXXXX
+ *                  or \UXXXXXXXX.  Callers put neither `*`, `/` nor `?` right
+ *                  before or after it.
+ *   string literal put_string: the exact bytes, with octal escapes for all
+ *                  but printable ASCII and for `"`, `\` and `?`.
+ *   identifier     param_names: in_X / out_X with X the name's letters and
+ *                  digits, unique within the module (see there).
+ */
+#define COMMENT_MAX 1000   /* source bytes of one name shown in a comment */
+
+/* Length of the valid UTF-8 sequence at s (2-4) and its code point, or 0
+ * if s does not start one (overlong forms and surrogates are invalid). */
+static int utf8_seq(const unsigned char *s, uint32_t *cp)
+{
+	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+	uint32_t v;
+
+	if (s[0] >= 0xf5 || n == 0)
+		return 0;
+	v = s[0] & (0x7f >> n);
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10ffff)) ||
+	    (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return n;
+}
+
+/* s as comment text (see above); returns the characters written. */
+static int put_comment(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	size_t len = strlen((const char *)s), i = 0;
+	int col = 0;
+
+	while (i < len && i < COMMENT_MAX) {
+		unsigned char ch = s[i], prev = i ? s[i - 1] : 0, next = s[i + 1];
+		uint32_t cp;
+		int n;
+		if ((ch == '/' && (prev == '*' || next == '*')) ||
+		    (ch == '?' && (prev == '?' || next == '?'))) {
+			col += fprintf(f, "\\x%02x", ch);
+		} else if (ch == '\\') {
+			col += fprintf(f, "\\\\");
+		} else if (ch >= 0x20 && ch < 0x7f) {
+			fputc(ch, f);
+			col++;
+		} else if (ch >= 0x80 && (n = utf8_seq(s + i, &cp)) > 0) {
+			col += fprintf(f, cp > 0xffff ? "\\U%08" PRIx32 : "\\u%04" PRIx32, cp);
+			i += n;
+			continue;
+		} else {
+			col += fprintf(f, "\\x%02x", ch);
+		}
+		i++;
+	}
+	if (i < len)
+		col += fprintf(f, "... (%zu bytes)", len);
+	return col;
+}
+
+/* The name shown for the model: its last path component, as comment text. */
+static void put_source(FILE *f, const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	fputs(" from ", f);
+	put_comment(f, b ? b + 1 : path);
+}
+
+/* s as a C string literal holding exactly its bytes (octal escapes never
+ * swallow the next character, unlike \x). */
+static void put_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\' && ch != '?')
+			fputc(ch, f);
+		else
+			fprintf(f, "\\%03o", ch);
+	}
+	fputc('"', f);
+}
+
+/*
+ * Identifiers from names.  Parameter names are "in_" or "out_" followed by
+ * the name's ASCII letters and digits, every run of other bytes one `_`
+ * (none leading or trailing, so no `__`: C++ reserves it), at most
+ * IDENT_CORE of them, "v" if none are left.  A name already taken gets
+ * "_2", "_3", ...: taken are the module's own symbols (PREFIX_run, ...,
+ * the kernels, the run function's locals) and the names given before, in
+ * the order inputs then outputs.  So the map depends on the model alone,
+ * every parameter is distinct (also an output listed twice), and the
+ * longest is under the 63 characters C99 guarantees significant.
+ */
+#define IDENT_CORE 40
+
+typedef struct NameSet {
+	char **slot;     /* open addressing, NULL = empty; owned */
+	size_t cap;      /* power of two, > 2 * entries */
+} NameSet;
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static int nameset_has(const NameSet *t, const char *s)
+{
+	for (size_t i = name_hash(s) & (t->cap - 1); t->slot[i]; i = (i + 1) & (t->cap - 1))
+		if (!strcmp(t->slot[i], s))
+			return 1;
+	return 0;
+}
+
+/* Add a copy of s (not present); returns the copy, NULL when out of memory. */
+static char *nameset_add(NameSet *t, const char *s)
+{
+	size_t i = name_hash(s) & (t->cap - 1);
+
+	while (t->slot[i])
+		i = (i + 1) & (t->cap - 1);
+	return t->slot[i] = strdup(s);
+}
+
+static void ident_core(const char *name, char *buf)
+{
+	size_t j = 0;
+	int gap = 0;
+
+	for (const char *s = name; *s && j < IDENT_CORE; s++) {
+		if (isalnum((unsigned char)*s) && !((unsigned char)*s & 0x80)) {
+			if (gap && j && j + 1 < IDENT_CORE)
+				buf[j++] = '_';
+			gap = 0;
+			buf[j++] = *s;
+		} else {
+			gap = 1;
+		}
+	}
+	if (!j)
+		buf[j++] = 'v';
+	buf[j] = 0;
+}
+
+/* Fill in[] and out[] (pointers into set) with the parameter names. */
+static int param_names(Ctx *c, const Graph *g, const KProgram *p, const char *P,
+                       NameSet *set, const char **in, const char **out)
+{
+	static const char *const own[] = { "run", "run_v", "inputs", "outputs",
+	                                   "tensor_info" };
+	static const char *const locals[] = { "A", "arena", "inputs", "outputs" };
+	size_t want = 2 * ((size_t)g->nin + g->nout + p->nkernel + 16);
+	char buf[256];
+
+	for (set->cap = 64; set->cap <= want; set->cap *= 2)
+		;
+	if (!(set->slot = calloc(set->cap, sizeof *set->slot)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+		snprintf(buf, sizeof buf, "%s_%s", P, own[i]);
+		if (!nameset_has(set, buf) && !nameset_add(set, buf))
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < sizeof locals / sizeof *locals; i++)
+		if (!nameset_has(set, locals[i]) && !nameset_add(set, locals[i]))
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int k = 0; k < p->nkernel; k++)
+		if (!nameset_has(set, p->kernel[k]->name) && !nameset_add(set, p->kernel[k]->name))
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < g->nin + g->nout; i++) {
+		int v = i < g->nin ? g->in[i] : g->out[i - g->nin];
+		char core[IDENT_CORE + 1];
+		const char **dst = i < g->nin ? &in[i] : &out[i - g->nin];
+		ident_core(GV(g, v)->name, core);
+		snprintf(buf, sizeof buf, "%s_%s", i < g->nin ? "in" : "out", core);
+		for (int n = 2; nameset_has(set, buf); n++)
+			snprintf(buf, sizeof buf, "%s_%s_%d", i < g->nin ? "in" : "out", core, n);
+		if (!(*dst = nameset_add(set, buf)))
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	return BURN_OK;
+}
+
+static void nameset_free(NameSet *t)
+{
+	for (size_t i = 0; t->slot && i < t->cap; i++)
+		free(t->slot[i]);
+	free(t->slot);
+}
+
+/* Is s a C identifier (ASCII letters, digits, _; no leading digit)? */
+static int is_ident(const char *s)
+{
+	if (!s || !*s || isdigit((unsigned char)*s))
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+/* May s stand between the quotes of #include "s"?  Printable ASCII
+ * without the characters whose meaning there is undefined or that a
+ * trigraph could form. */
+static int includable(const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	for (const char *q = s; *q; q++)
+		if (*q < 0x20 || *q >= 0x7f || strchr("\"\\'", *q) ||
+		    (q[0] == '?' && q[1] == '?') || (q[0] == '/' && (q[1] == '/' || q[1] == '*')))
+			return 0;
+	return 1;
 }
 
 static void dims_str(const Value *v, char *buf, size_t n)
@@ -107,15 +317,29 @@ typedef struct Names {
 	char **expr;      /* per value: pointer expression, or NULL */
 } Names;
 
-static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
-                       const EmitC *o, FILE *h)
+/* One line of the header's list of inputs or outputs. */
+static void list_value(FILE *h, const Value *v)
 {
-	char up[128], id[128], dims[256], cm[512];
+	char dims[256];
+	int n;
+
+	dims_str(v, dims, sizeof dims);
+	fprintf(h, " *     %-10s ", dtype_ctype(v->dtype));
+	n = put_comment(h, v->name);
+	fprintf(h, "%*s %s %s\n", n < 24 ? 24 - n : 0, "", dtype_name(v->dtype), dims);
+}
+
+static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
+                       const EmitC *o, const char **in_id, const char **out_id, FILE *h)
+{
+	char up[128];
 	const char *P = o->prefix;
 
 	upper(P, up, sizeof up);
-	fprintf(h, "/*\n * %s.h - generated by burncc%s%s.  Do not edit.\n *\n",
-	        P, o->source ? " from " : "", comment_safe(o->source, cm, sizeof cm));
+	fprintf(h, "/*\n * %s.h - generated by burncc", P);
+	if (o->source)
+		put_source(h, o->source);
+	fprintf(h, ".  Do not edit.\n *\n");
 	fprintf(h,
 	  " * Usage:\n"
 	  " *     static unsigned char arena[%s_ARENA_BYTES ? %s_ARENA_BYTES : 1]\n"
@@ -133,19 +357,11 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 	  " * malloc; weights are const data.\n"
 	  " *\n", up, up, up, P, P, up, up, up, up, up);
 	fprintf(h, " * Inputs (C type, ONNX name, shape):\n");
-	for (int i = 0; i < g->nin; i++) {
-		const Value *v = GV(g, g->in[i]);
-		dims_str(v, dims, sizeof dims);
-		fprintf(h, " *     %-10s %-24s %s %s\n", dtype_ctype(v->dtype),
-		        comment_safe(v->name, cm, sizeof cm), dtype_name(v->dtype), dims);
-	}
+	for (int i = 0; i < g->nin; i++)
+		list_value(h, GV(g, g->in[i]));
 	fprintf(h, " * Outputs:\n");
-	for (int i = 0; i < g->nout; i++) {
-		const Value *v = GV(g, g->out[i]);
-		dims_str(v, dims, sizeof dims);
-		fprintf(h, " *     %-10s %-24s %s %s\n", dtype_ctype(v->dtype),
-		        comment_safe(v->name, cm, sizeof cm), dtype_name(v->dtype), dims);
-	}
+	for (int i = 0; i < g->nout; i++)
+		list_value(h, GV(g, g->out[i]));
 	fprintf(h, " */\n#ifndef %s_H_\n#define %s_H_\n\n#include <stdint.h>\n\n"
 	        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", up, up);
 	fprintf(h, "#define %s_ARENA_BYTES %lld\n", up, (long long)plan->arena_bytes);
@@ -165,16 +381,10 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 	fprintf(h, "extern const %s_tensor_info %s_outputs[%s_NUM_OUTPUTS ? %s_NUM_OUTPUTS : 1];\n\n",
 	        P, P, up, up);
 	fprintf(h, "int %s_run(", P);
-	for (int i = 0; i < g->nin; i++) {
-		const Value *v = GV(g, g->in[i]);
-		c_ident(v->name, id, sizeof id);
-		fprintf(h, "const %s *in_%s, ", dtype_ctype(v->dtype), id);
-	}
-	for (int i = 0; i < g->nout; i++) {
-		const Value *v = GV(g, g->out[i]);
-		c_ident(v->name, id, sizeof id);
-		fprintf(h, "%s *out_%s, ", dtype_ctype(v->dtype), id);
-	}
+	for (int i = 0; i < g->nin; i++)
+		fprintf(h, "const %s *%s, ", dtype_ctype(GV(g, g->in[i])->dtype), in_id[i]);
+	for (int i = 0; i < g->nout; i++)
+		fprintf(h, "%s *%s, ", dtype_ctype(GV(g, g->out[i])->dtype), out_id[i]);
 	fprintf(h, "void *arena);\n\n");
 	fprintf(h, "/* The same with inputs and outputs as arrays in the order above. */\n"
 	        "int %s_run_v(const void *const *inputs, void *const *outputs, void *arena);\n\n",
@@ -198,13 +408,9 @@ static void emit_info(FILE *f, const Graph *g, const char *P, const char *up,
 	        up, !strcmp(which, "inputs") ? "INPUTS" : "OUTPUTS");
 	for (int i = 0; i < n; i++) {
 		const Value *v = GV(g, vals[i]);
-		fprintf(f, "\t{\"");
-		/* '?' too: "??/" is a trigraph in C99, a backslash that would
-		 * swallow the closing quote */
-		for (const char *s = v->name; *s; s++)
-			fprintf(f, (*s == '"' || *s == '\\' || *s == '?') ? "\\%c" :
-			        (*s < 0x20 || *s >= 0x7f) ? "\\?" : "%c", *s);
-		fprintf(f, "\", %d, %d, %s_dims_%d, %lld},\n", v->dtype, v->rank,
+		fprintf(f, "\t{");
+		put_string(f, v->name);
+		fprintf(f, ", %d, %d, %s_dims_%d, %lld},\n", v->dtype, v->rank,
 		        which, i, (long long)value_nbytes(v));
 	}
 	if (!n)
@@ -216,21 +422,38 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
                   const EmitC *o, FILE *fc, FILE *fh)
 {
 	const char *P = o->prefix;
-	char up[128], id[128], cm[512];
+	char up[128];
 	char *used = calloc(g->nval + 1, 1);   /* weights emitted */
+	const char **in_id = calloc(g->nin + 1, sizeof *in_id);
+	const char **out_id = calloc(g->nout + 1, sizeof *out_id);
+	NameSet set = { NULL, 0 };
 	int rc = BURN_OK;
 
-	if (!used)
-		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
-	upper(P, up, sizeof up);
-	if ((rc = emit_header(c, g, plan, o, fh))) {
-		free(used);
-		return rc;
+	if (!used || !in_id || !out_id) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
 	}
+	if (!is_ident(P) || strlen(P) > 64) {
+		rc = burn_fail(c, BURN_ERR_INVALID, "prefix is not a C identifier of "
+		               "at most 64 characters");
+		goto done;
+	}
+	if (!includable(o->header_name)) {
+		rc = burn_fail(c, BURN_ERR_INVALID, "header name cannot be #included: "
+		               "use printable ASCII without quotes, backslashes or '?\?'");
+		goto done;
+	}
+	if ((rc = param_names(c, g, p, P, &set, in_id, out_id)))
+		goto done;
+	upper(P, up, sizeof up);
+	if ((rc = emit_header(c, g, plan, o, in_id, out_id, fh)))
+		goto done;
 
-	fprintf(fc, "/* %s.c - generated by burncc%s%s.  Do not edit.\n"
+	fprintf(fc, "/* %s.c - generated by burncc", P);
+	if (o->source)
+		put_source(fc, o->source);
+	fprintf(fc, ".  Do not edit.\n"
 	        " * %d kernels, %lld bytes of weights, arena %lld bytes. */\n",
-	        P, o->source ? " from " : "", comment_safe(o->source, cm, sizeof cm),
 	        p->nkernel, (long long)plan->weights_bytes,
 	        (long long)plan->arena_bytes);
 	fprintf(fc, "#include \"%s\"\n", o->header_name);
@@ -258,8 +481,9 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		int64_t nb = value_nbytes(val), es = dtype_size(val->dtype);
 		if (!used[v])
 			continue;
-		fprintf(fc, "/* %s: %s */\n", comment_safe(val->name, cm, sizeof cm),
-		        dtype_name(val->dtype));
+		fputs("/* ", fc);
+		put_comment(fc, val->name);
+		fprintf(fc, ": %s */\n", dtype_name(val->dtype));
 		fprintf(fc, "static const union { unsigned char b[%lld]; %s v[%lld]; } w%d = {",
 		        (long long)(nb > 0 ? nb : 1), dtype_ctype(val->dtype),
 		        (long long)(nb > 0 ? nb / es : 1), v);
@@ -271,7 +495,9 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	}
 
 	for (int k = 0; k < p->nkernel && !rc; k++) {
-		fprintf(fc, "/* %s */\n", comment_safe(p->kernel[k]->ops, cm, sizeof cm));
+		fputs("/* ", fc);
+		put_comment(fc, p->kernel[k]->ops);
+		fputs(" */\n", fc);
 		rc = render_c_kernel(c, p->kernel[k], fc);
 		fputc('\n', fc);
 	}
@@ -283,25 +509,15 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 
 	/* the run function */
 	fprintf(fc, "int %s_run(", P);
-	for (int i = 0; i < g->nin; i++) {
-		const Value *v = GV(g, g->in[i]);
-		c_ident(v->name, id, sizeof id);
-		fprintf(fc, "const %s *in_%s, ", dtype_ctype(v->dtype), id);
-	}
-	for (int i = 0; i < g->nout; i++) {
-		const Value *v = GV(g, g->out[i]);
-		c_ident(v->name, id, sizeof id);
-		fprintf(fc, "%s *out_%s, ", dtype_ctype(v->dtype), id);
-	}
+	for (int i = 0; i < g->nin; i++)
+		fprintf(fc, "const %s *%s, ", dtype_ctype(GV(g, g->in[i])->dtype), in_id[i]);
+	for (int i = 0; i < g->nout; i++)
+		fprintf(fc, "%s *%s, ", dtype_ctype(GV(g, g->out[i])->dtype), out_id[i]);
 	fprintf(fc, "void *arena)\n{\n\tunsigned char *A = (unsigned char *)arena;\n\n");
-	for (int i = 0; i < g->nin; i++) {
-		c_ident(GV(g, g->in[i])->name, id, sizeof id);
-		fprintf(fc, "\tif (!in_%s) return %s_ERR_ARG;\n", id, up);
-	}
-	for (int i = 0; i < g->nout; i++) {
-		c_ident(GV(g, g->out[i])->name, id, sizeof id);
-		fprintf(fc, "\tif (!out_%s) return %s_ERR_ARG;\n", id, up);
-	}
+	for (int i = 0; i < g->nin; i++)
+		fprintf(fc, "\tif (!%s) return %s_ERR_ARG;\n", in_id[i], up);
+	for (int i = 0; i < g->nout; i++)
+		fprintf(fc, "\tif (!%s) return %s_ERR_ARG;\n", out_id[i], up);
 	if (plan->arena_bytes > 0)
 		fprintf(fc, "\tif (!A || ((uintptr_t)A & (%s_ARENA_ALIGN - 1))) return %s_ERR_ARENA;\n",
 		        up, up);
@@ -325,12 +541,16 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 				break;
 			case LK_INPUT:
 			case LK_OUTPUT:
-				c_ident(val->name, id, sizeof id);
-				fprintf(fc, "%s_%s", e->kind == LK_INPUT ? "in" : "out", id);
+				if (e->index < 0 || e->index >= (e->kind == LK_INPUT ? g->nin : g->nout)) {
+					rc = burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: bad "
+					               "argument index", p->kernel[k]->name);
+					goto done;
+				}
+				fputs(e->kind == LK_INPUT ? in_id[e->index] : out_id[e->index], fc);
 				break;
 			default:
-				rc = burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no "
-				               "storage", val->name);
+				rc = burn_fail(c, BURN_ERR_INTERNAL, "value %d has no "
+				               "storage", e->value);
 				goto done;
 			}
 		}
@@ -347,17 +567,21 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 				first_out = j;
 				break;
 			}
-		c_ident(v->name, id, sizeof id);
 		if (first_out != i)
-			snprintf(src, sizeof src, "out_%s", id);
+			snprintf(src, sizeof src, "%s", out_id[first_out]);
 		else if (v->data)
 			snprintf(src, sizeof src, "w%d.b", g->out[i]);
-		else if (v->kind == VK_INPUT)
-			snprintf(src, sizeof src, "in_%s", id);
-		else
+		else if (v->kind == VK_INPUT) {
+			int j = 0;
+			while (j < g->nin && g->in[j] != g->out[i])
+				j++;
+			if (j == g->nin)
+				continue;
+			snprintf(src, sizeof src, "%s", in_id[j]);
+		} else
 			continue;
 		if (value_nbytes(v) > 0)
-			fprintf(fc, "\tmemcpy(out_%s, %s, %lld);\n", id, src,
+			fprintf(fc, "\tmemcpy(%s, %s, %lld);\n", out_id[i], src,
 			        (long long)value_nbytes(v));
 	}
 	fprintf(fc, "\treturn %s_OK;\n}\n\n", up);
@@ -381,6 +605,9 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	if (ferror(fc))
 		rc = burn_fail(c, BURN_ERR_IO, "write error");
 done:
+	nameset_free(&set);
+	free(in_id);
+	free(out_id);
 	free(used);
 	return rc;
 }

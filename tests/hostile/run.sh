@@ -80,9 +80,9 @@ for d in "$here"/*/; do
 	[ -f "$d/model.onnx" ] || continue
 	w=$tmp/$case
 	mkdir -p "$w/a" "$w/b/deeper/still" || exit 2
-	cp "$d/model.onnx" "$w/b/deeper/still/other.onnx" || exit 2
+	cp "$d/model.onnx" "$w/b/deeper/still/model.onnx" || exit 2
 	if ! "$burncc" "$d/model.onnx" --name hm -o "$w/a/hm.c" >"$w/err" 2>&1 ||
-	   ! "$burncc" "$w/b/deeper/still/other.onnx" --name hm -o "$w/b/hm.c" >>"$w/err" 2>&1; then
+	   ! "$burncc" "$w/b/deeper/still/model.onnx" --name hm -o "$w/b/hm.c" >>"$w/err" 2>&1; then
 		bad "$case: burncc: $(head -c 300 "$w/err")"
 		continue
 	fi
