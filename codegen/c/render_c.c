@@ -6,7 +6,14 @@
  * statement and evaluated unconditionally there is named once, as
  * `const T tN = ...;` in a block around the statement, so shared DAGs do
  * not grow exponentially in the text.  Expressions under a select's arms
- * are never hoisted: the arm may load out of bounds when not taken.
+ * are never hoisted out of the select: the arm may load out of bounds when
+ * not taken.
+ *
+ * Nesting is bounded too (clang stops at 256 brackets; a fused chain of
+ * 130 Sigmoids is deeper): an expression more than DEPTH_MAX nodes deep
+ * gets a name.  Under a select's arm the name is guarded by the arm's
+ * condition, `const int gK = cond;  const T tN = gK ? ... : (T)0;`, so
+ * the arm's loads still run only when the arm is taken.
  *
  * Integer semantics match kir_interp.c: results of ops on types narrower
  * than int are cast back to the type; division and remainder by zero yield
@@ -278,7 +285,12 @@ typedef struct R {
 	/* per statement hoisting, valid where stamp[e] == sid */
 	int *stamp, *cnt, *estamp;
 	int *list, nlist;      /* nodes visited for the current statement */
-	unsigned char *unc, *hoist;
+	/* scope of each node: 0 evaluated unconditionally, MIXED under arms of
+	 * unrelated selects, else arm_scope(S, arm): under that arm of S */
+	int *home;
+	unsigned char *hoist;
+	int *hstamp, *dep;     /* nesting depth, valid where hstamp[e] == sid */
+	int *gstamp;           /* guard gK printed, per scope, where == sid */
 	int sid;
 	KRef defining;         /* the hoisted node being defined, or 0 */
 	int err;
@@ -387,7 +399,7 @@ static const char *const c_reserved[] = {
 
 /* May variable hint s be used verbatim as a C name?  Lower-case
  * identifiers only (no macro clashes), not a keyword or a function we
- * call, not a type (_t), not our own bN/tN/vN/wN or burn_ names. */
+ * call, not a type (_t), not our own bN/gN/tN/vN/wN or burn_ names. */
 static int
 plain_name(const char *s)
 {
@@ -405,7 +417,7 @@ plain_name(const char *s)
 		return 0;
 	if (strncmp(s, "burn_", 5) == 0)
 		return 0;
-	if (strchr("bvtw", s[0]) && n > 1 && strspn(s + 1, "0123456789") == n - 1)
+	if (strchr("bgvtw", s[0]) && n > 1 && strspn(s + 1, "0123456789") == n - 1)
 		return 0;
 	for (i = 0; c_reserved[i]; i++)
 		if (strcmp(s, c_reserved[i]) == 0)
@@ -915,40 +927,138 @@ emit(R *r, KRef e, int need)
 
 /* ---- hoisting shared subexpressions ------------------------------------ */
 
+#define MIXED (-1)
+#define DEPTH_MAX 32   /* nodes; at most 3 brackets each */
+
+static int
+arm_scope(KRef sel, int arm)
+{
+	return 2 * sel + arm + 1;
+}
+
+/* Is scope a the same as scope b or one that encloses it? */
+static int
+encloses(R *r, int a, int b)
+{
+	while (b > 0 && b != a)
+		b = r->home[(b - 1) / 2];
+	return a == b;
+}
+
 static void
-count(R *r, KRef e, int uncond)
+count(R *r, KRef e, int scope)
 {
 	const KNode *n = &r->k->node[e];
-	int first = r->stamp[e] != r->sid, more;
+	int first = r->stamp[e] != r->sid, old = first ? scope : r->home[e], h;
 
 	if (first) {
 		r->stamp[e] = r->sid;
 		r->cnt[e] = 0;
-		r->unc[e] = 0;
 		r->hoist[e] = 0;
 		r->estamp[e] = 0;
 		r->list[r->nlist++] = e;
 	}
 	r->cnt[e]++;
-	more = first || (uncond && !r->unc[e]);
-	if (uncond)
-		r->unc[e] = 1;
-	if (!more)
+	if (old == MIXED || scope == MIXED)
+		h = MIXED;
+	else if (encloses(r, old, scope))
+		h = old;
+	else if (encloses(r, scope, old))
+		h = scope;        /* also needed further out */
+	else
+		h = MIXED;        /* two arms that need not both run */
+	r->home[e] = h;
+	if (!first && h == old)
 		return;
 	switch (n->kind) {
 	case KE_LOAD: case KE_UN: case KE_CAST:
-		count(r, n->a, uncond);
+		count(r, n->a, h);
 		break;
 	case KE_BIN:
-		count(r, n->a, uncond);
-		count(r, n->b, uncond);
+		count(r, n->a, h);
+		count(r, n->b, h);
 		break;
 	case KE_SELECT:
-		count(r, n->a, uncond);
-		count(r, n->b, 0);
-		count(r, n->c, 0);
+		count(r, n->a, h);
+		count(r, n->b, h == MIXED ? MIXED : arm_scope(e, 0));
+		count(r, n->c, h == MIXED ? MIXED : arm_scope(e, 1));
 		break;
 	}
+}
+
+/* Nesting depth of e as printed, in nodes; hoists e (marks it to be
+ * named) where that passes DEPTH_MAX and e has a scope to be named in. */
+static int
+depth(R *r, KRef e)
+{
+	const KNode *n = &r->k->node[e];
+	int d = 0, x;
+
+	if (r->hstamp[e] == r->sid)
+		return r->dep[e];
+	r->hstamp[e] = r->sid;
+	switch (n->kind) {
+	case KE_SELECT:
+		x = depth(r, n->c);
+		d = x > d ? x : d;
+		/* fall through */
+	case KE_BIN:
+		x = depth(r, n->b);
+		d = x > d ? x : d;
+		/* fall through */
+	case KE_LOAD: case KE_UN: case KE_CAST:
+		x = depth(r, n->a);
+		d = x > d ? x : d;
+		break;
+	}
+	d++;
+	if (!r->hoist[e] && d > DEPTH_MAX && r->home[e] != MIXED &&
+	    n->kind != KE_CONST && n->kind != KE_VAR)
+		r->hoist[e] = 1;
+	if (r->hoist[e])
+		d = 1;
+	return r->dep[e] = d;
+}
+
+static int define_hoists(R *r, KRef e, int ind, int any);
+
+static int
+open_block(R *r, int ind, int any)
+{
+	if (!any) {
+		tabs(r->f, ind);
+		fputs("{\n", r->f);
+	}
+	return 1;
+}
+
+/* Print `const int gK = ...;` for scope K > 0 (and the scopes around it)
+ * unless done: non-zero exactly when the code under K runs. */
+static int
+define_guard(R *r, int scope, int ind, int any)
+{
+	KRef sel = (scope - 1) / 2;
+	int outer = r->home[sel];
+
+	if (r->gstamp[scope] == r->sid)
+		return any;
+	r->gstamp[scope] = r->sid;
+	if (outer > 0)
+		any = define_guard(r, outer, ind, any);
+	any = define_hoists(r, r->k->node[sel].a, ind, any);
+	any = open_block(r, ind, any);
+	tabs(r->f, ind + 1);
+	fprintf(r->f, "const int g%d = ", scope);
+	if (outer > 0)
+		fprintf(r->f, "g%d && ", outer);
+	if ((scope - 1) % 2) {
+		fputs("!", r->f);
+		emit(r, r->k->node[sel].a, P_ATOM);
+	} else {
+		emit(r, r->k->node[sel].a, outer > 0 ? P_UNARY : 0);
+	}
+	fputs(";\n", r->f);
+	return any;
 }
 
 /* Print the definitions of hoisted nodes under e, operands first. */
@@ -956,8 +1066,9 @@ static int
 define_hoists(R *r, KRef e, int ind, int any)
 {
 	const KNode *n = &r->k->node[e];
+	int scope = r->home[e];
 
-	if (r->estamp[e] || !r->unc[e])
+	if (r->estamp[e] || scope == MIXED)
 		return any;
 	r->estamp[e] = 1;
 	switch (n->kind) {
@@ -970,19 +1081,23 @@ define_hoists(R *r, KRef e, int ind, int any)
 		break;
 	case KE_SELECT:
 		any = define_hoists(r, n->a, ind, any);
+		any = define_hoists(r, n->b, ind, any);
+		any = define_hoists(r, n->c, ind, any);
 		break;
 	}
 	if (r->hoist[e]) {
-		if (!any) {
-			tabs(r->f, ind);
-			fputs("{\n", r->f);
-		}
-		any = 1;
+		if (scope > 0)
+			any = define_guard(r, scope, ind, any);
+		any = open_block(r, ind, any);
 		tabs(r->f, ind + 1);
 		fprintf(r->f, "const %s t%d = ", ctype(n->dtype), e);
+		if (scope > 0)
+			fprintf(r->f, "g%d ? ", scope);
 		r->defining = e;
-		emit(r, e, 0);
+		emit(r, e, scope > 0 ? P_LOR : 0);
 		r->defining = 0;
+		if (scope > 0)
+			fprintf(r->f, " : (%s)0", ctype(n->dtype));
 		fputs(";\n", r->f);
 	}
 	return any;
@@ -999,14 +1114,16 @@ begin_stmt(R *r, const KRef *e, int ne, int ind)
 	r->sid++;
 	r->nlist = 0;
 	for (i = 0; i < ne; i++)
-		count(r, e[i], 1);
+		count(r, e[i], 0);
 	for (i = 0; i < r->nlist; i++) {
 		KRef x = r->list[i];
 		const KNode *n = &k->node[x];
-		if (r->cnt[x] > 1 && r->unc[x] && n->kind != KE_CONST &&
+		if (r->cnt[x] > 1 && r->home[x] == 0 && n->kind != KE_CONST &&
 		    n->kind != KE_VAR)
 			r->hoist[x] = 1;
 	}
+	for (i = 0; i < ne; i++)
+		depth(r, e[i]);
 	for (i = 0; i < ne; i++)
 		any = define_hoists(r, e[i], ind, any);
 	return any;
@@ -1166,14 +1283,18 @@ render_c_kernel(Ctx *c, const KKernel *k, FILE *f)
 	r.bread = calloc(nb, 1);
 	r.bused = calloc(nb, 1);
 	r.seen = calloc(nn, 1);
-	r.unc = calloc(nn, 1);
+	r.home = calloc(nn, sizeof *r.home);
+	r.hstamp = calloc(nn, sizeof *r.hstamp);
+	r.dep = calloc(nn, sizeof *r.dep);
+	r.gstamp = calloc(2 * nn + 2, sizeof *r.gstamp);
 	r.hoist = calloc(nn, 1);
 	r.stamp = calloc(nn, sizeof *r.stamp);
 	r.cnt = calloc(nn, sizeof *r.cnt);
 	r.estamp = calloc(nn, sizeof *r.estamp);
 	r.list = calloc(nn, sizeof *r.list);
 	if (!r.vname || !r.vread || !r.isloop || !r.inscope || !r.bread ||
-	    !r.bused || !r.seen || !r.unc || !r.hoist || !r.stamp || !r.cnt ||
+	    !r.bused || !r.seen || !r.home || !r.hstamp || !r.dep || !r.gstamp ||
+	    !r.hoist || !r.stamp || !r.cnt ||
 	    !r.estamp || !r.list) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "render_c: out of memory");
 		goto done;
@@ -1233,7 +1354,10 @@ done:
 	free(r.bread);
 	free(r.bused);
 	free(r.seen);
-	free(r.unc);
+	free(r.home);
+	free(r.hstamp);
+	free(r.dep);
+	free(r.gstamp);
 	free(r.hoist);
 	free(r.stamp);
 	free(r.cnt);
