@@ -7,6 +7,10 @@
  * PREFIX_run_v, PREFIX_inputs, PREFIX_outputs, PREFIX_tensor_info and the
  * PREFIX_* macros (upper case).  The C is C99, uses no malloc and no
  * writable globals, and compiles warning-free with -Wall -Wextra.
+ *
+ * Names from the model appear only escaped for their place (comments,
+ * string literals, unique in_X/out_X parameters; see emit_c.c), so any
+ * name gives the same, buildable module with nothing else exported.
  */
 #ifndef BURN_EMIT_C_H
 #define BURN_EMIT_C_H
@@ -17,9 +21,12 @@
 typedef struct EmitC {
 	const char *prefix;      /* C identifier prefix, e.g. "mlp" */
 	const char *header_name; /* what the .c #includes, e.g. "mlp.h" */
-	const char *source;      /* model file named in the comments, or NULL */
+	const char *source;      /* model file named in the comments (its last
+	                          * path component only), or NULL */
 } EmitC;
 
+/* Write the module.  BURN_ERR_INVALID if prefix is not a C identifier of
+ * at most 64 characters or header_name cannot stand in #include "...". */
 int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
                   const EmitC *opt, FILE *fc, FILE *fh);
 
