@@ -433,9 +433,9 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 		goto done;
 	}
-	if (!is_ident(P) || strlen(P) > 64) {
+	if (!is_ident(P) || strlen(P) > 100) {
 		rc = burn_fail(c, BURN_ERR_INVALID, "prefix is not a C identifier of "
-		               "at most 64 characters");
+		               "at most 100 characters (see --name)");
 		goto done;
 	}
 	if (!includable(o->header_name)) {

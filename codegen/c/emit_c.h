@@ -26,7 +26,7 @@ typedef struct EmitC {
 } EmitC;
 
 /* Write the module.  BURN_ERR_INVALID if prefix is not a C identifier of
- * at most 64 characters or header_name cannot stand in #include "...". */
+ * at most 100 characters or header_name cannot stand in #include "...". */
 int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
                   const EmitC *opt, FILE *fc, FILE *fh);
 

@@ -16,6 +16,9 @@
 #   5. hm_inputs[i].name and hm_outputs[i].name are the model's names byte
 #      for byte (names.txt), read by a driver that includes hm.h.
 #
+# Then a header name that #include cannot hold and a prefix over 100
+# characters are errors that leave no file.
+#
 # clang is clang-19, else clang; without any clang the gcc half still runs
 # and the script exits 77 (ctest: skipped) to say the clang half did not.
 set -u
@@ -126,6 +129,23 @@ for d in "$here"/*/; do
 		bad "$case${why}"
 	else
 		echo "ok   $case"
+	fi
+done
+# the user's own names: a header name that cannot be #included, and an
+# over-long prefix, are errors that leave no file behind
+m=$here/dup_output/model.onnx
+mkdir -p "$tmp/user" || exit 2
+for args in "-o $tmp/user/q\"uote.c" "-o $tmp/user/tri??=graph.c" \
+            "-o $tmp/user/ok.c --name $(printf 'p%.0s' $(seq 101))"; do
+	# shellcheck disable=SC2086 # args: words split on purpose
+	if "$burncc" "$m" $args >"$tmp/user/err" 2>&1; then
+		bad "accepted: burncc $args"
+	elif ! grep -qE "cannot be #included|C identifier" "$tmp/user/err"; then
+		bad "burncc $args: $(head -c 200 "$tmp/user/err")"
+	elif [ -n "$(ls "$tmp/user")" ] && [ "$(ls "$tmp/user")" != err ]; then
+		bad "burncc $args left $(ls "$tmp/user" | tr '\n' ' ')"
+	else
+		echo "ok   rejected: burncc ${args#"$tmp/user/"}" | cut -c1-80
 	fi
 done
 echo "$fail failed"
