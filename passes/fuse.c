@@ -6,8 +6,10 @@
  * optionally one set of reduced axes A.  Its members are
  *   - pointwise ops (OC_ELEM) whose output has shape F, or shape R (F with
  *     the axes A set to 1: a "row" value);
- *   - float reductions (ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/
- *     LogSum/LogSumExp) from F to R over exactly the axes A.
+ *   - float reductions (the rows of passes/reduce.def marked RR_FUSE:
+ *     ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSum/LogSumExp) from F
+ *     to R over exactly the axes A, emitted by reduce_emit from the same
+ *     row as their unfused lowering.
  * So elementwise chains, softmax, layernorm, RMSnorm, mean/variance written
  * from primitives are each one group.
  *
@@ -30,6 +32,7 @@
 #include <string.h>
 #include "passes.h"
 #include "lower.h"
+#include "reduce.h"
 
 #define MAX_AXES BURN_MAX_RANK
 
@@ -78,15 +81,12 @@ typedef struct Fuser {
 
 /* ---- which ops can join ------------------------------------------------- */
 
+/* Reductions that may join a group are the rows of passes/reduce.def with
+ * RR_FUSE; the group lowers them with the same emitter as their own
+ * lowering (reduce_emit), so fused and unfused results agree. */
 static int is_fusable_reduce(int op)
 {
-	switch (op) {
-	case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin:
-	case OP_ReduceProd: case OP_ReduceSumSquare: case OP_ReduceL1:
-	case OP_ReduceL2: case OP_ReduceLogSum: case OP_ReduceLogSumExp:
-		return 1;
-	}
-	return 0;
+	return reduce_fusable(op);
 }
 
 /* The reduced axes of reduction n as a mask over rank; 0 if not
@@ -590,55 +590,45 @@ static void forget_pass(GLower *gl)
 	gl->sh->pass++;
 }
 
-/* One reduction: a pass over the reduced axes into a variable. */
+/* The walk reduce_emit takes for a reduction member: each pass opens the
+ * loops over the reduced axes and rebuilds the input's expression there
+ * (full-shape values are recomputed, never stored). */
+typedef struct GWalk {
+	GLower *gl;
+	int in;              /* the reduction's input value */
+} GWalk;
+
+static KRef gwalk_open(void *self, KRef *index)
+{
+	GWalk *w = self;
+
+	(void)index;         /* fusable rows are never arg reductions */
+	forget_pass(w->gl);
+	open_axes(w->gl, 1);
+	return value_expr(w->gl, w->in);
+}
+
+static void gwalk_close(void *self)
+{
+	GWalk *w = self;
+
+	close_axes(w->gl, 1);
+	forget_pass(w->gl);
+}
+
+/* One reduction: its row of the reduction table, emitted over the reduced
+ * axes into a row variable (a pass per pass the row needs). */
 static void lower_reduction(GLower *gl, Node *n)
 {
-	KB *kb = gl->kb;
 	Graph *g = gl->lw->g;
-	int dt = NIN(g, n, 0)->dtype;
-	int64_t count = 1;
-	int acc;
-	double init = 0;
-	KRef x, a, r;
+	GWalk gw = { gl, n->in[0] };
+	ReduceWalk w = { gwalk_open, gwalk_close, &gw, 1, 0 };
 
 	for (int i = 0; i < gl->gr->rank; i++)
 		if (gl->gr->red[i])
-			count *= gl->gr->F[i];
-	if (n->op == OP_ReduceMax)
-		init = -INFINITY;
-	else if (n->op == OP_ReduceMin)
-		init = INFINITY;
-	else if (n->op == OP_ReduceProd)
-		init = 1;
-	acc = kb_var(kb, dt, "acc");
-	kb_set(kb, acc, kb_const_f(kb, dt, init));
-	forget_pass(gl);
-	open_axes(gl, 1);
-	x = value_expr(gl, n->in[0]);
-	a = kb_get(kb, acc);
-	switch (n->op) {
-	case OP_ReduceMax: r = kb_bin(kb, KO_MAX, a, x); break;
-	case OP_ReduceMin: r = kb_bin(kb, KO_MIN, a, x); break;
-	case OP_ReduceProd: r = kb_bin(kb, KO_MUL, a, x); break;
-	case OP_ReduceSumSquare: case OP_ReduceL2:
-		r = kb_bin(kb, KO_ADD, a, kb_bin(kb, KO_MUL, x, x)); break;
-	case OP_ReduceL1: r = kb_bin(kb, KO_ADD, a, kb_un(kb, KO_ABS, x)); break;
-	case OP_ReduceLogSumExp: r = kb_bin(kb, KO_ADD, a, kb_un(kb, KO_EXP, x)); break;
-	default: r = kb_bin(kb, KO_ADD, a, x); break;
-	}
-	kb_set(kb, acc, r);
-	close_axes(gl, 1);
-	forget_pass(gl);
-	a = kb_get(kb, acc);
-	switch (n->op) {
-	case OP_ReduceMean: a = kb_bin(kb, KO_DIV, a, kb_const_f(kb, dt, (double)count)); break;
-	case OP_ReduceL2: a = kb_un(kb, KO_SQRT, a); break;
-	case OP_ReduceLogSum: case OP_ReduceLogSumExp: a = kb_un(kb, KO_LOG, a); break;
-	default: break;
-	}
-	if (a != kb_get(kb, acc))
-		kb_set(kb, acc, a);
-	gl->var[n->out[0]] = acc;
+			w.count *= gl->gr->F[i];
+	gl->var[n->out[0]] = reduce_emit(gl->kb, reduce_op(n->op), NIN(g, n, 0)->dtype,
+	                                 NOUT(g, n, 0)->dtype, &w);
 }
 
 /* Linear index of the current position in a value of shape F or R. */

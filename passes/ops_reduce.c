@@ -15,6 +15,7 @@
  */
 #include <math.h>
 #include "lower.h"
+#include "reduce.h"
 
 static const char *const ivar[BURN_MAX_RANK] =
 	{"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
@@ -114,22 +115,6 @@ static int need_number(Ctx *c, int dt)
 	if (!(dtype_is_float(dt) || dtype_is_int(dt)) || !dtype_supported(dt))
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "dtype %s", dtype_name(dt));
 	return BURN_OK;
-}
-
-/* Smallest and largest value of integer dtype dt (u64's largest is -1 as a
- * bit pattern, which is what kb_const_i stores). */
-static void int_range(int dt, int64_t *lo, int64_t *hi)
-{
-	switch (dt) {
-	case DT_U8:  *lo = 0; *hi = UINT8_MAX; break;
-	case DT_I8:  *lo = INT8_MIN; *hi = INT8_MAX; break;
-	case DT_U16: *lo = 0; *hi = UINT16_MAX; break;
-	case DT_I16: *lo = INT16_MIN; *hi = INT16_MAX; break;
-	case DT_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
-	case DT_U32: *lo = 0; *hi = UINT32_MAX; break;
-	case DT_U64: *lo = 0; *hi = -1; break;
-	default:     *lo = INT64_MIN; *hi = INT64_MAX; break;
-	}
 }
 
 /* Product of dim[lo..hi). */
@@ -249,59 +234,73 @@ int infer_reduce(Ctx *c, Graph *g, Node *n)
 	return BURN_OK;
 }
 
-/* ArgMax/ArgMin body: the first (or last) index of the extreme along the
- * single reduced axis a; ix[] holds the kept indices. */
-static void arg_body(KB *kb, Node *n, int xb, int yb, const Value *x, int a,
-                     KRef *ix, const int64_t *xst, KRef oidx)
-{
-	int t = ltype(x->dtype);
-	int last = attr_int(n, "select_last_index", 0) != 0;
-	int best = kb_var(kb, t, "best"), bi = kb_var(kb, DT_I64, "bi"), j, op;
-	KRef v;
+/* The reduced elements of lower_reduce, walked for reduce_emit: loops over
+ * the reduced axes (mask) inside the loops over the kept ones. */
+typedef struct RWalk {
+	KB *kb;
+	const Value *x;
+	int xb;
+	unsigned mask;
+	KRef *ix;            /* per axis of x: its index expression */
+	const int64_t *xst;  /* x's strides */
+	int nopen;           /* loops opened by the current pass */
+} RWalk;
 
-	ix[a] = idx(kb, 0);
-	kb_set(kb, best, kb_load(kb, xb, lin(kb, x->rank, ix, xst)));
-	kb_set(kb, bi, idx(kb, 0));
-	j = kb_for(kb, "r", idx(kb, 1), idx(kb, x->dim[a]), 0);
-	ix[a] = get(kb, j);
-	v = kb_load(kb, xb, lin(kb, x->rank, ix, xst));
-	if (n->op == OP_ArgMax)
-		op = last ? KO_GE : KO_GT;
-	else
-		op = last ? KO_LE : KO_LT;
-	kb_if(kb, bin(kb, op, v, get(kb, best)));
-	kb_set(kb, best, v);
-	kb_set(kb, bi, get(kb, j));
-	kb_end(kb);
-	kb_end(kb);
-	kb_store(kb, yb, oidx, get(kb, bi));
+static KRef rwalk_open(void *self, KRef *index)
+{
+	RWalk *w = self;
+	KB *kb = w->kb;
+
+	w->nopen = open_axes(kb, w->x->rank, w->x->dim, w->mask, 0, rvar, w->ix);
+	if (index)   /* arg rows reduce one axis */
+		for (int i = 0; i < w->x->rank; i++)
+			if (w->mask >> i & 1)
+				*index = w->ix[i];
+	return kb_load(kb, w->xb, lin(kb, w->x->rank, w->ix, w->xst));
 }
 
+static void rwalk_close(void *self)
+{
+	RWalk *w = self;
+
+	loops_close(w->kb, w->nopen);
+}
+
+/* Reduce* and Arg*: parallel loops over the kept positions, and the
+ * table's row (passes/reduce.def) emitted over the reduced ones. */
 int lower_reduce(Lower *lw, Node *n)
 {
 	Ctx *c = lw->ctx;
 	Graph *g = lw->g;
 	const Value *x = NIN(g, n, 0), *y = NOUT(g, n, 0);
+	const ReduceOp *r = reduce_op(n->op);
 	int64_t xst[BURN_MAX_RANK], kdim[BURN_MAX_RANK], kst[BURN_MAX_RANK];
-	KRef ix[BURN_MAX_RANK], kix[BURN_MAX_RANK], oidx, v, res;
-	int xb, yb, nk = 0, nopen, noop, op = n->op, xt, at, acc, shift = -1;
+	KRef ix[BURN_MAX_RANK], kix[BURN_MAX_RANK], oidx;
+	int yb, nk = 0, nopen, noop, res;
 	unsigned mask, all = (1u << x->rank) - 1;
-	int64_t count;
+	RWalk rw = { 0 };
+	ReduceWalk w = { rwalk_open, rwalk_close, &rw, 1, 0 };
 	KB kb;
 
+	if (!r)
+		return burn_fail(c, BURN_ERR_INTERNAL, "no reduction row");
 	TRY(reduce_mask(c, g, n, x->rank, &mask, &noop));
 	for (int i = 0; i < x->rank; i++)
 		if (!(mask >> i & 1))
 			kdim[nk++] = x->dim[i];
+		else
+			w.count *= x->dim[i];
 	shape_strides(nk, kdim, kst);
 	shape_strides(x->rank, x->dim, xst);
-	count = 1;
-	for (int i = 0; i < x->rank; i++)
-		if (mask >> i & 1)
-			count *= x->dim[i];
+	w.last = attr_int(n, "select_last_index", 0) != 0;
 
 	lower_begin(lw, &kb, n);
-	xb = lower_in(lw, &kb, n, 0);
+	rw.kb = &kb;
+	rw.x = x;
+	rw.xb = lower_in(lw, &kb, n, 0);
+	rw.mask = mask;
+	rw.ix = ix;
+	rw.xst = xst;
 	yb = lower_out(lw, &kb, n, 0);
 	nopen = open_axes(&kb, x->rank, x->dim, all & ~mask, KF_PARALLEL, ivar, ix);
 	nk = 0;
@@ -310,115 +309,12 @@ int lower_reduce(Lower *lw, Node *n)
 			kix[nk++] = ix[i];
 	oidx = lin(&kb, nk, kix, kst);
 
-	if (is_arg(n)) {
-		int a = 0;
-		while (a < x->rank && !(mask >> a & 1))
-			a++;
-		if (a == x->rank) /* rank 0: the index is 0 */
-			kb_store(&kb, yb, oidx, idx(&kb, 0));
-		else
-			arg_body(&kb, n, xb, yb, x, a, ix, xst, oidx);
-		loops_close(&kb, nopen);
-		lower_end(lw, &kb);
-		return BURN_OK;
-	}
-
-	/* The accumulator type: the element type, but f64 for the ops whose
-	 * finalisation is float math on integer inputs. */
-	xt = ltype(x->dtype);
-	at = xt;
-	if (!dtype_is_float(xt) && (op == OP_ReduceL2 || op == OP_ReduceLogSum ||
-	                            op == OP_ReduceLogSumExp))
-		at = DT_F64;
-	acc = kb_var(&kb, at, "acc");
-
-	/* ReduceLogSumExp: a first pass finds the max, which shifts the
-	 * exponents (0 when it is infinite or the set is empty). */
-	if (op == OP_ReduceLogSumExp) {
-		int m = kb_var(&kb, at, "m");
-		int k;
-		kb_set(&kb, m, num(&kb, at, -INFINITY));
-		k = open_axes(&kb, x->rank, x->dim, mask, 0, rvar, ix);
-		v = conv(&kb, kb_load(&kb, xb, lin(&kb, x->rank, ix, xst)), at);
-		kb_set(&kb, m, bin(&kb, KO_MAX, get(&kb, m), v));
-		loops_close(&kb, k);
-		shift = kb_var(&kb, at, "shift");
-		kb_set(&kb, shift, kb_select(&kb, kb_un(&kb, KO_ISINF, get(&kb, m)),
-		                             num(&kb, at, 0), get(&kb, m)));
-	}
-
-	/* identity */
-	if (op == OP_ReduceProd) {
-		res = num(&kb, at, 1);
-	} else if (op == OP_ReduceMax || op == OP_ReduceMin) {
-		int64_t lo, hi;
-		if (at == DT_BOOL) {
-			res = kb_const_i(&kb, DT_BOOL, op == OP_ReduceMin);
-		} else if (dtype_is_float(at)) {
-			res = num(&kb, at, op == OP_ReduceMax ? -INFINITY : INFINITY);
-		} else {
-			int_range(at, &lo, &hi);
-			res = kb_const_i(&kb, at, op == OP_ReduceMax ? lo : hi);
-		}
+	if (is_arg(n) && !mask) {   /* rank 0: the index is 0 */
+		kb_store(&kb, yb, oidx, idx(&kb, 0));
 	} else {
-		res = num(&kb, at, 0);
+		res = reduce_emit(&kb, r, ltype(x->dtype), ltype(y->dtype), &w);
+		kb_store(&kb, yb, oidx, get(&kb, res));
 	}
-	kb_set(&kb, acc, res);
-
-	{
-		int k = open_axes(&kb, x->rank, x->dim, mask, 0, rvar, ix);
-		KRef a = get(&kb, acc);
-		v = conv(&kb, kb_load(&kb, xb, lin(&kb, x->rank, ix, xst)), at);
-		switch (op) {
-		case OP_ReduceProd:
-			res = bin(&kb, KO_MUL, a, v);
-			break;
-		case OP_ReduceMax:
-			res = at == DT_BOOL ? bin(&kb, KO_OR, a, v) : bin(&kb, KO_MAX, a, v);
-			break;
-		case OP_ReduceMin:
-			res = at == DT_BOOL ? bin(&kb, KO_AND, a, v) : bin(&kb, KO_MIN, a, v);
-			break;
-		case OP_ReduceL1:
-			res = bin(&kb, KO_ADD, a, dtype_is_signed(at) || dtype_is_float(at) ?
-			          kb_un(&kb, KO_ABS, v) : v);
-			break;
-		case OP_ReduceL2:
-		case OP_ReduceSumSquare:
-			res = bin(&kb, KO_ADD, a, bin(&kb, KO_MUL, v, v));
-			break;
-		case OP_ReduceLogSumExp:
-			res = bin(&kb, KO_ADD, a, kb_un(&kb, KO_EXP,
-			          bin(&kb, KO_SUB, v, get(&kb, shift))));
-			break;
-		default: /* Sum, Mean, LogSum */
-			res = bin(&kb, KO_ADD, a, v);
-			break;
-		}
-		kb_set(&kb, acc, res);
-		loops_close(&kb, k);
-	}
-
-	/* finalise */
-	res = get(&kb, acc);
-	switch (op) {
-	case OP_ReduceMean:
-		if (dtype_is_float(at))
-			res = bin(&kb, KO_DIV, res, num(&kb, at, (double)count));
-		else if (count > 0)
-			res = bin(&kb, KO_DIV, res, kb_const_i(&kb, at, count));
-		break;
-	case OP_ReduceL2:
-		res = kb_un(&kb, KO_SQRT, res);
-		break;
-	case OP_ReduceLogSum:
-		res = kb_un(&kb, KO_LOG, res);
-		break;
-	case OP_ReduceLogSumExp:
-		res = bin(&kb, KO_ADD, get(&kb, shift), kb_un(&kb, KO_LOG, res));
-		break;
-	}
-	kb_store(&kb, yb, oidx, conv(&kb, res, ltype(y->dtype)));
 	loops_close(&kb, nopen);
 	lower_end(lw, &kb);
 	return BURN_OK;
