@@ -333,19 +333,68 @@ num(KB *kb, int dt, double v)
 static KRef bin(KB *kb, int op, KRef a, KRef b) { return kb_bin(kb, op, a, b); }
 static KRef un(KB *kb, int op, KRef a) { return kb_un(kb, op, a); }
 
-/* 1 / (1 + exp(-x)) */
+/*
+ * The float formulas below stay finite and accurate at the edges of f32,
+ * checked against float64 NumPy over 0, +-1e-30 .. +-3.4e38, +-inf and NaN
+ * (tests/unit/test_elem.c): no exp(x) that can overflow where the result
+ * is finite, no 1 - exp or log(1 + tiny) that cancels where the result is
+ * small.
+ */
+
+/* 1 / (1 + exp(-x)) as e = exp(-|x|), r = 1 / (1 + e), x >= 0 ? r : e r:
+ * exp never overflows, and sigmoid(-100) is 3.7e-44, not 0. */
 static KRef
 sigmoid(KB *kb, int dt, KRef x)
 {
-	return bin(kb, KO_DIV, num(kb, dt, 1),
-	           bin(kb, KO_ADD, num(kb, dt, 1), un(kb, KO_EXP, un(kb, KO_NEG, x))));
+	KRef e = un(kb, KO_EXP, un(kb, KO_NEG, un(kb, KO_ABS, x)));
+	KRef r = bin(kb, KO_DIV, num(kb, dt, 1), bin(kb, KO_ADD, num(kb, dt, 1), e));
+
+	return kb_select(kb, bin(kb, KO_GE, x, num(kb, dt, 0)), r, bin(kb, KO_MUL, e, r));
 }
 
-/* log(exp(x) + 1), as the ONNX reference computes it */
+/* log(1 + t) for t >= 0 without losing t to the rounding of 1 + t
+ * (Goldberg): u = 1 + t; u == 1 ? t : log(u) * t / (u - 1). */
+static KRef
+log1p_expr(KB *kb, int dt, KRef t)
+{
+	KRef u = bin(kb, KO_ADD, num(kb, dt, 1), t);
+	KRef q = bin(kb, KO_MUL, un(kb, KO_LOG, u),
+	             bin(kb, KO_DIV, t, bin(kb, KO_SUB, u, num(kb, dt, 1))));
+
+	return kb_select(kb, bin(kb, KO_EQ, u, num(kb, dt, 1)), t, q);
+}
+
+/* exp(x) - 1 without cancellation near 0: the Taylor polynomial for
+ * |x| < 1/2 (to x^8/8! in f32, x^16/16! in f64: the next term is below
+ * half an ulp), exp(x) - 1 beyond, where it loses nothing. */
+static KRef
+expm1_expr(KB *kb, int dt, KRef x)
+{
+	int deg = dt == DT_F64 ? 16 : 8;
+	double f = 1;
+	KRef p;
+
+	for (int k = 2; k <= deg; k++)
+		f *= k;
+	p = num(kb, dt, 1 / f);
+	for (int k = deg - 1; k >= 1; k--) {
+		f /= k + 1;
+		p = bin(kb, KO_ADD, num(kb, dt, 1 / f), bin(kb, KO_MUL, x, p));
+	}
+	p = bin(kb, KO_MUL, x, p);
+	return kb_select(kb, bin(kb, KO_LT, un(kb, KO_ABS, x), num(kb, dt, 0.5)), p,
+	                 bin(kb, KO_SUB, un(kb, KO_EXP, x), num(kb, dt, 1)));
+}
+
+/* log(1 + exp(x)) (the ONNX reference's formula, which overflows to inf
+ * from x = 89 in f32) as max(x, 0) + log1p(exp(-|x|)): Softplus(96.5) is
+ * 96.5 and Softplus(-20) is 2.06e-9, not 0. */
 static KRef
 softplus(KB *kb, int dt, KRef x)
 {
-	return un(kb, KO_LOG, bin(kb, KO_ADD, un(kb, KO_EXP, x), num(kb, dt, 1)));
+	KRef t = un(kb, KO_EXP, un(kb, KO_NEG, un(kb, KO_ABS, x)));
+
+	return bin(kb, KO_ADD, bin(kb, KO_MAX, x, num(kb, dt, 0)), log1p_expr(kb, dt, t));
 }
 
 /* Integer a op b for KO_DIV/KO_MOD, giving 0 where b is 0 (as numpy does)
@@ -430,7 +479,10 @@ gelu_expr(KB *kb, Node *n, int dt, KRef x)
 		t = bin(kb, KO_ADD, x, bin(kb, KO_MUL, num(kb, dt, 0.044715), x3));
 		t = un(kb, KO_TANH, bin(kb, KO_MUL, num(kb, dt, sqrt(2 / M_PI)), t));
 	} else {
+		/* clamped: an erf approximation a hair beyond -1 would turn
+		 * 1 + erf negative and Gelu(-1e30) into +6e22 */
 		t = un(kb, KO_ERF, bin(kb, KO_MUL, x, num(kb, dt, M_SQRT1_2)));
+		t = bin(kb, KO_MAX, num(kb, dt, -1), bin(kb, KO_MIN, num(kb, dt, 1), t));
 	}
 	return bin(kb, KO_MUL, bin(kb, KO_MUL, num(kb, dt, 0.5), x),
 	           bin(kb, KO_ADD, num(kb, dt, 1), t));
@@ -534,20 +586,20 @@ op_expr(KB *kb, Graph *g, Node *n, const KRef *in, int odt)
 		                 bin(kb, KO_MUL, C(A("alpha", 0.01)), x), x);
 	case OP_PRelu:
 		return kb_select(kb, bin(kb, KO_LT, x, Z), bin(kb, KO_MUL, y, x), x);
-	case OP_Elu:
-		e = bin(kb, KO_SUB, un(kb, KO_EXP, x), C(1));
+	case OP_Elu:         /* x < 0 ? alpha (exp(x) - 1) : x */
+		e = expm1_expr(kb, dt, x);
 		return kb_select(kb, bin(kb, KO_LT, x, Z),
 		                 bin(kb, KO_MUL, C(A("alpha", 1.0)), e), x);
-	case OP_Selu: {
+	case OP_Selu: {      /* gamma (x <= 0 ? alpha (exp(x) - 1) : x) */
 		double al = A("alpha", 1.67326319217681884765625);
 		double ga = A("gamma", 1.05070102214813232421875);
-		e = bin(kb, KO_SUB, bin(kb, KO_MUL, C(al), un(kb, KO_EXP, x)), C(al));
+		e = bin(kb, KO_MUL, C(al), expm1_expr(kb, dt, x));
 		return bin(kb, KO_MUL, C(ga),
 		           kb_select(kb, bin(kb, KO_LE, x, Z), e, x));
 	}
 	case OP_Celu: {      /* max(0,x) + min(0, alpha (exp(x/alpha) - 1)) */
 		double al = A("alpha", 1.0);
-		e = bin(kb, KO_SUB, un(kb, KO_EXP, bin(kb, KO_DIV, x, C(al))), C(1));
+		e = expm1_expr(kb, dt, bin(kb, KO_DIV, x, C(al)));
 		e = bin(kb, KO_MIN, Z, bin(kb, KO_MUL, C(al), e));
 		return bin(kb, KO_ADD, bin(kb, KO_MAX, x, Z), e);
 	}
@@ -555,13 +607,17 @@ op_expr(KB *kb, Graph *g, Node *n, const KRef *in, int odt)
 		e = bin(kb, KO_ADD, bin(kb, KO_MUL, C(A("alpha", 0.2)), x),
 		        C(A("beta", 0.5)));
 		return bin(kb, KO_MAX, Z, bin(kb, KO_MIN, C(1), e));
-	case OP_HardSwish:
+	case OP_HardSwish:   /* x h, h = max(0, min(1, x/6 + 1/2)); 0 where h is
+	                        (-inf * 0 would be NaN) */
 		e = bin(kb, KO_ADD, bin(kb, KO_MUL, C(1.0 / 6), x), C(0.5));
-		return bin(kb, KO_MUL, x, bin(kb, KO_MAX, Z, bin(kb, KO_MIN, C(1), e)));
+		e = bin(kb, KO_MAX, Z, bin(kb, KO_MIN, C(1), e));
+		return kb_select(kb, bin(kb, KO_EQ, e, Z), Z, bin(kb, KO_MUL, x, e));
 	case OP_Softplus:
 		return softplus(kb, dt, x);
-	case OP_Softsign:
-		return bin(kb, KO_DIV, x, bin(kb, KO_ADD, C(1), un(kb, KO_ABS, x)));
+	case OP_Softsign:    /* x / (1 + |x|); the limit +-1 at +-inf, not inf/inf */
+		e = bin(kb, KO_DIV, x, bin(kb, KO_ADD, C(1), un(kb, KO_ABS, x)));
+		return kb_select(kb, un(kb, KO_ISINF, x),
+		                 kb_select(kb, bin(kb, KO_GT, x, Z), C(1), C(-1)), e);
 	case OP_Mish:
 		return bin(kb, KO_MUL, x, un(kb, KO_TANH, softplus(kb, dt, x)));
 	case OP_Swish:

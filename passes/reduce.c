@@ -31,10 +31,12 @@ int reduce_fusable(int op)
 int reduce_acc_type(const ReduceOp *r, int t)
 {
 	switch (r->acc) {
-	case RA_WIDE:
+	case RA_F64:
 		return DT_F64;
-	case RA_WIDE_INT:
+	case RA_F64_INT:
 		return dtype_is_float(t) ? t : DT_F64;
+	case RA_F64_FLOAT:
+		return dtype_is_float(t) ? DT_F64 : t;
 	default:
 		return t;
 	}

@@ -23,7 +23,7 @@ enum ReduceIdentity { RI_ZERO, RI_ONE, RI_LOWEST, RI_HIGHEST, RI_NONE };
 enum ReducePrologue { RP_NONE, RP_ABS, RP_SQUARE, RP_EXP_SHIFT };
 enum ReduceCombine { RC_ADD, RC_MUL, RC_MAX, RC_MIN, RC_ARGMAX, RC_ARGMIN };
 enum ReduceFinalize { RF_NONE, RF_MEAN, RF_SQRT, RF_LOG, RF_LOG_SHIFT };
-enum ReduceAcc { RA_ELEM, RA_WIDE_INT, RA_WIDE };
+enum ReduceAcc { RA_ELEM, RA_F64_INT, RA_F64_FLOAT, RA_F64 };
 enum ReduceFlag { RR_SHIFT = 1, RR_FUSE = 2, RR_ARG = 4 };
 
 /* One row of reduce.def; the meaning of each field is written there. */
