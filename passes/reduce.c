@@ -100,8 +100,10 @@ static KRef prologue(KB *kb, const ReduceOp *r, KRef x, int shift)
 		return dtype_is_signed(dt) || dtype_is_float(dt) ? kb_un(kb, KO_ABS, x) : x;
 	case RP_SQUARE:
 		return kb_bin(kb, KO_MUL, x, x);
-	case RP_EXP_SHIFT:
-		return kb_un(kb, KO_EXP, kb_bin(kb, KO_SUB, x, kb_get(kb, shift)));
+	case RP_EXP_SHIFT:   /* no shift variable: shift 0 */
+		if (shift >= 0)
+			x = kb_bin(kb, KO_SUB, x, kb_get(kb, shift));
+		return kb_un(kb, KO_EXP, x);
 	default:
 		return x;
 	}
@@ -137,7 +139,8 @@ static KRef finalize(KB *kb, const ReduceOp *r, KRef a, int shift, int64_t count
 	case RF_LOG:
 		return kb_un(kb, KO_LOG, a);
 	case RF_LOG_SHIFT:
-		return kb_bin(kb, KO_ADD, kb_get(kb, shift), kb_un(kb, KO_LOG, a));
+		a = kb_un(kb, KO_LOG, a);
+		return shift >= 0 ? kb_bin(kb, KO_ADD, kb_get(kb, shift), a) : a;
 	default:
 		return a;
 	}

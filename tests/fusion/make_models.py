@@ -125,3 +125,37 @@ save("mean_variance",
      [h.make_node("ReduceMean", ["x"], ["mean"], axes=[2, 3]), h.make_node("Sub", ["x", "mean"], ["d"]),
       h.make_node("Mul", ["d", "d"], ["dd"]), h.make_node("ReduceMean", ["dd"], ["var"], axes=[2, 3])],
      [("x", x)], ["mean", "var"], None, [mu, ((x - mu) ** 2).mean((2, 3), keepdims=True)])
+
+# Numerics at the edges (issue 7).  Relu -> ReduceLogSumExp fuses into one
+# kernel, which must keep the max shift: 100 + log 4, not inf.
+x = np.full((1, 4), 100, np.float32)
+save("relu_logsumexp",
+     [h.make_node("Relu", ["x"], ["r"]),
+      h.make_node("ReduceLogSumExp", ["r"], ["y"], axes=[1], keepdims=1)],
+     [("x", x)], ["y"], None, [np.array([[100 + math.log(4)]])])
+
+# Softplus(96.5) is 96.5 (log(1 + exp(x)) overflows to inf from x = 89 in
+# f32), and the LogSoftmax after it is finite, not NaN.
+x = np.array([[96.5, 1.0, -20.0, 0.0]], np.float32)
+sp = np.logaddexp(0, x.astype(np.float64))
+d = sp - sp.max(1, keepdims=True)
+save("softplus_logsoftmax",
+     [h.make_node("Softplus", ["x"], ["s"]), h.make_node("LogSoftmax", ["s"], ["y"], axis=1)],
+     [("x", x)], ["s", "y"], None, [sp, d - np.log(np.exp(d).sum(1, keepdims=True))])
+
+# Fused reductions at the edges of f32, each after a pointwise op so that
+# the fused path (reduce_emit from the table) is the one checked: ReduceL2
+# of 1e20s and 1e-30s (f64 accumulator), ReduceLogSum of 1e38s, ReduceProd
+# that overflows f32 on its way to 0 or 1, ReduceMax propagating NaN.
+x = np.array([[1e20, 1e20, 0, 0], [1e-30, 1e-30, 0, 0], [1e38, 1e38, 1e-38, 1e-38],
+              [1e30, -1e30, 0, 1], [1, np.nan, -np.inf, 3]], np.float32)
+x64 = x.astype(np.float64)
+with np.errstate(invalid="ignore"):
+    refs = [np.sqrt((x64 * x64).sum(1, keepdims=True)), np.log(np.abs(x64).sum(1, keepdims=True)),
+            (-x64).prod(1, keepdims=True), np.maximum(x64, 0).max(1, keepdims=True)]
+save("reduce_edges",
+     [h.make_node("Neg", ["x"], ["n"]), h.make_node("ReduceL2", ["n"], ["l2"], axes=[1]),
+      h.make_node("Abs", ["x"], ["a"]), h.make_node("ReduceLogSum", ["a"], ["ls"], axes=[1]),
+      h.make_node("Sub", ["zero", "x"], ["z"]), h.make_node("ReduceProd", ["z"], ["p"], axes=[1]),
+      h.make_node("Relu", ["x"], ["r"]), h.make_node("ReduceMax", ["r"], ["mx"], axes=[1])],
+     [("x", x)], ["l2", "ls", "p", "mx"], None, refs, [c("zero", 0.0)])

@@ -244,3 +244,101 @@ Test(elem, isinf_signs)
 	cr_assert_eq(y[3], 0);
 	t_fini(&t);
 }
+
+/* ---- numerics at the edges of f32 ---------------------------------------- */
+
+/* One f32 element through op (attribute-free, opset 22 so every op of the
+ * family exists). */
+static float
+unary(const char *op, float x)
+{
+	T t;
+	float y;
+	int64_t d[] = {1};
+
+	t_init(&t, 22);
+	t_input(&t, DT_F32, 1, d, &x);
+	t_node(&t, op, 1);
+	cr_assert_eq(t_run1(&t, &y), 1, "%s", op);
+	t_fini(&t);
+	return y;
+}
+
+/* Against float64 NumPy (np.logaddexp, np.expm1, ...): finite where the
+ * function is, and to a few ulps where the naive formula cancels.  Each
+ * of these failed before: Softplus(96.5) was inf, Softplus(-20) 0,
+ * Sigmoid(-100) 0, Elu(-1e-6) off by 1.3%, Gelu(-1e30) +6e22. */
+Test(elem, edges_vs_float64)
+{
+	static const struct { const char *op; float x; double want, rel; } c[] = {
+		{"Softplus", 96.5f, 96.5, 1e-7},
+		{"Softplus", 1e30f, 1e30, 1e-7},
+		{"Softplus", 3.4e38f, 3.4e38, 1e-7},
+		{"Softplus", 0, 0.6931471805599453, 1e-7},
+		{"Softplus", -20, 2.061153620314381e-09, 1e-6},
+		{"Softplus", -INFINITY, 0, 0},
+		{"Mish", -20, -4.122307240628762e-08, 1e-6},
+		{"Mish", 96.5f, 96.5, 1e-7},
+		{"Sigmoid", -100, 3.7200759760208356e-44, 0.1},   /* a denormal */
+		{"Sigmoid", 100, 1, 0},
+		{"Sigmoid", -INFINITY, 0, 0},
+		{"Swish", -89, -1.982353569998212e-37, 1e-5},
+		{"Elu", -1e-6f, -9.999995000001667e-07, 1e-6},
+		{"Elu", -1e-3f, -0.0009995001666250082, 1e-6},
+		{"Elu", -1e-30f, -1e-30, 1e-6},
+		{"Elu", -1e30f, -1, 0},
+		{"Selu", -1e-6f, -1.7580984672936502e-06, 1e-6},
+		{"Celu", -1e-6f, -9.999995000001667e-07, 1e-6},
+		{"Softsign", INFINITY, 1, 0},
+		{"Softsign", -INFINITY, -1, 0},
+		{"Softsign", 3.4e38f, 1, 1e-7},
+		{"HardSwish", -INFINITY, 0, 0},
+		{"HardSwish", INFINITY, INFINITY, 0},
+	};
+
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		float y = unary(c[i].op, c[i].x);
+		cr_assert(y == (float)c[i].want || fabs(y - c[i].want) <= c[i].rel * fabs(c[i].want),
+		          "%s(%g) = %.9g, want %.9g", c[i].op, c[i].x, y, c[i].want);
+	}
+	/* Gelu far left is -0 or a tiny negative, never positive */
+	for (float x = -1e30f; x < -5; x /= 10) {
+		float y = unary("Gelu", x);
+		cr_assert(y <= 0 && y > -1e-6f, "Gelu(%g) = %g", x, y);
+	}
+}
+
+/* NaN stays NaN through the rewritten formulas. */
+Test(elem, edges_keep_nan)
+{
+	static const char *ops[] = {"Softplus", "Sigmoid", "Mish", "Swish", "Elu", "Selu",
+	                            "Celu", "Softsign", "HardSwish", "Gelu"};
+
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		cr_assert(isnan(unary(ops[i], NAN)), "%s(NaN)", ops[i]);
+}
+
+/* Softplus then LogSoftmax: finite, where inf - inf used to give NaN. */
+Test(elem, logsoftmax_after_softplus_is_finite)
+{
+	T t;
+	float x[4] = {96.5f, 1, -20, 0}, s[4], y[4];
+	int64_t d[] = {1, 4};
+
+	t_init(&t, 13);
+	t_input(&t, DT_F32, 2, d, x);
+	t_node(&t, "Softplus", 1);
+	cr_assert_eq(t_run1(&t, s), 1);
+	t_fini(&t);
+	cr_assert_float_eq(s[0], 96.5f, 1e-5);
+
+	t_init(&t, 13);
+	t_input(&t, DT_F32, 2, d, s);
+	t_node(&t, "LogSoftmax", 1);
+	cr_assert_eq(t_run1(&t, y), 1);
+	t_fini(&t);
+	for (int i = 0; i < 4; i++)
+		cr_assert(isfinite(y[i]), "y[%d] = %g", i, y[i]);
+	cr_assert_float_eq(y[0], 0, 1e-6);
+	cr_assert_float_eq(y[2], -96.5f, 1e-4);
+}
