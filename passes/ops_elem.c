@@ -338,18 +338,20 @@ static KRef un(KB *kb, int op, KRef a) { return kb_un(kb, op, a); }
  * checked against float64 NumPy over 0, +-1e-30 .. +-3.4e38, +-inf and NaN
  * (tests/unit/test_elem.c): no exp(x) that can overflow where the result
  * is finite, no 1 - exp or log(1 + tiny) that cancels where the result is
- * small.
+ * small.  Costly terms sit outside select arms, which the C renderer never
+ * hoists (a term used in both arms would be computed twice), and selects
+ * rather than KO_MIN/KO_MAX keep the loops vectorizable.
  */
 
-/* 1 / (1 + exp(-x)) as e = exp(-|x|), r = 1 / (1 + e), x >= 0 ? r : e r:
- * exp never overflows, and sigmoid(-100) is 3.7e-44, not 0. */
+/* 1 / (1 + exp(-x)).  Where exp(-x) overflows (x < -88.7 in f32) this
+ * is 1 / inf = 0, for a true value below FLT_MIN: harmless, and the
+ * stable form (x >= 0 ? 1 : e) / (1 + e), e = exp(-|x|), costs a quarter
+ * more time for those denormals. */
 static KRef
 sigmoid(KB *kb, int dt, KRef x)
 {
-	KRef e = un(kb, KO_EXP, un(kb, KO_NEG, un(kb, KO_ABS, x)));
-	KRef r = bin(kb, KO_DIV, num(kb, dt, 1), bin(kb, KO_ADD, num(kb, dt, 1), e));
-
-	return kb_select(kb, bin(kb, KO_GE, x, num(kb, dt, 0)), r, bin(kb, KO_MUL, e, r));
+	return bin(kb, KO_DIV, num(kb, dt, 1),
+	           bin(kb, KO_ADD, num(kb, dt, 1), un(kb, KO_EXP, un(kb, KO_NEG, x))));
 }
 
 /* log(1 + t) for t >= 0 without losing t to the rounding of 1 + t
@@ -388,13 +390,15 @@ expm1_expr(KB *kb, int dt, KRef x)
 
 /* log(1 + exp(x)) (the ONNX reference's formula, which overflows to inf
  * from x = 89 in f32) as max(x, 0) + log1p(exp(-|x|)): Softplus(96.5) is
- * 96.5 and Softplus(-20) is 2.06e-9, not 0. */
+ * 96.5 and Softplus(-20) is 2.06e-9, not 0.  NaN propagates through the
+ * log1p term. */
 static KRef
 softplus(KB *kb, int dt, KRef x)
 {
 	KRef t = un(kb, KO_EXP, un(kb, KO_NEG, un(kb, KO_ABS, x)));
+	KRef z = num(kb, dt, 0);
 
-	return bin(kb, KO_ADD, bin(kb, KO_MAX, x, num(kb, dt, 0)), log1p_expr(kb, dt, t));
+	return bin(kb, KO_ADD, kb_select(kb, bin(kb, KO_GT, x, z), x, z), log1p_expr(kb, dt, t));
 }
 
 /* Integer a op b for KO_DIV/KO_MOD, giving 0 where b is 0 (as numpy does)
@@ -467,25 +471,27 @@ isinf_expr(KB *kb, Node *n, int dt, KRef x)
 }
 
 /* Gelu: approximate="none": 0.5 x (1 + erf(x / sqrt 2));
- * "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+ * "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).  1 + erf is
+ * clamped at 0: an erf approximation a hair beyond -1 would make it
+ * negative and Gelu(-1e30) +6e22 (a select, which vectorizes, where
+ * KO_MAX's NaN test would not). */
 static KRef
 gelu_expr(KB *kb, Node *n, int dt, KRef x)
 {
 	const char *ap = attr_str(n, "approximate", "none");
-	KRef t;
+	KRef t, z = num(kb, dt, 0);
 
 	if (strcmp(ap, "tanh") == 0) {
 		KRef x3 = bin(kb, KO_MUL, bin(kb, KO_MUL, x, x), x);
 		t = bin(kb, KO_ADD, x, bin(kb, KO_MUL, num(kb, dt, 0.044715), x3));
 		t = un(kb, KO_TANH, bin(kb, KO_MUL, num(kb, dt, sqrt(2 / M_PI)), t));
+		t = bin(kb, KO_ADD, num(kb, dt, 1), t);
 	} else {
-		/* clamped: an erf approximation a hair beyond -1 would turn
-		 * 1 + erf negative and Gelu(-1e30) into +6e22 */
 		t = un(kb, KO_ERF, bin(kb, KO_MUL, x, num(kb, dt, M_SQRT1_2)));
-		t = bin(kb, KO_MAX, num(kb, dt, -1), bin(kb, KO_MIN, num(kb, dt, 1), t));
+		t = bin(kb, KO_ADD, num(kb, dt, 1), t);
+		t = kb_select(kb, bin(kb, KO_LT, t, z), z, t);
 	}
-	return bin(kb, KO_MUL, bin(kb, KO_MUL, num(kb, dt, 0.5), x),
-	           bin(kb, KO_ADD, num(kb, dt, 1), t));
+	return bin(kb, KO_MUL, bin(kb, KO_MUL, num(kb, dt, 0.5), x), t);
 }
 
 /* The ops that are one KOp of one operand. */
