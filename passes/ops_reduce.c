@@ -11,7 +11,10 @@
  *
  * Float math runs in the "compute type" ctype(): f64 for f64 inputs, f32
  * for everything else floating (loads of f16/bf16 already yield f32).
- * Integer reductions accumulate in the input type, as ONNX's reference does.
+ * What Reduce*, ArgMax and ArgMin compute (identity, prologue, combine,
+ * finalisation, accumulator type) is their row of the reduction table,
+ * passes/reduce.def, emitted by reduce_emit (reduce.c) here and in fusion
+ * alike; this file only supplies the loops.
  */
 #include <math.h>
 #include "lower.h"
