@@ -8,14 +8,41 @@
 
 extern const Backend backend_c;     /* codegen/c/target_c.c */
 
-/* The GPU description with no renderer yet: lowering and scheduling can
- * be inspected (--emit=kernels, --stats); nothing is rendered. */
+/* The GPU description with no renderer yet: its kernels are scheduled
+ * onto blocks and threads (--emit=kernels shows the grids) and run in
+ * process by the interpreter with GPU semantics (races, barriers), so
+ * `burncc check --target gpu` tests GPU schedules on any machine. */
+static int
+gpu_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
+        void *arena)
+{
+	KRun r;
+	int rc;
+
+	(void)arena;
+	TRY(kir_run_init(c, &r, m->g));
+	for (int i = 0; i < m->g->nin; i++)
+		r.mem[m->g->in[i]] = (void *)in[i];
+	rc = kir_run_program(c, &r, m->g, &m->prog);
+	for (int i = 0; i < m->g->nout && !rc; i++) {
+		const void *v = kir_run_value(&r, &m->prog, m->g->out[i]);
+		int64_t nb = value_nbytes(GV(m->g, m->g->out[i]));
+		if (!v || nb < 0)
+			rc = burn_fail(c, BURN_ERR_INTERNAL, "gpu: output %d has no value", i);
+		else
+			memcpy(out[i], v, (size_t)nb);
+	}
+	kir_run_free(&r);
+	return rc;
+}
+
 static const Backend backend_gpu = {
 	.name = "gpu",
-	.about = "a generic GPU, description only: lowers and schedules\n"
-	         "(--emit=ir|kernels, --stats), no renderer yet\n"
-	         "(no -o, --emit=c or check)",
+	.about = "a generic GPU: schedules onto blocks and threads, no renderer\n"
+	         "yet; runs in the interpreter with GPU semantics (check,\n"
+	         "--emit=ir|kernels, --stats; no -o or --emit=c)",
 	.target = &target_gpu,
+	.run = gpu_run,
 };
 
 const Backend *const backend_list[] = { &backend_c, &backend_gpu, NULL };

@@ -247,6 +247,15 @@ kb_finish(KB *kb)
 	return k;
 }
 
+void
+kb_reopen(KB *kb, KProgram *p, KKernel *k)
+{
+	memset(kb, 0, sizeof *kb);
+	kb->prog = p;
+	kb->k = k;
+	k->body = 0;
+}
+
 /* Append a zeroed node; returns its index. */
 static KRef
 newnode(KB *kb, int kind)
@@ -742,6 +751,19 @@ kb_set(KB *kb, int var, KRef val)
 }
 
 void
+kb_splice(KB *kb, KRef first)
+{
+	KKernel *k = kb->k;
+
+	if (!first)
+		return;
+	append(kb, first);
+	while (k->node[first].next)
+		first = k->node[first].next;
+	kb->last[kb->depth] = first;
+}
+
+void
 kb_barrier(KB *kb)
 {
 	append(kb, newnode(kb, KS_BARRIER));
@@ -1050,6 +1072,8 @@ kir_print(FILE *f, const KKernel *k)
 	if (k->ops && *k->ops)
 		fprintf(f, "  # %s", k->ops);
 	fprintf(f, "\n");
+	if (k->grid)
+		fprintf(f, "  # grid: %s\n", k->grid);
 	for (i = 0; i < k->nbuf; i++) {
 		const KBuf *b = &k->buf[i];
 		fprintf(f, "  buf b%d: %s[%" PRId64 "] %s", i, dtype_name(b->dtype),

@@ -166,6 +166,7 @@ typedef struct KSched {
 typedef struct KKernel {
 	const char *name;   /* unique within the program, a C identifier */
 	const char *ops;    /* the graph ops it implements, for --emit=kernels */
+	const char *grid;   /* gpu: the block/thread mapping applied (printable) */
 	int nbuf, nvar, nnode;
 	int capbuf, capvar, capnode;
 	KBuf *buf;
@@ -215,6 +216,12 @@ void kprog_init(KProgram *p, Arena *a);
 void kb_begin(KB *kb, KProgram *p, const char *name, const char *ops);
 /* Close the kernel and append it to the program. */
 KKernel *kb_finish(KB *kb);
+/* Rebuild kernel k (already in p) in place: its body becomes empty and the
+ * builder appends a new one; old statements are put back with kb_splice.
+ * Finish with kb_end for every open block; not kb_finish. */
+void kb_reopen(KB *kb, KProgram *p, KKernel *k);
+/* Append the chain of statements starting at first (linked by next). */
+void kb_splice(KB *kb, KRef first);
 
 int kb_buf(KB *kb, int dtype, int64_t count, int value, int space, int access);
 /* The buffer bound to graph value v (created on first use). */
@@ -268,5 +275,23 @@ int kir_interp(Ctx *c, const KKernel *k, void *const *bufs);
  * executed.  When it runs out the result is BURN_ERR_LIMIT and no error is
  * recorded in c: running out of budget is the caller's decision to take. */
 int kir_interp_budget(Ctx *c, const KKernel *k, void *const *bufs, int64_t *steps);
+
+/* ---- running a whole program (kir_run.c) ------------------------------ *
+ * The kernels of p run in order by the interpreter over the values of g
+ * (struct Graph, ir/graph.h): a buffer bound to value v uses the memory of
+ * kprog_storage(p, v).  The caller puts each graph input's elements in
+ * mem[v] after kir_run_init; everything else is found (constants) or
+ * allocated (owned[v]) by kir_run_program, and freed by kir_run_free.
+ * Read a result with kir_run_value. */
+struct Graph;
+typedef struct KRun {
+	int n;                  /* g->nval */
+	void **mem;             /* per value: its elements, or NULL */
+	unsigned char *owned;   /* mem[v] allocated by kir_run_program */
+} KRun;
+int kir_run_init(Ctx *c, KRun *r, const struct Graph *g);
+int kir_run_program(Ctx *c, KRun *r, const struct Graph *g, const KProgram *p);
+void *kir_run_value(const KRun *r, const KProgram *p, int v);
+void kir_run_free(KRun *r);
 
 #endif

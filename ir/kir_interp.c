@@ -13,8 +13,11 @@
  * bounds-checked; a violation is BURN_ERR_INTERNAL, never a crash.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "kir.h"
 
 /* The C renderer's f32 erf (codegen/c/render_c.c): folded constants match
@@ -49,6 +52,9 @@ typedef struct KVal {
 
 enum { C_F, C_S, C_U };
 
+typedef struct Simt Simt;
+typedef struct Shadow Shadow;
+
 typedef struct Interp {
 	Ctx *c;
 	const KKernel *k;
@@ -59,7 +65,19 @@ typedef struct Interp {
 	uint64_t gen;
 	int64_t *steps;    /* budget left, or NULL */
 	int err;
+	/* GPU semantics (see "Threads and blocks" below) */
+	int64_t hw[6];     /* KX_THREAD_X..KX_BLOCK_Z - 1: hardware indices */
+	Simt *simt;        /* the block's threads, when this is one of them */
+	int tid;           /* linear thread index within the block */
+	Shadow *shadow;    /* per buffer: race-detection state (shared only) */
+	uint32_t *epoch;   /* barrier intervals so far (the kernel's Interp) */
+	KRef tbody;        /* a thread's body (simt_run) */
 } Interp;
+
+static int simt_run(Interp *in, KRef s);
+static int simt_barrier(Interp *in, KRef s);
+static int simt_access(Interp *in, int b, int64_t i, int write);
+static void simt_block_start(Interp *in);
 
 /* One more statement or loop iteration: 1 when the budget has run out
  * (in->err is BURN_ERR_LIMIT, unrecorded: see kir_interp_budget). */
@@ -703,6 +721,9 @@ eval(Interp *in, KRef e)
 			     n->buf, i);
 			return r;
 		}
+		if (in->simt && k->buf[n->buf].space == KS_SHARED &&
+		    simt_access(in, n->buf, i, 0))
+			return r;
 		r = read_elem(k->buf[n->buf].dtype, in->buf[n->buf], i);
 		break;
 	}
@@ -718,6 +739,13 @@ eval(Interp *in, KRef e)
 	case KE_SELECT:
 		a = eval(in, n->a);
 		r = eval(in, a.u ? n->b : n->c);
+		break;
+	case KE_SPECIAL:
+		if (n->op < KX_THREAD_X || n->op > KX_BLOCK_Z) {
+			fail(in, BURN_ERR_INTERNAL, "bad hardware index", n->op, e);
+			return r;
+		}
+		r.i = in->hw[n->op - KX_THREAD_X];
 		break;
 	case KE_CAST:
 		a = eval(in, n->a);
@@ -762,10 +790,23 @@ exec(Interp *in, KRef s)
 			return in->err;
 		switch (n->kind) {
 		case KS_FOR:
+			if (n->flags & (KF_THREAD_X | KF_THREAD_Y | KF_THREAD_Z)) {
+				TRY(simt_run(in, s));
+				break;
+			}
 			in->var[n->var].i = eval_root(in, n->a).i;
 			while (!in->err && in->var[n->var].i < eval_root(in, n->b).i) {
 				if (spend(in))
 					return in->err;
+				int64_t lo = eval_root(in, n->a).i;
+				if (n->flags & KF_BLOCK_X)
+					in->hw[3] = in->var[n->var].i - lo;
+				if (n->flags & KF_BLOCK_Y)
+					in->hw[4] = in->var[n->var].i - lo;
+				if (n->flags & KF_BLOCK_Z)
+					in->hw[5] = in->var[n->var].i - lo;
+				if (n->flags & (KF_BLOCK_X | KF_BLOCK_Y | KF_BLOCK_Z))
+					simt_block_start(in);
 				TRY(exec(in, n->body));
 				in->var[n->var].i++;
 			}
@@ -783,6 +824,8 @@ exec(Interp *in, KRef s)
 			if (i < 0 || i >= k->buf[n->buf].count)
 				return fail(in, BURN_ERR_INTERNAL,
 				            "store out of bounds (buffer, index)", n->buf, i);
+			if (in->simt && k->buf[n->buf].space == KS_SHARED)
+				TRY(simt_access(in, n->buf, i, 1));
 			write_elem(k->buf[n->buf].dtype, in->buf[n->buf], i, v);
 			break;
 		case KS_SET:
@@ -791,12 +834,420 @@ exec(Interp *in, KRef s)
 				in->var[n->var] = v;
 			break;
 		case KS_BARRIER:
-			return fail(in, BURN_ERR_UNSUPPORTED, "barrier", s, 0);
+			/* Outside a thread loop there is one thread: a no-op. */
+			if (in->simt)
+				TRY(simt_barrier(in, s));
+			break;
 		default:
 			return fail(in, BURN_ERR_INTERNAL, "not a statement", s, 0);
 		}
 	}
 	return in->err;
+}
+
+/* ---- Threads and blocks ------------------------------------------------ *
+ *
+ * GPU kernels are interpreted with GPU semantics, so that their schedules
+ * are tested on machines without a GPU:
+ *
+ *   - a KF_BLOCK_* loop runs its iterations (blocks) one after the other;
+ *     blocks share nothing but global memory, and each starts with its
+ *     shared buffers unwritten;
+ *   - a KF_THREAD_* loop (with the thread loops nested directly in it, the
+ *     block's thread grid) runs its iterations as threads of one block:
+ *     each thread has its own variables and local buffers, and the threads
+ *     run until they reach a barrier, in an order drawn at random
+ *     (BURN_SIMT_SEED=N repeats an order; every failure names its seed);
+ *   - a barrier releases when every thread of the block waits at it.  A
+ *     thread that finishes while others wait, or threads waiting at
+ *     different barriers, is an error (a barrier under divergent control
+ *     flow hangs or is undefined on real hardware);
+ *   - accesses to shared buffers are checked for races: between two
+ *     barriers, an element written by one thread must not be read or
+ *     written by another, and an element read by one thread must not be
+ *     written by another; reading an element no thread of the block has
+ *     written is an error too.
+ *
+ * The threads are POSIX threads, but exactly one runs at a time: the one
+ * holding the baton (Simt.cur), which it passes on at a barrier or at its
+ * end.  So the interpreter's memory needs no locks, and the interleaving
+ * is the seeded random choice, not the OS scheduler's.
+ */
+#define SIMT_MAX_THREADS 1024
+
+struct Shadow {            /* race state per element of a shared buffer */
+	int32_t *w_tid;        /* last writer, -1 none in this block */
+	uint32_t *w_epoch;
+	int32_t *r_tid;        /* reader in r_epoch; -2 several threads */
+	uint32_t *r_epoch;
+};
+
+enum { ST_RUN, ST_BAR, ST_DONE };
+
+struct Simt {
+	pthread_mutex_t mu;
+	pthread_cond_t *cv;    /* per thread: signalled when it gets the baton */
+	int n;                 /* threads in the block */
+	int cur;               /* thread holding the baton; -1 none */
+	int abort;             /* an error: every thread unwinds */
+	int err;               /* its status */
+	unsigned char *st;     /* per thread: ST_RUN, ST_BAR, ST_DONE */
+	KRef *bar;             /* the barrier a waiting thread is at */
+	uint64_t rng, seed;
+	Ctx *c;
+	const char *kname;
+};
+
+static uint64_t
+simt_rand(Simt *s)
+{
+	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Called with s->mu held, by the thread holding the baton (or by the
+ * starter): give the baton to a random runnable thread, or release a
+ * barrier every thread waits at, or record why neither is possible. */
+static void
+simt_pass(Simt *s, uint32_t *epoch)
+{
+	int nrun = 0, nbar = 0, ndone = 0, i, pick;
+
+	s->cur = -1;
+	if (s->abort)
+		return;
+	for (i = 0; i < s->n; i++) {
+		nrun += s->st[i] == ST_RUN;
+		nbar += s->st[i] == ST_BAR;
+		ndone += s->st[i] == ST_DONE;
+	}
+	if (!nrun && nbar) {
+		int first = -1;
+		for (i = 0; i < s->n; i++) {
+			if (s->st[i] != ST_BAR)
+				continue;
+			if (first < 0)
+				first = i;
+			else if (s->bar[i] != s->bar[first]) {
+				s->err = burn_fail(s->c, BURN_ERR_INTERNAL,
+				        "kir_interp %s: threads %d and %d wait at different "
+				        "barriers (s%d, s%d) (BURN_SIMT_SEED=%llu)", s->kname,
+				        first, i, s->bar[first], s->bar[i],
+				        (unsigned long long)s->seed);
+				s->abort = 1;
+				return;
+			}
+		}
+		if (ndone) {
+			s->err = burn_fail(s->c, BURN_ERR_INTERNAL,
+			        "kir_interp %s: barrier s%d reached by %d of %d threads "
+			        "(divergent control flow) (BURN_SIMT_SEED=%llu)", s->kname,
+			        s->bar[first], nbar, s->n, (unsigned long long)s->seed);
+			s->abort = 1;
+			return;
+		}
+		for (i = 0; i < s->n; i++)
+			s->st[i] = ST_RUN;
+		(*epoch)++;
+		nrun = s->n;
+	}
+	if (!nrun)
+		return;
+	pick = (int)(simt_rand(s) % (uint64_t)nrun);
+	for (i = 0; i < s->n; i++)
+		if (s->st[i] == ST_RUN && pick-- == 0) {
+			s->cur = i;
+			pthread_cond_signal(&s->cv[i]);
+			return;
+		}
+}
+
+/* After an error every thread must wake and unwind. */
+static void
+simt_wake_all(Simt *s)
+{
+	if (s->abort)
+		for (int i = 0; i < s->n; i++)
+			pthread_cond_signal(&s->cv[i]);
+}
+
+/* Wait for the baton; 1 if the block is aborting instead. */
+static int
+simt_wait(Simt *s, int tid)
+{
+	while (s->cur != tid && !s->abort)
+		pthread_cond_wait(&s->cv[tid], &s->mu);
+	return s->abort;
+}
+
+static int
+simt_barrier(Interp *in, KRef st)
+{
+	Simt *s = in->simt;
+	int ab;
+
+	pthread_mutex_lock(&s->mu);
+	s->st[in->tid] = ST_BAR;
+	s->bar[in->tid] = st;
+	simt_pass(s, in->epoch);
+	simt_wake_all(s);
+	ab = simt_wait(s, in->tid);
+	pthread_mutex_unlock(&s->mu);
+	if (ab)
+		in->err = BURN_ERR_INTERNAL;   /* unwind quietly: s->err says why */
+	return in->err;
+}
+
+/* A shared-buffer access by the running thread (it holds the baton, so
+ * the shadow needs no lock). */
+static int
+simt_access(Interp *in, int b, int64_t i, int write)
+{
+	Shadow *sh = &in->shadow[b];
+	uint32_t ep = *in->epoch;
+	int32_t t = in->tid, w = sh->w_tid[i];
+	const char *why = NULL;
+	int other = 0;
+
+	if (!write && w < 0) {
+		why = "reads an element no thread has written";
+	} else if (w >= 0 && w != t && sh->w_epoch[i] == ep) {
+		why = write ? "writes an element another thread wrote since the last barrier"
+		            : "reads an element another thread wrote since the last barrier";
+		other = w;
+	} else if (write && sh->r_epoch[i] == ep && sh->r_tid[i] != -1 &&
+	           sh->r_tid[i] != t) {
+		why = "writes an element another thread read since the last barrier";
+		other = sh->r_tid[i];
+	}
+	if (why) {
+		burn_fail(in->c, BURN_ERR_INTERNAL, "kir_interp %s: shared memory race: "
+		          "thread %d %s (b%d[%lld], other thread %d) (BURN_SIMT_SEED=%llu)",
+		          in->k->name, t, why, b, (long long)i, other,
+		          (unsigned long long)in->simt->seed);
+		in->simt->err = BURN_ERR_INTERNAL;
+		return in->err = BURN_ERR_INTERNAL;
+	}
+	if (write) {
+		sh->w_tid[i] = t;
+		sh->w_epoch[i] = ep;
+	} else if (sh->r_epoch[i] != ep || sh->r_tid[i] == -1) {
+		sh->r_tid[i] = t;
+		sh->r_epoch[i] = ep;
+	} else if (sh->r_tid[i] != t) {
+		sh->r_tid[i] = -2;
+	}
+	return BURN_OK;
+}
+
+/* A new block: its shared buffers are unwritten. */
+static void
+simt_block_start(Interp *in)
+{
+	const KKernel *k = in->k;
+	int b;
+
+	(*in->epoch)++;
+	for (b = 0; b < k->nbuf; b++) {
+		if (k->buf[b].space != KS_SHARED || !in->shadow[b].w_tid)
+			continue;
+		for (int64_t i = 0; i < k->buf[b].count; i++) {
+			in->shadow[b].w_tid[i] = -1;
+			in->shadow[b].r_tid[i] = -1;
+		}
+	}
+}
+
+static void *
+simt_thread(void *arg)
+{
+	Interp *in = arg;
+	Simt *s = in->simt;
+	int ab;
+
+	pthread_mutex_lock(&s->mu);
+	ab = simt_wait(s, in->tid);
+	pthread_mutex_unlock(&s->mu);
+	if (!ab)
+		exec(in, in->tbody);
+	pthread_mutex_lock(&s->mu);
+	s->st[in->tid] = ST_DONE;
+	if (in->err && !s->abort) {
+		s->abort = 1;
+		if (!s->err)
+			s->err = in->err;
+	}
+	simt_pass(s, in->epoch);
+	simt_wake_all(s);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static uint64_t
+simt_seed(void)
+{
+	const char *e = getenv("BURN_SIMT_SEED");
+	struct timespec ts;
+
+	if (e && *e)
+		return strtoull(e, NULL, 10);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_nsec * 2654435761u ^ (uint64_t)ts.tv_sec ^
+	       ((uint64_t)getpid() << 32);
+}
+
+static void
+thread_free(const KKernel *k, Interp *t)
+{
+	if (t->buf)
+		for (int b = 0; b < k->nbuf; b++)
+			if (k->buf[b].space == KS_LOCAL)
+				free(t->buf[b]);
+	free(t->buf);
+	free(t->var);
+	free(t->memo);
+	free(t->stamp);
+}
+
+/* The thread loop at statement st and the thread loops nested directly in
+ * it, run as one block of threads.  Each thread starts with the variables
+ * as they are here, its loop variables set to its coordinates. */
+static int
+simt_run(Interp *in, KRef st)
+{
+	const KKernel *k = in->k;
+	KRef loop[3], body = st;
+	int64_t lo[3], ext[3];
+	int nl = 0, n = 1, i, b, started = 0, rc;
+	Simt s;
+	Interp *th = NULL;
+	pthread_t *pt = NULL;
+	pthread_attr_t attr;
+
+	if (in->simt)
+		return fail(in, BURN_ERR_UNSUPPORTED,
+		            "thread loop inside a thread (not directly nested)", st, 0);
+	for (;;) {
+		const KNode *ln = &k->node[body];
+		if (nl == 3)
+			return fail(in, BURN_ERR_UNSUPPORTED, "more than 3 thread loops", st, 0);
+		loop[nl] = body;
+		lo[nl] = eval_root(in, ln->a).i;
+		ext[nl] = eval_root(in, ln->b).i - lo[nl];
+		if (in->err)
+			return in->err;
+		if (ext[nl] <= 0)
+			return BURN_OK;
+		if (ext[nl] > SIMT_MAX_THREADS || (n *= (int)ext[nl]) > SIMT_MAX_THREADS)
+			return fail(in, BURN_ERR_UNSUPPORTED,
+			            "more than 1024 threads in a block (statement, extent)",
+			            st, ext[nl]);
+		nl++;
+		body = ln->body;
+		if (!body || k->node[body].kind != KS_FOR || k->node[body].next ||
+		    !(k->node[body].flags & (KF_THREAD_X | KF_THREAD_Y | KF_THREAD_Z)))
+			break;
+	}
+	memset(&s, 0, sizeof s);
+	s.n = n;
+	s.c = in->c;
+	s.kname = k->name;
+	s.seed = s.rng = simt_seed();
+	s.st = calloc((size_t)n, 1);
+	s.bar = calloc((size_t)n, sizeof *s.bar);
+	th = calloc((size_t)n, sizeof *th);
+	pt = calloc((size_t)n, sizeof *pt);
+	s.cv = calloc((size_t)n, sizeof *s.cv);
+	if (!s.st || !s.bar || !th || !pt || !s.cv) {
+		rc = burn_fail(in->c, BURN_ERR_NOMEM, "kir_interp: out of memory");
+		goto out;
+	}
+	pthread_mutex_init(&s.mu, NULL);
+	for (i = 0; i < n; i++)
+		pthread_cond_init(&s.cv[i], NULL);
+	for (i = 0; i < n; i++) {
+		Interp *t = &th[i];
+		int64_t rest = i;
+		*t = *in;
+		t->simt = &s;
+		t->tid = i;
+		t->gen = 0;
+		t->buf = calloc((size_t)k->nbuf + 1, sizeof *t->buf);
+		t->var = malloc(((size_t)k->nvar + 1) * sizeof *t->var);
+		t->memo = calloc((size_t)k->nnode, sizeof *t->memo);
+		t->stamp = calloc((size_t)k->nnode, sizeof *t->stamp);
+		if (!t->buf || !t->var || !t->memo || !t->stamp) {
+			rc = burn_fail(in->c, BURN_ERR_NOMEM, "kir_interp: out of memory");
+			n = i + 1;
+			goto out;
+		}
+		memcpy(t->var, in->var, ((size_t)k->nvar + 1) * sizeof *t->var);
+		for (b = 0; b < k->nbuf; b++) {
+			t->buf[b] = in->buf[b];
+			if (k->buf[b].space == KS_LOCAL &&
+			    !(t->buf[b] = calloc((size_t)(k->buf[b].count > 0 ? k->buf[b].count : 1),
+			                         (size_t)dtype_size(k->buf[b].dtype)))) {
+				rc = burn_fail(in->c, BURN_ERR_NOMEM, "kir_interp: out of memory");
+				n = i + 1;
+				goto out;
+			}
+		}
+		/* innermost loop fastest: its coordinate is rest % ext */
+		for (int d = nl - 1; d >= 0; d--) {
+			const KNode *ln = &k->node[loop[d]];
+			int64_t x = rest % ext[d];
+			rest /= ext[d];
+			t->var[ln->var].i = lo[d] + x;
+			if (ln->flags & KF_THREAD_X)
+				t->hw[0] = x;
+			if (ln->flags & KF_THREAD_Y)
+				t->hw[1] = x;
+			if (ln->flags & KF_THREAD_Z)
+				t->hw[2] = x;
+		}
+		t->tbody = body;
+	}
+	(*in->epoch)++;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, (size_t)1 << 20);
+	pthread_mutex_lock(&s.mu);
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&pt[i], &attr, simt_thread, &th[i])) {
+			s.abort = 1;
+			s.err = burn_fail(in->c, BURN_ERR_NOMEM,
+			                  "kir_interp %s: cannot start %d threads", k->name, n);
+			break;
+		}
+		started++;
+	}
+	for (i = started; i < n; i++)
+		s.st[i] = ST_DONE;
+	simt_pass(&s, in->epoch);
+	simt_wake_all(&s);
+	pthread_mutex_unlock(&s.mu);
+	pthread_attr_destroy(&attr);
+	for (i = 0; i < started; i++)
+		pthread_join(pt[i], NULL);
+	(*in->epoch)++;
+	pthread_mutex_destroy(&s.mu);
+	for (i = 0; i < n; i++)
+		pthread_cond_destroy(&s.cv[i]);
+	rc = s.err;
+	if (rc)
+		in->err = rc;
+out:
+	if (th)
+		for (i = 0; i < n; i++)
+			thread_free(k, &th[i]);
+	free(th);
+	free(pt);
+	free(s.st);
+	free(s.bar);
+	free(s.cv);
+	return rc;
 }
 
 /* Whether any reachable expression is a vector or hardware index is left
@@ -813,6 +1264,7 @@ kir_interp_budget(Ctx *c, const KKernel *k, void *const *bufs, int64_t *steps)
 	Interp in;
 	int i, rc;
 	size_t nn = (size_t)k->nnode;
+	uint32_t epoch = 1;
 
 	TRY(kir_verify(c, k));
 	for (i = 1; i < k->nnode; i++)
@@ -827,7 +1279,9 @@ kir_interp_budget(Ctx *c, const KKernel *k, void *const *bufs, int64_t *steps)
 	in.var = calloc((size_t)k->nvar + 1, sizeof *in.var);
 	in.memo = calloc(nn, sizeof *in.memo);
 	in.stamp = calloc(nn, sizeof *in.stamp);
-	if (!in.buf || !in.var || !in.memo || !in.stamp) {
+	in.shadow = calloc((size_t)k->nbuf + 1, sizeof *in.shadow);
+	in.epoch = &epoch;
+	if (!in.buf || !in.var || !in.memo || !in.stamp || !in.shadow) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "kir_interp: out of memory");
 		goto done;
 	}
@@ -851,6 +1305,20 @@ kir_interp_budget(Ctx *c, const KKernel *k, void *const *bufs, int64_t *steps)
 				               k->name, i);
 				goto done;
 			}
+			if (b->space == KS_SHARED) {
+				Shadow *sh = &in.shadow[i];
+				size_t m = (size_t)(b->count > 0 ? b->count : 1);
+				sh->w_tid = malloc(m * sizeof *sh->w_tid);
+				sh->r_tid = malloc(m * sizeof *sh->r_tid);
+				sh->w_epoch = calloc(m, sizeof *sh->w_epoch);
+				sh->r_epoch = calloc(m, sizeof *sh->r_epoch);
+				if (!sh->w_tid || !sh->r_tid || !sh->w_epoch || !sh->r_epoch) {
+					rc = burn_fail(c, BURN_ERR_NOMEM, "kir_interp: out of memory");
+					goto done;
+				}
+				memset(sh->w_tid, 0xff, m * sizeof *sh->w_tid);
+				memset(sh->r_tid, 0xff, m * sizeof *sh->r_tid);
+			}
 		}
 	}
 	rc = exec(&in, k->body);
@@ -859,6 +1327,14 @@ done:
 		for (i = 0; i < k->nbuf; i++)
 			if (k->buf[i].space != KS_GLOBAL)
 				free(in.buf[i]);
+	if (in.shadow)
+		for (i = 0; i < k->nbuf; i++) {
+			free(in.shadow[i].w_tid);
+			free(in.shadow[i].r_tid);
+			free(in.shadow[i].w_epoch);
+			free(in.shadow[i].r_epoch);
+		}
+	free(in.shadow);
 	free(in.buf);
 	free(in.var);
 	free(in.memo);

@@ -82,6 +82,17 @@ typedef struct Launch {
 	const LaunchArg *arg;  /* one per KS_GLOBAL buffer, in buffer order */
 } Launch;
 
+/* GPU schedule (schedule_gpu.c): map parallel loop nests onto blocks of
+ * threads, reductions over rows onto block reductions in shared memory. */
+typedef struct GpuSchedOpts {
+	int64_t threads;     /* threads per block, a power of two >= 32 */
+	int64_t max_blocks;  /* larger grids loop (grid-stride) */
+	int64_t min_row;     /* shorter reductions stay in one thread */
+	int drop_barrier;    /* tests only: a seeded bug, no barrier after the
+	                      * tree steps of block reductions */
+} GpuSchedOpts;
+int pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o);
+
 /* Static memory plan for the intermediates of a lowered program. */
 typedef struct Plan {
 	int64_t *offset;        /* per graph value: byte offset in arena, or -1 */

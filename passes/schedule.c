@@ -264,6 +264,15 @@ schedule_kernel(Ctx *c, Arena *a, const Target *t, KKernel *k)
 int pass_schedule(Ctx *c, KProgram *p, const Target *t)
 {
 	t = target_or_default(t);
+	if (t->max_block_threads > 0) {
+		/* blocks and threads first (schedule_gpu.c); FMA marks below are
+		 * made on the kernels as rewritten */
+		GpuSchedOpts g = { t->tune.block_threads, t->tune.grid_blocks,
+		                   t->subgroup, 0 };
+		if (g.threads > t->max_block_threads)
+			g.threads = t->max_block_threads;
+		TRY(pass_schedule_gpu(c, p, &g));
+	}
 	for (int i = 0; i < p->nkernel; i++)
 		TRY(schedule_kernel(c, p->arena, t, p->kernel[i]));
 	return BURN_OK;
@@ -279,6 +288,8 @@ void sched_print(FILE *f, const KKernel *k)
 		return;
 	}
 	fprintf(f, "target %s\n", s->target);
+	if (k->grid)
+		fprintf(f, "grid: %s\n", k->grid);
 	for (int i = 0; i < s->nthreads; i++) {
 		const KThreads *th = &s->threads[i];
 		fprintf(f, "threads: loop @%d over %s", th->loop,

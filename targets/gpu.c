@@ -13,7 +13,7 @@
 
 const Target target_gpu = {
 	.name = "gpu",
-	.about = "a generic CUDA-class GPU (description only: no renderer yet)",
+	.about = "a generic CUDA-class GPU (no renderer yet: its schedules run in the interpreter)",
 	.vector_bytes = 16,      /* one 128-bit load per thread */
 	.fma = 1,
 	.threads = 0,            /* parallelism is blocks x threads, not OpenMP */
@@ -33,5 +33,10 @@ const Target target_gpu = {
 		.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64,
 		.im2col = 1,
 		.thread_min_work = 0,
+		/* 256 threads a block; 64 blocks keep the interpreter's runs of
+		 * the conformance suite short (a device target will want a few
+		 * blocks per multiprocessor) */
+		.block_threads = 256,
+		.grid_blocks = 64,
 	},
 };

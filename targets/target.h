@@ -42,6 +42,9 @@ typedef struct TargetTune {
 	int64_t thread_min_work; /* a loop nest is split across threads only if
 	                          * it runs at least this many innermost
 	                          * iterations (waking threads costs ~µs) */
+	int block_threads;       /* GPU: threads per block of a mapped nest */
+	int64_t grid_blocks;     /* GPU: at most this many blocks; larger nests
+	                          * loop over the grid (grid-stride) */
 } TargetTune;
 
 typedef struct Target {

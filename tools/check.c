@@ -332,6 +332,76 @@ static int count_pb(const char *dir, const char *kind)
 	}
 }
 
+/* A target that runs in process (Backend.run; the gpu target: its
+ * schedules run by the interpreter with GPU semantics) instead of writing
+ * C: every data set through be->run, no C compiler involved. */
+static void run_sets_in_process(const Backend *be, Compiled *m, const char *dir,
+                                int nin, const Tensor *in0, const char *frozen,
+                                Arena *a, Ctx *c, char *res, size_t n)
+{
+	char set[1024], p[1200], why[600];
+	const void **in = calloc((size_t)m->g->nin + 1, sizeof *in);
+	void **out = calloc((size_t)m->g->nout + 1, sizeof *out);
+
+	if (!in || !out) {
+		snprintf(res, n, "FAIL: out of memory");
+		goto done;
+	}
+	for (int i = 0; i < m->g->nout; i++) {
+		int64_t nb = value_nbytes(GV(m->g, m->g->out[i]));
+		if (nb < 0 || !(out[i] = calloc((size_t)nb + 1, 1))) {
+			snprintf(res, n, "FAIL: cannot allocate output %d", i);
+			goto done;
+		}
+	}
+	for (int s = 0;; s++) {
+		int k = 0, nout;
+		snprintf(set, sizeof set, "%s/test_data_set_%d", dir, s);
+		if (!exists(set))
+			break;
+		nout = count_pb(set, "output");
+		if (nout != m->g->nout) {
+			snprintf(res, n, "FAIL: %d output files for %d graph outputs", nout,
+			         m->g->nout);
+			goto done;
+		}
+		for (int i = 0; i < nin; i++) {
+			Tensor t;
+			if (frozen[i])
+				continue;
+			if (s > 0) {
+				snprintf(p, sizeof p, "%s/input_%d.pb", set, i);
+				if (onnx_load_tensor_file(c, p, a, &t, NULL))
+					goto fail_ctx;
+			} else {
+				t = in0[i];
+			}
+			in[k++] = t.data;
+		}
+		if (be->run(c, m, in, out, NULL))
+			goto fail_ctx;
+		for (int i = 0; i < nout; i++) {
+			Tensor e;
+			snprintf(p, sizeof p, "%s/output_%d.pb", set, i);
+			if (onnx_load_tensor_file(c, p, a, &e, NULL))
+				goto fail_ctx;
+			if (compare(GV(m->g, m->g->out[i]), out[i], &e, why, sizeof why)) {
+				snprintf(res, n, "FAIL: %s%s", s ? "data set " : "", why);
+				goto done;
+			}
+		}
+	}
+	goto done;
+fail_ctx:
+	snprintf(res, n, "FAIL: %s", c->msg);
+done:
+	if (out)
+		for (int i = 0; i < m->g->nout; i++)
+			free(out[i]);
+	free(out);
+	free(in);
+}
+
 /* Run the case in dir; writes "PASS" or "FAIL: reason" into res. */
 static void run_case(const Opts *o, const char *dir, const char *wd,
                      char *res, size_t n)
@@ -459,6 +529,9 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 		if (burn_dump(&c, p, m, o->be))
 			goto fail_ctx;
 	}
+	if (!o->be->emit_module) {
+		run_sets_in_process(o->be, m, dir, nin, in, frozen, &a, &c, res, n);
+		goto out; 	}
 	{
 		ModuleOpts eo = { "model", "model.h", model };
 		FILE *fc, *fh;
@@ -745,9 +818,9 @@ int check_main(int argc, char **argv)
 				fprintf(stderr, "burncc: check: unknown target %s\n", argv[i]);
 				return 2;
 			}
-			if (!o.be->emit_module) {
-				fprintf(stderr, "burncc: check: target %s has no renderer yet "
-				        "(description only)\n", argv[i]);
+			if (!o.be->emit_module && !o.be->run) {
+				fprintf(stderr, "burncc: check: target %s can neither render "
+				        "nor run (description only)\n", argv[i]);
 				return 2;
 			}
 		} else if (!strcmp(argv[i], "--quiet-pass")) {

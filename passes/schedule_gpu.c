@@ -1,0 +1,572 @@
+/*
+ * schedule_gpu.c - map kernels onto a GPU's blocks and threads.
+ *
+ * Lowerings produce loop nests for one CPU thread, marking loops whose
+ * iterations are independent KF_PARALLEL.  This pass rewrites each kernel
+ * for a target with blocks of threads (targets/: the gpu description):
+ *
+ *   pointwise map   a top-level nest of parallel loops with constant bounds
+ *                   (total iterations N) becomes a grid of B blocks of T
+ *                   threads, each thread taking iterations lin = (it*B +
+ *                   blk)*T + tid for it < ceil(N / (B*T)) (a grid-stride
+ *                   loop), the original loop variables recomputed from lin;
+ *   row reduction   when such a nest's body is (within the thread) an
+ *                   accumulation  acc = init; for r (serial) acc = acc (op) f(r)
+ *                   over R >= min_row elements, the nest's iterations become blocks
+ *                   and the reduction is split across the block's threads:
+ *                   each thread folds a strided part, writes its partial to
+ *                   shared memory, and a tree of barriers combines them
+ *                   (softmax, layernorm and mean/variance rows do this for
+ *                   each of their reductions, in one kernel);
+ *
+ * Everything else stays as it was: a statement that is not a parallel
+ * nest runs as one thread.  A nest is mapped only when each variable it
+ * sets and each local buffer it uses occurs nowhere else in the kernel
+ * (they become private to a thread) and its local buffers are small
+ * (GPU threads have little private memory).
+ *
+ * The chosen mapping is recorded in the kernel's `sched` text, which
+ * --emit=kernels prints.  The interpreter runs the result with GPU
+ * semantics (ir/kir_interp.c), checking races and barriers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "passes.h"
+
+#define MAX_LOCAL_ELEMS 4096   /* a thread's private arrays, elements */
+
+typedef struct Uses {
+	unsigned char *vset, *vread, *bused;
+} Uses;
+
+static void
+expr_uses(const KKernel *k, KRef e, Uses *u, unsigned char *seen)
+{
+	/* an explicit stack: expression DAGs can be deep */
+	KRef stack[256];
+	int sp = 0;
+
+	if (e <= 0)
+		return;
+	stack[sp++] = e;
+	while (sp) {
+		const KNode *n;
+		e = stack[--sp];
+		if (e <= 0 || seen[e])
+			continue;
+		seen[e] = 1;
+		n = &k->node[e];
+		if (n->kind == KE_VAR)
+			u->vread[n->var] = 1;
+		if (n->kind == KE_LOAD)
+			u->bused[n->buf] = 1;
+		if (sp + 3 > (int)(sizeof stack / sizeof stack[0])) {
+			/* rare: finish this branch recursively */
+			expr_uses(k, n->a, u, seen);
+			expr_uses(k, n->b, u, seen);
+			expr_uses(k, n->c, u, seen);
+			continue;
+		}
+		if (n->a) stack[sp++] = n->a;
+		if (n->b) stack[sp++] = n->b;
+		if (n->c) stack[sp++] = n->c;
+	}
+}
+
+/* Uses of the statements of block s (and, if all, of those after it). */
+static void
+block_uses(const KKernel *k, KRef s, int all, Uses *u, unsigned char *seen)
+{
+	for (; s; s = all ? k->node[s].next : 0) {
+		const KNode *n = &k->node[s];
+		switch (n->kind) {
+		case KS_FOR:
+			u->vset[n->var] = u->vread[n->var] = 1;
+			expr_uses(k, n->a, u, seen);
+			expr_uses(k, n->b, u, seen);
+			block_uses(k, n->body, 1, u, seen);
+			break;
+		case KS_IF:
+			expr_uses(k, n->a, u, seen);
+			block_uses(k, n->body, 1, u, seen);
+			block_uses(k, n->orelse, 1, u, seen);
+			break;
+		case KS_STORE:
+			u->bused[n->buf] = 1;
+			expr_uses(k, n->a, u, seen);
+			expr_uses(k, n->b, u, seen);
+			break;
+		case KS_SET:
+			u->vset[n->var] = 1;
+			expr_uses(k, n->a, u, seen);
+			break;
+		}
+	}
+}
+
+typedef struct S {
+	Ctx *c;
+	KProgram *p;
+	KKernel *k;
+	const GpuSchedOpts *o;
+	char desc[256];
+	int nmapped, nreduced;
+} S;
+
+/* Whether statement s can become private to threads: what it sets and its
+ * local buffers appear in no other top-level statement. */
+static int
+privatisable(S *st, KRef s)
+{
+	const KKernel *k = st->k;
+	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
+	Uses in = {0}, out = {0};
+	unsigned char *seen = calloc((size_t)k->nnode, 1);
+	int ok = 0;
+
+	in.vset = calloc(nv, 1); in.vread = calloc(nv, 1); in.bused = calloc(nb, 1);
+	out.vset = calloc(nv, 1); out.vread = calloc(nv, 1); out.bused = calloc(nb, 1);
+	if (!seen || !in.vset || !in.vread || !in.bused || !out.vset ||
+	    !out.vread || !out.bused)
+		goto done;
+	block_uses(k, s, 0, &in, seen);
+	memset(seen, 0, (size_t)k->nnode);
+	for (KRef t = k->body; t; t = k->node[t].next)
+		if (t != s)
+			block_uses(k, t, 0, &out, seen);
+	ok = 1;
+	for (int v = 0; v < k->nvar && ok; v++)
+		if (in.vset[v] && (out.vset[v] || out.vread[v]))
+			ok = 0;
+	for (int b = 0; b < k->nbuf && ok; b++) {
+		if (!in.bused[b])
+			continue;
+		if (k->buf[b].space == KS_SHARED)
+			ok = 0;
+		if (k->buf[b].space == KS_LOCAL &&
+		    (out.bused[b] || k->buf[b].count > MAX_LOCAL_ELEMS))
+			ok = 0;
+	}
+done:
+	free(seen);
+	free(in.vset); free(in.vread); free(in.bused);
+	free(out.vset); free(out.vread); free(out.bused);
+	return ok;
+}
+
+/* A parallel loop with constant bounds: its extent in *ext. */
+static int
+par_loop(const KKernel *k, KRef s, int64_t *lo, int64_t *ext)
+{
+	const KNode *n = &k->node[s];
+	int64_t hi;
+
+	if (!s || n->kind != KS_FOR || !(n->flags & KF_PARALLEL) ||
+	    (n->flags & ~KF_PARALLEL) || !kb_is_const_i(k, n->a, lo) ||
+	    !kb_is_const_i(k, n->b, &hi) || hi < *lo)
+		return 0;
+	*ext = hi - *lo;
+	return 1;
+}
+
+/* ---- row reductions ----------------------------------------------------- */
+
+enum { R_SET, R_RED, R_PAR, R_STORE };
+
+typedef struct RowStmt {
+	int kind;       /* R_* */
+	KRef s;         /* the statement (R_RED: the loop; its init is before) */
+	int op;         /* R_RED: the combining KOp */
+	int acc;        /* R_RED: the accumulator variable */
+	int64_t lo, hi; /* R_RED, R_PAR: the loop's bounds */
+} RowStmt;
+
+/* x is op(acc, e) or op(e, acc) with acc not in e: the other operand. */
+static int
+is_fold(const KKernel *k, KRef x, int acc, int *op)
+{
+	const KNode *n = &k->node[x];
+	const KNode *a, *b;
+
+	if (n->kind != KE_BIN || n->lanes != 1)
+		return 0;
+	if (n->op != KO_ADD && n->op != KO_MUL && n->op != KO_MIN && n->op != KO_MAX)
+		return 0;
+	a = &k->node[n->a];
+	b = &k->node[n->b];
+	if (!((a->kind == KE_VAR && a->var == acc) || (b->kind == KE_VAR && b->var == acc)))
+		return 0;
+	*op = n->op;
+	return 1;
+}
+
+/* Whether constant e is op's identity for dtype: folding it any number
+ * of times changes nothing (so idle threads may contribute it). */
+static int
+is_identity(const KKernel *k, KRef e, int op)
+{
+	const KNode *n = &k->node[e];
+
+	if (n->kind != KE_CONST || !dtype_is_float(n->dtype))
+		return 0;
+	switch (op) {
+	case KO_ADD: return n->fval == 0;
+	case KO_MUL: return n->fval == 1;
+	case KO_MAX: return n->fval < -3.4e38;   /* -inf or lowest */
+	case KO_MIN: return n->fval > 3.4e38;
+	}
+	return 0;
+}
+
+/* Does expression e (or a statement list) read variable v? */
+static int
+reads_var(const KKernel *k, KRef s, int v, int list)
+{
+	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
+	Uses u = {0};
+	unsigned char *seen = calloc((size_t)k->nnode, 1);
+	int r = 1;
+
+	u.vset = calloc(nv, 1); u.vread = calloc(nv, 1); u.bused = calloc(nb, 1);
+	if (seen && u.vset && u.vread && u.bused) {
+		if (list)
+			block_uses(k, s, 1, &u, seen);
+		else
+			expr_uses(k, s, &u, seen);
+		r = u.vread[v];
+	}
+	free(seen); free(u.vset); free(u.vread); free(u.bused);
+	return r;
+}
+
+/* The coefficient of variable v in integer expression e when e is affine
+ * in v (sums, products with a constant, other variables and loads not
+ * involving v); *ok = 0 when it is not. */
+static int64_t
+coef(const KKernel *k, KRef e, int v, int *ok)
+{
+	const KNode *n = &k->node[e];
+	int64_t c;
+
+	if (!*ok || e <= 0)
+		return 0;
+	switch (n->kind) {
+	case KE_CONST: return 0;
+	case KE_VAR: return n->var == v;
+	case KE_BIN:
+		if (n->op == KO_ADD)
+			return coef(k, n->a, v, ok) + coef(k, n->b, v, ok);
+		if (n->op == KO_SUB)
+			return coef(k, n->a, v, ok) - coef(k, n->b, v, ok);
+		if (n->op == KO_MUL && kb_is_const_i(k, n->b, &c))
+			return c * coef(k, n->a, v, ok);
+		if (n->op == KO_MUL && kb_is_const_i(k, n->a, &c))
+			return c * coef(k, n->b, v, ok);
+		break;
+	default:
+		break;
+	}
+	if (reads_var(k, e, v, 0))
+		*ok = 0;
+	return 0;
+}
+
+/* A serial loop whose iterations are independent all the same: its body
+ * is stores only, each at an index affine in the loop variable with a
+ * non-zero coefficient (so no two iterations store to one element), and
+ * nothing in it loads a buffer it stores to. */
+static int
+stores_apart(const KKernel *k, KRef loop)
+{
+	const KNode *l = &k->node[loop];
+	unsigned char stored[64] = {0};
+	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
+	Uses u = {0};
+	unsigned char *seen;
+	int ok = 1;
+
+	if (k->nbuf > 64)
+		return 0;
+	for (KRef s = l->body; s; s = k->node[s].next) {
+		int good = 1;
+		if (k->node[s].kind != KS_STORE)
+			return 0;
+		if (coef(k, k->node[s].a, l->var, &good) == 0 || !good)
+			return 0;
+		stored[k->node[s].buf] = 1;
+	}
+	seen = calloc((size_t)k->nnode, 1);
+	u.vset = calloc(nv, 1); u.vread = calloc(nv, 1); u.bused = calloc(nb, 1);
+	if (!seen || !u.vset || !u.vread || !u.bused)
+		ok = 0;
+	for (KRef s = l->body; s && ok; s = k->node[s].next) {
+		expr_uses(k, k->node[s].a, &u, seen);
+		expr_uses(k, k->node[s].b, &u, seen);
+	}
+	for (int b = 0; b < k->nbuf && ok; b++)
+		if (stored[b] && u.bused[b])
+			ok = 0;
+	free(seen); free(u.vset); free(u.vread); free(u.bused);
+	return ok;
+}
+
+/* Classify the statements of one row's body; 0 if it does not have the
+ * shape split_rows handles, else their count (at most cap). */
+static int
+classify(const KKernel *k, KRef first, RowStmt *rs, int cap, int64_t *maxr)
+{
+	int n = 0, nred = 0;
+
+	*maxr = 0;
+	for (KRef s = first; s; s = k->node[s].next) {
+		const KNode *x = &k->node[s], *nx = x->next ? &k->node[x->next] : NULL;
+		int64_t lo, hi;
+		if (n == cap)
+			return 0;
+		rs[n].s = s;
+		if (x->kind == KS_SET && nx && nx->kind == KS_FOR &&
+		    !(nx->flags & ~KF_PARALLEL) && nx->body &&
+		    !k->node[nx->body].next && k->node[nx->body].kind == KS_SET &&
+		    k->node[nx->body].var == x->var &&
+		    kb_is_const_i(k, nx->a, &lo) && kb_is_const_i(k, nx->b, &hi) &&
+		    hi - lo >= 2 && is_fold(k, k->node[nx->body].a, x->var, &rs[n].op) &&
+		    is_identity(k, x->a, rs[n].op)) {
+			/* the other operand must not read acc (x = op(acc, f(acc)) is
+			 * not a fold) */
+			const KNode *f = &k->node[k->node[nx->body].a];
+			KRef other = k->node[f->a].kind == KE_VAR && k->node[f->a].var == x->var ?
+			             f->b : f->a;
+			if (reads_var(k, other, x->var, 0))
+				return 0;
+			rs[n].kind = R_RED;
+			rs[n].acc = x->var;
+			rs[n].lo = lo;
+			rs[n].hi = hi;
+			rs[n].s = x->next;
+			if (hi - lo > *maxr)
+				*maxr = hi - lo;
+			nred++;
+			s = x->next;     /* the loop is part of this entry */
+		} else if (x->kind == KS_SET) {
+			rs[n].kind = R_SET;
+		} else if (x->kind == KS_FOR && !(x->flags & ~KF_PARALLEL) &&
+		           ((x->flags & KF_PARALLEL) || stores_apart(k, s)) &&
+		           kb_is_const_i(k, x->a, &lo) && kb_is_const_i(k, x->b, &hi)) {
+			rs[n].kind = R_PAR;
+			rs[n].lo = lo;
+			rs[n].hi = hi;
+			if (hi - lo > *maxr)
+				*maxr = hi - lo;
+		} else if (x->kind == KS_STORE) {
+			rs[n].kind = R_STORE;
+		} else {
+			return 0;
+		}
+		n++;
+	}
+	return nred ? n : 0;
+}
+
+/* for q in [0, ceil(R/T)): var = lo + q*T + tid; if var < hi: body. */
+static void
+strided(KB *kb, int var, int64_t lo, int64_t hi, int tid, int64_t T, KRef body)
+{
+	int q = kb_for(kb, "q", kb_idx(kb, 0), kb_idx(kb, (hi - lo + T - 1) / T), 0);
+
+	kb_set(kb, var, kb_bin(kb, KO_ADD, kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL,
+	       kb_get(kb, q), kb_idx(kb, T)), kb_get(kb, tid)), kb_idx(kb, lo)));
+	kb_if(kb, kb_bin(kb, KO_LT, kb_get(kb, var), kb_idx(kb, hi)));
+	kb_splice(kb, body);
+	kb_end(kb);
+	kb_end(kb);
+}
+
+/* Emit the row body rs[0..n) for a block of T threads (see the comment at
+ * the top of the file). */
+static void
+emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
+          int drop_barrier)
+{
+	KKernel *k = kb->k;
+	int shbuf[DT_COUNT_];
+
+	for (int d = 0; d < DT_COUNT_; d++)
+		shbuf[d] = -1;
+	for (int i = 0; i < n; i++) {
+		KRef s = rs[i].s;
+		switch (rs[i].kind) {
+		case R_SET:
+			k->node[s].next = 0;
+			kb_splice(kb, s);
+			break;
+		case R_STORE:
+			k->node[s].next = 0;
+			kb_if(kb, kb_bin(kb, KO_EQ, kb_get(kb, tid), kb_idx(kb, 0)));
+			kb_splice(kb, s);
+			kb_end(kb);
+			break;
+		case R_PAR:
+			strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T, k->node[s].body);
+			break;
+		case R_RED: {
+			/* the init SET is the statement before the loop */
+			KRef init = 0;
+			int acc = rs[i].acc, dt = k->var[acc].dtype, op = rs[i].op, j;
+			for (KRef t = 1; t < k->nnode; t++)
+				if (k->node[t].kind == KS_SET && k->node[t].next == s &&
+				    k->node[t].var == acc)
+					init = t;
+			k->node[init].next = 0;
+			kb_splice(kb, init);
+			strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T, k->node[s].body);
+			if (shbuf[dt] < 0)
+				shbuf[dt] = kb_buf(kb, dt, T, -1, KS_SHARED, KA_RW);
+			kb_store(kb, shbuf[dt], kb_get(kb, tid), kb_get(kb, acc));
+			kb_barrier(kb);
+			j = kb_for(kb, "j", kb_idx(kb, 0), kb_idx(kb, logT), 0);
+			{
+				KRef h = kb_bin(kb, KO_SHR, kb_idx(kb, T / 2), kb_get(kb, j));
+				kb_if(kb, kb_bin(kb, KO_LT, kb_get(kb, tid), h));
+				kb_store(kb, shbuf[dt], kb_get(kb, tid), kb_bin(kb, op,
+				         kb_load(kb, shbuf[dt], kb_get(kb, tid)),
+				         kb_load(kb, shbuf[dt], kb_bin(kb, KO_ADD, kb_get(kb, tid), h))));
+				kb_end(kb);
+				if (!drop_barrier)
+					kb_barrier(kb);
+			}
+			kb_end(kb);
+			kb_set(kb, acc, kb_load(kb, shbuf[dt], kb_idx(kb, 0)));
+			kb_barrier(kb);
+			break;
+		}
+		}
+	}
+}
+
+/* ---- the pass ---------------------------------------------------------- */
+
+/* Rewrite top-level statement s (cut from its chain) of st->k as a grid,
+ * appending the result at the builder; 0 if s stays as it is. */
+static int
+map_nest(S *st, KB *kb, KRef s)
+{
+	KKernel *k = st->k;
+	const GpuSchedOpts *o = st->o;
+	int64_t lo[BURN_MAX_RANK + 8], ext[BURN_MAX_RANK + 8], total = 1;
+	int64_t T, B, iters, maxr = 0;
+	int vars[BURN_MAX_RANK + 8], nl = 0, blk, tid, it, lin, nrow, logT = 0;
+	RowStmt rs[64];
+	KRef body = s, idx;
+
+	while (nl < BURN_MAX_RANK + 8 && par_loop(k, body, &lo[nl], &ext[nl])) {
+		if (ext[nl] && total > ((int64_t)1 << 40) / ext[nl])
+			return 0;
+		vars[nl] = k->node[body].var;
+		total *= ext[nl];
+		nl++;
+		body = k->node[body].body;
+		if (!body || k->node[body].next || !par_loop(k, body, &lo[nl], &ext[nl]))
+			break;
+	}
+	if (!nl || total == 0 || !privatisable(st, s))
+		return 0;
+	nrow = classify(k, body, rs, (int)(sizeof rs / sizeof rs[0]), &maxr);
+	if (maxr < o->min_row)
+		nrow = 0;   /* short rows: a thread per row beats a block per row */
+	if (nrow) {
+		/* row mode: an iteration per block, its threads split the rows */
+		for (T = 32, logT = 5; T < maxr && T < o->threads; T *= 2)
+			logT++;
+		B = total < o->max_blocks ? total : o->max_blocks;
+		iters = (total + B - 1) / B;
+	} else {
+		for (T = 32; T < total && T < o->threads; T *= 2)
+			;
+		B = (total + T - 1) / T;
+		if (B > o->max_blocks)
+			B = o->max_blocks;
+		iters = (total + B * T - 1) / (B * T);
+	}
+	blk = kb_for(kb, "blk", kb_idx(kb, 0), kb_idx(kb, B), KF_BLOCK_X);
+	tid = kb_for(kb, "tid", kb_idx(kb, 0), kb_idx(kb, T), KF_THREAD_X);
+	it = iters > 1 ? kb_for(kb, "it", kb_idx(kb, 0), kb_idx(kb, iters), 0) : -1;
+	lin = kb_var(kb, DT_I64, "lin");
+	idx = kb_get(kb, blk);
+	if (it >= 0)
+		idx = kb_bin(kb, KO_ADD, idx, kb_bin(kb, KO_MUL, kb_get(kb, it), kb_idx(kb, B)));
+	if (!nrow)
+		idx = kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL, idx, kb_idx(kb, T)),
+		             kb_get(kb, tid));
+	kb_set(kb, lin, idx);
+	/* in row mode the condition is the same for all threads of a block,
+	 * so the barriers under it are not divergent */
+	kb_if(kb, kb_bin(kb, KO_LT, kb_get(kb, lin), kb_idx(kb, total)));
+	for (int64_t d = nl - 1, stride = 1; d >= 0; d--) {
+		KRef q = kb_get(kb, lin);
+		if (stride > 1)
+			q = kb_bin(kb, KO_DIV, q, kb_idx(kb, stride));
+		if (d > 0)
+			q = kb_bin(kb, KO_MOD, q, kb_idx(kb, ext[d]));
+		kb_set(kb, vars[d], kb_bin(kb, KO_ADD, q, kb_idx(kb, lo[d])));
+		stride *= ext[d];
+	}
+	if (nrow)
+		emit_rows(kb, rs, nrow, tid, T, logT, o->drop_barrier);
+	else
+		kb_splice(kb, body);
+	kb_end(kb);
+	if (it >= 0)
+		kb_end(kb);
+	kb_end(kb);
+	kb_end(kb);
+	snprintf(st->desc, sizeof st->desc, "%s blocks=%lld threads=%lld iters=%lld "
+	         "over %d loop%s", nrow ? "rows" : "map", (long long)B, (long long)T,
+	         (long long)iters, nl, nl > 1 ? "s" : "");
+	st->nreduced += nrow > 0;
+	return 1;
+}
+
+int
+pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
+{
+	S st;
+
+	memset(&st, 0, sizeof st);
+	st.c = c;
+	st.p = p;
+	st.o = o;
+	for (int ki = 0; ki < p->nkernel; ki++) {
+		KKernel *k = p->kernel[ki];
+		KRef s, *tops;
+		int ntop = 0, mapped = 0;
+		KB kb;
+
+		st.k = k;
+		st.nreduced = 0;
+		for (s = k->body; s; s = k->node[s].next)
+			ntop++;
+		if (!ntop)
+			continue;
+		if (!(tops = malloc((size_t)ntop * sizeof *tops)))
+			return burn_fail(c, BURN_ERR_NOMEM, "schedule: out of memory");
+		ntop = 0;
+		for (s = k->body; s; s = k->node[s].next)
+			tops[ntop++] = s;
+		kb_reopen(&kb, p, k);
+		for (int t = 0; t < ntop; t++) {
+			k->node[tops[t]].next = 0;
+			if (map_nest(&st, &kb, tops[t]))
+				mapped++;
+			else
+				kb_splice(&kb, tops[t]);
+		}
+		free(tops);
+		if (mapped)
+			k->grid = arena_printf(p->arena, "%s%s%s", st.desc,
+			                        mapped > 1 ? " (last of several nests)" : "",
+			                        st.nreduced ? ", block reductions" : "");
+		TRY(kir_verify(c, k));
+	}
+	return BURN_OK;
+}

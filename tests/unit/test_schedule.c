@@ -1,0 +1,129 @@
+/*
+ * test_schedule.c - the gpu schedules (passes/schedule_gpu.c) on fused
+ * kernels, run by the interpreter's GPU semantics: the schedule really
+ * uses several blocks, several threads, shared memory and barriers (a
+ * one-thread "schedule" cannot pass), the results match ONNX Runtime's,
+ * and a schedule with a barrier removed is caught as a race.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+#include "tools/compile.h"
+#include "frontend/onnx.h"
+
+static const GpuSchedOpts gpu = { 256, 64, 32, 0 };
+
+typedef struct Shape {
+	int64_t blocks, threads;   /* largest block and thread loop extents */
+	int barriers, shared;
+} Shape;
+
+static void
+walk(const KKernel *k, KRef s, Shape *sh)
+{
+	for (; s; s = k->node[s].next) {
+		const KNode *n = &k->node[s];
+		int64_t lo, hi;
+		if (n->kind == KS_BARRIER)
+			sh->barriers++;
+		if (n->kind == KS_FOR && kb_is_const_i(k, n->a, &lo) &&
+		    kb_is_const_i(k, n->b, &hi)) {
+			if ((n->flags & KF_BLOCK_X) && hi - lo > sh->blocks)
+				sh->blocks = hi - lo;
+			if ((n->flags & KF_THREAD_X) && hi - lo > sh->threads)
+				sh->threads = hi - lo;
+		}
+		if (n->kind == KS_FOR || n->kind == KS_IF) {
+			walk(k, n->body, sh);
+			walk(k, n->orelse, sh);
+		}
+	}
+}
+
+/* Compile a fusion case, schedule it, run it; returns the interpreter's
+ * status, the fused kernel's shape in *sh, and checks results when OK. */
+static int
+run_case(const char *name, const GpuSchedOpts *o, Shape *sh, Ctx *c)
+{
+	char path[1024];
+	Compiled *m;
+	KRun r;
+	Arena a;
+	Tensor in, want;
+	int rc;
+	const float *got;
+
+	arena_init(&a);
+	snprintf(path, sizeof path, "%s/tests/fusion/%s/model.onnx", BURN_SOURCE_DIR, name);
+	cr_assert_eq(burn_compile_file(c, path, NULL, &m), BURN_OK, "%s", c->msg);
+	cr_assert_eq(m->prog.nkernel, 1, "one fused kernel");
+	cr_assert_eq(pass_schedule_gpu(c, &m->prog, o), BURN_OK, "%s", c->msg);
+	memset(sh, 0, sizeof *sh);
+	walk(m->prog.kernel[0], m->prog.kernel[0]->body, sh);
+	for (int b = 0; b < m->prog.kernel[0]->nbuf; b++)
+		sh->shared += m->prog.kernel[0]->buf[b].space == KS_SHARED;
+	cr_assert(m->prog.kernel[0]->grid, "no grid recorded");
+	snprintf(path, sizeof path, "%s/tests/fusion/%s/test_data_set_0/input_0.pb",
+	         BURN_SOURCE_DIR, name);
+	cr_assert_eq(onnx_load_tensor_file(c, path, &a, &in, NULL), BURN_OK, "%s", c->msg);
+	snprintf(path, sizeof path, "%s/tests/fusion/%s/test_data_set_0/output_0.pb",
+	         BURN_SOURCE_DIR, name);
+	cr_assert_eq(onnx_load_tensor_file(c, path, &a, &want, NULL), BURN_OK, "%s", c->msg);
+	cr_assert_eq(kir_run_init(c, &r, m->g), BURN_OK);
+	r.mem[m->g->in[0]] = in.data;
+	rc = kir_run_program(c, &r, m->g, &m->prog);
+	if (rc == BURN_OK) {
+		got = kir_run_value(&r, &m->prog, m->g->out[0]);
+		for (int64_t i = 0; i < want.nbytes / 4; i++) {
+			float e = ((const float *)want.data)[i];
+			cr_assert(fabsf(got[i] - e) <= 1e-5f + 1e-3f * fabsf(e),
+			          "%s[%lld]: %g, expected %g", name, (long long)i, got[i], e);
+		}
+	}
+	kir_run_free(&r);
+	burn_compiled_destroy(m);
+	arena_free(&a);
+	return rc;
+}
+
+Test(schedule, layernorm_is_one_kernel_of_block_reductions)
+{
+	Ctx c;
+	Shape sh;
+
+	burn_ctx_init(&c, "test");
+	cr_assert_eq(run_case("layernorm_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_gt(sh.blocks, 1, "blocks %lld", (long long)sh.blocks);
+	cr_assert_gt(sh.threads, 1, "threads %lld", (long long)sh.threads);
+	cr_assert_gt(sh.barriers, 2, "barriers %d", sh.barriers);
+	cr_assert_geq(sh.shared, 1, "shared buffers %d", sh.shared);
+}
+
+Test(schedule, rmsnorm_and_pointwise)
+{
+	Ctx c;
+	Shape sh;
+
+	burn_ctx_init(&c, "test");
+	cr_assert_eq(run_case("rmsnorm_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_gt(sh.blocks, 1);
+	cr_assert_gt(sh.threads, 32, "a row of 64 gets 64 threads");
+	cr_assert_gt(sh.barriers, 0);
+	cr_assert_eq(run_case("gelu_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_gt(sh.blocks, 1);
+	cr_assert_gt(sh.threads, 1);
+}
+
+/* Issue 7's seeded bug: a block reduction without its barriers. */
+Test(schedule, missing_barrier_is_caught)
+{
+	Ctx c;
+	Shape sh;
+	GpuSchedOpts bad = gpu;
+
+	bad.drop_barrier = 1;
+	burn_ctx_init(&c, "test");
+	cr_assert_neq(run_case("layernorm_composed", &bad, &sh, &c), BURN_OK,
+	              "the race was not found");
+	cr_assert(strstr(c.msg, "shared memory race"), "%s", c.msg);
+}
