@@ -1,8 +1,9 @@
 #!/bin/sh
 # cli.sh BURNCC MODEL CASE - the target options of the driver:
 # --help lists the built-in targets, --target picks one (the default is c
-# and gives the same C), a description-only target refuses to render,
-# `check --target`, and BURNCC_DUMP writes IR, schedule and source.
+# and gives the same C), a target without a renderer refuses to write C,
+# gpu's kernels show their grid and `check --target gpu` runs them in the
+# interpreter, and BURNCC_DUMP writes IR, schedule and source.
 set -u
 B=$1 MODEL=$2 CASE=$3
 T=$(mktemp -d "${TMPDIR:-/tmp}/burncc-targets-XXXXXX")
@@ -12,7 +13,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$B" --help > "$T/help" || fail "--help"
 sed -n '/^Targets/,$p' "$T/help" > "$T/targets"
 grep -q '^  c  *cpu ' "$T/targets" || fail "--help does not list target c"
-grep -q '^  gpu  *gpu .*description only' "$T/targets" || fail "--help does not list gpu as description only"
+grep -q '^  gpu  *gpu .*no renderer' "$T/targets" || fail "--help does not say gpu has no renderer"
 
 "$B" --emit=c "$MODEL" > "$T/default.c" || fail "--emit=c"
 "$B" --target c --emit=c "$MODEL" > "$T/c.c" || fail "--target c --emit=c"
@@ -28,8 +29,11 @@ grep -q "no renderer" "$T/err" || fail "--target gpu -o: $(cat "$T/err")"
 "$B" --target nosuch --stats "$MODEL" 2> /dev/null
 [ $? -eq 2 ] || fail "an unknown target must be a usage error"
 
-"$B" check --target gpu "$CASE" > /dev/null 2>&1
-[ $? -eq 2 ] || fail "check --target gpu must refuse"
+"$B" --target gpu --emit=kernels "$CASE/model.onnx" > "$T/gpu_case.k" || fail "gpu --emit=kernels"
+grep -q '# grid: .*blocks=' "$T/gpu_case.k" || fail "--target gpu: no block/thread grid in --emit=kernels"
+grep -q 'thread.x' "$T/gpu_case.k" || fail "--target gpu: no thread loop"
+"$B" check --target gpu "$CASE" > "$T/gcheck" 2>&1 || fail "check --target gpu: $(cat "$T/gcheck")"
+grep -q '^PASS' "$T/gcheck" || fail "check --target gpu ran nothing: $(cat "$T/gcheck")"
 "$B" check --target c "$CASE" > "$T/check" 2>&1 || fail "check --target c: $(cat "$T/check")"
 grep -q '^PASS' "$T/check" || fail "check --target c: $(cat "$T/check")"
 
