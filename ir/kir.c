@@ -1,6 +1,7 @@
 /*
- * kir.c - the kernel IR: builder (with constant folding), printer and
- * verifier.  The interpreter lives in kir_interp.c.
+ * kir.c - the kernel IR: builder (with constant folding), op names and
+ * verifier.  The text form (printer and parser) lives in kir_text.c, the
+ * interpreter in kir_interp.c.
  *
  * Memory: every kernel, its node/buffer/variable tables and its strings
  * live in prog->arena.  Tables grow by copying (arena_grow), so code keeps
@@ -27,8 +28,8 @@ is_cmp(int op)
 }
 
 /* The dtype a unary/binary op yields for operand dtype dt. */
-static int
-result_dtype(int op, int dt)
+int
+kop_result_dtype(int op, int dt)
 {
 	if (is_cmp(op) || op == KO_AND || op == KO_OR || op == KO_XOR ||
 	    op == KO_NOT || op == KO_ISNAN || op == KO_ISINF)
@@ -176,6 +177,27 @@ name_add(KProgram *p, const char *s)
 	for (i = name_hash(s) & m; p->names[i]; i = (i + 1) & m)
 		;
 	p->names[i] = s;
+}
+
+void
+kprog_name_add(KProgram *p, const char *name)
+{
+	name_add(p, name);
+}
+
+int
+kprog_name_ok(const KProgram *p, const char *s)
+{
+	size_t i;
+
+	if (!s || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
+	            s[0] == '_'))
+		return 0;
+	for (i = 1; s[i]; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      s[i] == '_' || (s[i] >= '0' && s[i] <= '9')))
+			return 0;
+	return i < 128 && !name_taken(p, s);
 }
 
 /* A C identifier derived from name, unique among p's kernels.  The suffix
@@ -473,7 +495,7 @@ fold_int(int op, int dt, int64_t a, int64_t b, int64_t *out)
 	case KO_NE: r = a != b; break;
 	default: return 0;
 	}
-	*out = wrap_int(result_dtype(op, dt), r);
+	*out = wrap_int(kop_result_dtype(op, dt), r);
 	return 1;
 }
 
@@ -521,7 +543,7 @@ kb_un(KB *kb, int op, KRef a)
 	n = &kb->k->node[r];
 	n->op = op;
 	n->a = a;
-	n->dtype = result_dtype(op, dt);
+	n->dtype = kop_result_dtype(op, dt);
 	return r;
 }
 
@@ -540,7 +562,7 @@ kb_bin(KB *kb, int op, KRef a, KRef b)
 	cb = kb_is_const_i(k, b, &y);
 	if (dt == kb_dtype(k, b)) {
 		if (ca && cb && fold_int(op, dt, x, y, &v))
-			return kb_const_i(kb, result_dtype(op, dt), v);
+			return kb_const_i(kb, kop_result_dtype(op, dt), v);
 		if (const_f(k, a, &fx) && const_f(k, b, &fy) &&
 		    fold_fcmp(op, fx, fy, &v))
 			return kb_const_i(kb, DT_BOOL, v);
@@ -570,7 +592,7 @@ kb_bin(KB *kb, int op, KRef a, KRef b)
 	n->op = op;
 	n->a = a;
 	n->b = b;
-	n->dtype = result_dtype(op, dt);
+	n->dtype = kop_result_dtype(op, dt);
 	return r;
 }
 
@@ -769,7 +791,7 @@ kb_barrier(KB *kb)
 	append(kb, newnode(kb, KS_BARRIER));
 }
 
-/* ---- printing ---------------------------------------------------------- */
+/* ---- op names ---------------------------------------------------------- */
 
 static const char *const opnames[KO_COUNT_] = {
 	[KO_NONE] = "none",
@@ -797,313 +819,6 @@ kop_name(int op)
 	if (op < 0 || op >= KO_COUNT_ || !opnames[op])
 		return "?";
 	return opnames[op];
-}
-
-/* Printer state: subexpressions used more than once by a statement are
- * printed once as `let tN = ...` (valid where stamp[e] == sid). */
-typedef struct Printer {
-	FILE *f;
-	const KKernel *k;
-	int *stamp, *cnt;
-	unsigned char *named;  /* NULL: print everything inline */
-	int sid;
-	KRef defining;
-} Printer;
-
-/* Print variable v by its hint, with _N appended when the hint is shared. */
-static void
-pvar(FILE *f, const KKernel *k, int v)
-{
-	int i;
-
-	if (v < 0 || v >= k->nvar) {
-		fprintf(f, "?var%d", v);
-		return;
-	}
-	fputs(k->var[v].name, f);
-	for (i = 0; i < k->nvar; i++)
-		if (i != v && strcmp(k->var[i].name, k->var[v].name) == 0) {
-			fprintf(f, "_%d", v);
-			return;
-		}
-}
-
-/* Index-style operators print infix on integers; everything else as
- * name(args). */
-static void
-pexpr(Printer *P, KRef e, int prec)
-{
-	FILE *f = P->f;
-	const KKernel *k = P->k;
-	const KNode *n;
-	static const char *const spec[] = { "?", "thread.x", "thread.y",
-		"thread.z", "block.x", "block.y", "block.z" };
-
-	if (e <= 0 || e >= k->nnode) {
-		fprintf(f, "<bad %d>", e);
-		return;
-	}
-	n = &k->node[e];
-	if (P->named && P->stamp[e] == P->sid && P->named[e] && e != P->defining) {
-		fprintf(f, "t%d", e);
-		return;
-	}
-	switch (n->kind) {
-	case KE_CONST:
-		if (dtype_is_float(n->dtype)) {
-			char buf[40];
-			snprintf(buf, sizeof buf, n->dtype == DT_F32 ? "%.9g" : "%.17g",
-			         n->fval);
-			fprintf(f, "%s%s%s", buf, strpbrk(buf, ".ein") ? "" : ".0",
-			        isnan(n->fval) || isinf(n->fval) ? "" :
-			        n->dtype == DT_F32 ? "f" : "");
-		}
-		else if (n->dtype == DT_BOOL)
-			fprintf(f, n->ival ? "true" : "false");
-		else if (n->dtype == DT_U64)
-			fprintf(f, "%" PRIu64 "u", (uint64_t)n->ival);
-		else if (n->dtype == DT_I64)
-			fprintf(f, "%" PRId64, n->ival);
-		else
-			fprintf(f, "%" PRId64 ":%s", n->ival, dtype_name(n->dtype));
-		break;
-	case KE_VAR:
-		pvar(f, k, n->var);
-		break;
-	case KE_LOAD:
-		fprintf(f, "load b%d[", n->buf);
-		pexpr(P, n->a, 0);
-		fprintf(f, "]");
-		if (n->lanes > 1)
-			fprintf(f, "x%d", n->lanes);
-		break;
-	case KE_UN:
-		fprintf(f, "%s(", kop_name(n->op));
-		pexpr(P, n->a, 0);
-		fprintf(f, ")");
-		break;
-	case KE_BIN:
-		if (is_intlike(n->dtype) && (n->op == KO_ADD || n->op == KO_SUB ||
-		    n->op == KO_MUL || n->op == KO_DIV || n->op == KO_MOD)) {
-			int p = (n->op == KO_ADD || n->op == KO_SUB) ? 1 : 2;
-			const char *s = n->op == KO_ADD ? " + " : n->op == KO_SUB ? " - "
-			              : n->op == KO_MUL ? "*" : n->op == KO_DIV ? "/" : "%";
-			if (p < prec)
-				fprintf(f, "(");
-			pexpr(P, n->a, p);
-			fprintf(f, "%s", s);
-			pexpr(P, n->b, p + 1);
-			if (p < prec)
-				fprintf(f, ")");
-			break;
-		}
-		fprintf(f, "%s(", kop_name(n->op));
-		pexpr(P, n->a, 0);
-		fprintf(f, ", ");
-		pexpr(P, n->b, 0);
-		fprintf(f, ")");
-		break;
-	case KE_SELECT:
-		fprintf(f, "select(");
-		pexpr(P, n->a, 0);
-		fprintf(f, ", ");
-		pexpr(P, n->b, 0);
-		fprintf(f, ", ");
-		pexpr(P, n->c, 0);
-		fprintf(f, ")");
-		break;
-	case KE_CAST:
-		fprintf(f, n->op ? "%s.%d(" : "%s(",
-		        dtype_name(n->ival ? (int)n->ival : n->dtype), n->op);
-		pexpr(P, n->a, 0);
-		fprintf(f, ")");
-		break;
-	case KE_SPECIAL:
-		fprintf(f, "%s", n->op >= 1 && n->op <= 6 ? spec[n->op] : "?special");
-		break;
-	default:
-		fprintf(f, "<stmt %d>", e);
-	}
-}
-
-/* Count the uses of each node reachable from e within one statement
- * (operands of a node are visited once, on its first use). */
-static void
-pcount(Printer *P, KRef e)
-{
-	const KNode *n;
-
-	if (e <= 0 || e >= P->k->nnode)
-		return;
-	if (P->stamp[e] != P->sid) {
-		P->stamp[e] = P->sid;
-		P->cnt[e] = 0;
-		P->named[e] = 0;
-	}
-	if (P->cnt[e]++)
-		return;
-	n = &P->k->node[e];
-	if (n->kind < KE_CONST || n->kind > KE_SPECIAL)
-		return;
-	pcount(P, n->a);
-	if (n->kind == KE_BIN || n->kind == KE_SELECT)
-		pcount(P, n->b);
-	if (n->kind == KE_SELECT)
-		pcount(P, n->c);
-}
-
-/* Print `tN = expr` for the shared nodes under e, operands first. */
-static void
-pshared(Printer *P, KRef e, int ind)
-{
-	const KNode *n;
-
-	if (e <= 0 || e >= P->k->nnode || P->stamp[e] != P->sid || P->cnt[e] < 0)
-		return;
-	n = &P->k->node[e];
-	if (n->kind < KE_CONST || n->kind > KE_SPECIAL)
-		return;
-	P->cnt[e] = -P->cnt[e];   /* visited */
-	pshared(P, n->a, ind);
-	if (n->kind == KE_BIN || n->kind == KE_SELECT)
-		pshared(P, n->b, ind);
-	if (n->kind == KE_SELECT)
-		pshared(P, n->c, ind);
-	if (-P->cnt[e] > 1 && n->kind != KE_CONST && n->kind != KE_VAR) {
-		fprintf(P->f, "%*slet t%d = ", 2 * ind, "", e);
-		P->defining = e;
-		pexpr(P, e, 0);
-		P->defining = 0;
-		fprintf(P->f, "\n");
-		P->named[e] = 1;
-	}
-}
-
-/* Name the subexpressions statement s shares. */
-static void
-pstmt_begin(Printer *P, const KNode *n, int ind)
-{
-	if (!P->named)
-		return;
-	P->sid++;
-	pcount(P, n->a);
-	if (n->kind == KS_FOR || n->kind == KS_STORE)
-		pcount(P, n->b);
-	pshared(P, n->a, ind);
-	if (n->kind == KS_FOR || n->kind == KS_STORE)
-		pshared(P, n->b, ind);
-}
-
-static void
-pblock(Printer *P, KRef s, int ind)
-{
-	FILE *f = P->f;
-	const KKernel *k = P->k;
-	int guard = 0;
-
-	for (; s > 0 && s < k->nnode && guard < k->nnode; s = k->node[s].next,
-	     guard++) {
-		const KNode *n = &k->node[s];
-		if (n->kind != KS_BARRIER)
-			pstmt_begin(P, n, ind);
-		fprintf(f, "%*s", 2 * ind, "");
-		switch (n->kind) {
-		case KS_FOR:
-			fprintf(f, "for ");
-			pvar(f, k, n->var);
-			fprintf(f, " in ");
-			pexpr(P, n->a, 0);
-			fprintf(f, "..");
-			pexpr(P, n->b, 0);
-			if (n->flags) {
-				static const char *const fl[] = { "parallel", "thread.x",
-					"thread.y", "thread.z", "block.x", "block.y", "block.z" };
-				int i;
-				for (i = 0; i < 7; i++)
-					if (n->flags & (1 << i))
-						fprintf(f, " %s", fl[i]);
-			}
-			fprintf(f, " {\n");
-			pblock(P, n->body, ind + 1);
-			fprintf(f, "%*s}\n", 2 * ind, "");
-			break;
-		case KS_IF:
-			fprintf(f, "if ");
-			pexpr(P, n->a, 0);
-			fprintf(f, " {\n");
-			pblock(P, n->body, ind + 1);
-			if (n->orelse) {
-				fprintf(f, "%*s} else {\n", 2 * ind, "");
-				pblock(P, n->orelse, ind + 1);
-			}
-			fprintf(f, "%*s}\n", 2 * ind, "");
-			break;
-		case KS_STORE:
-			fprintf(f, "b%d[", n->buf);
-			pexpr(P, n->a, 0);
-			fprintf(f, "] = ");
-			pexpr(P, n->b, 0);
-			fprintf(f, "\n");
-			break;
-		case KS_SET:
-			pvar(f, k, n->var);
-			fprintf(f, " = ");
-			pexpr(P, n->a, 0);
-			fprintf(f, "\n");
-			break;
-		case KS_BARRIER:
-			fprintf(f, "barrier\n");
-			break;
-		default:
-			fprintf(f, "<expr %d as statement>\n", s);
-		}
-	}
-}
-
-void
-kir_print(FILE *f, const KKernel *k)
-{
-	static const char *const space[] = { "global", "local", "shared" };
-	static const char *const acc[] = { "none", "read", "write", "rw" };
-	Printer P;
-	int i;
-
-	fprintf(f, "kernel %s", k->name);
-	if (k->ops && *k->ops)
-		fprintf(f, "  # %s", k->ops);
-	fprintf(f, "\n");
-	if (k->grid)
-		fprintf(f, "  # grid: %s\n", k->grid);
-	for (i = 0; i < k->nbuf; i++) {
-		const KBuf *b = &k->buf[i];
-		fprintf(f, "  buf b%d: %s[%" PRId64 "] %s", i, dtype_name(b->dtype),
-		        b->count, b->space >= 0 && b->space <= 2 ? space[b->space]
-		                                                 : "?");
-		if (b->space == KS_GLOBAL)
-			fprintf(f, " v%d", b->value);
-		fprintf(f, " %s\n", acc[b->access & 3]);
-	}
-	for (i = 0; i < k->nvar; i++) {
-		fprintf(f, "  var ");
-		pvar(f, k, i);
-		fprintf(f, ": %s\n", dtype_name(k->var[i].dtype));
-	}
-	fprintf(f, "{\n");
-	memset(&P, 0, sizeof P);
-	P.f = f;
-	P.k = k;
-	P.stamp = calloc((size_t)k->nnode + 1, sizeof *P.stamp);
-	P.cnt = calloc((size_t)k->nnode + 1, sizeof *P.cnt);
-	P.named = calloc((size_t)k->nnode + 1, 1);
-	if (!P.stamp || !P.cnt || !P.named) {
-		free(P.named);
-		P.named = NULL;   /* out of memory: print inline */
-	}
-	pblock(&P, k->body, 1);
-	free(P.stamp);
-	free(P.cnt);
-	free(P.named);
-	fprintf(f, "}\n");
 }
 
 /* ---- verification ------------------------------------------------------ */
@@ -1199,7 +914,7 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 		if ((is_float_only(n->op) && !dtype_is_float(da)) ||
 		    (is_logic(n->op) && da != DT_BOOL) ||
 		    (is_bitop(n->op) && !dtype_is_int(da)) ||
-		    dt != result_dtype(n->op, da))
+		    dt != kop_result_dtype(n->op, da))
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: %s on %s", k->name, e,
 			                 kop_name(n->op), dtype_name(da));
@@ -1216,7 +931,7 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 		    (n->op == KO_MOD && !dtype_is_int(da)) ||
 		    (is_logic(n->op) && da != DT_BOOL) ||
 		    (is_bitop(n->op) && !dtype_is_int(da)) ||
-		    dt != result_dtype(n->op, da))
+		    dt != kop_result_dtype(n->op, da))
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: %s(%s, %s)", k->name, e,
 			                 kop_name(n->op), dtype_name(da), dtype_name(db));
@@ -1249,6 +964,12 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 	if (seen)
 		seen[e] = 1;
 	return BURN_OK;
+}
+
+int
+kir_verify_expr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e)
+{
+	return vexpr(c, k, seen, e, 0);
 }
 
 static int

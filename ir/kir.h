@@ -262,10 +262,35 @@ int kb_is_const_i(const KKernel *k, KRef e, int64_t *v);
 /* ---- printing, interpreting, checking --------------------------------- */
 
 const char *kop_name(int op);
+/* The dtype a unary or binary op yields for operands of dtype dt. */
+int kop_result_dtype(int op, int dt);
+/* Whether name may name a new kernel of p: a C identifier of at most 127
+ * characters, not reserved (C keywords, libm names, the renderers' bN/tN
+ * names) and not taken by a kernel of p. */
+int kprog_name_ok(const KProgram *p, const char *name);
+/* Record the name of a kernel about to be appended to p (its index will
+ * be p->nkernel) by other means than kb_finish (the parser). */
+void kprog_name_add(KProgram *p, const char *name);
+
+/* The text form (kir_text.c; the grammar is written above the parser).
+ * kir_print prints one kernel; kprog_print the program: its storage
+ * aliases, then every kernel with its index (what --emit=kernels shows).
+ * kprog_parse reads that text back and appends its kernels (and aliases)
+ * to p, each one verified; print -> parse -> print gives the same text.
+ * Errors are BURN_ERR_PARSE "FILE:LINE:COL: message" followed by the
+ * source line and a caret under the fault (FILE is c->file, or "<text>"),
+ * BURN_ERR_LIMIT for sizes beyond c->limits.  On error p keeps the kernels
+ * parsed before the faulty one.  text need not be NUL-terminated. */
 void kir_print(FILE *f, const KKernel *k);
+void kprog_print(FILE *f, const KProgram *p);
+int kprog_parse(Ctx *c, KProgram *p, const char *text, size_t len);
 /* Check the kernel: refs in range, types consistent, every buffer index of a
  * store/load in bounds when it is a constant.  Returns status. */
 int kir_verify(Ctx *c, const KKernel *k);
+/* Check expression e alone, given that seen[x] marks the nodes already
+ * checked (seen has k->nnode entries; e is marked on success), so a parser
+ * can check each node as it makes it.  Returns status. */
+int kir_verify_expr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e);
 /* Run k on the CPU.  bufs[i] points at buffer i's elements (KS_GLOBAL
  * buffers must be given; local ones are allocated by the interpreter).
  * Out-of-bounds accesses are checked and reported as BURN_ERR_INTERNAL. */

@@ -6,6 +6,7 @@
  *   burncc --emit=ir|kernels|c MODEL.onnx
  *   burncc --stats MODEL.onnx
  *   burncc check [-j N] [--xfail FILE] [--keep DIR] DIR...
+ *   burncc kir [--run] [--in vN=X,...]... FILE
  */
 #include <ctype.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "codegen/target_iface.h"
 #include "tools/check.h"
 #include "tools/dump.h"
+#include "tools/kir_tool.h"
 
 #define BURNCC_VERSION "0.1.0"
 
@@ -29,6 +31,8 @@ static const char usage[] =
 "       burncc --emit=WHAT MODEL.onnx [options] print a stage to stdout\n"
 "       burncc --stats MODEL.onnx [options]     print statistics as JSON\n"
 "       burncc check [options] DIR...           run conformance cases\n"
+"       burncc kir [--run] FILE                 read kernel-IR text (see\n"
+"                                               burncc kir --help)\n"
 "\n"
 "Compile options:\n"
 "  -o FILE          write the C source to FILE and the header beside it\n"
@@ -39,8 +43,9 @@ static const char usage[] =
 "  --target NAME    what to compile for (default: c); the built-in targets\n"
 "                   are listed below\n"
 "  --emit=ir        the graph IR after the passes, as text\n"
-"  --emit=kernels   the kernel list: one entry per kernel, with the graph\n"
-"                   ops it implements and its kernel IR\n"
+"  --emit=kernels   the kernels as kernel-IR text (burncc kir reads it):\n"
+"                   storage aliases, then each kernel with the graph ops\n"
+"                   it implements on its first line\n"
 "  --emit=c         the generated C source (header first)\n"
 "  --stats          JSON: kernels, arena_bytes, arena_lower_bound_bytes,\n"
 "                   weights_bytes\n"
@@ -411,16 +416,6 @@ static int emit_to_files(Ctx *c, Compiled *m, const Backend *be, const char *out
 	return rc;
 }
 
-static void emit_kernels(FILE *f, const Compiled *m)
-{
-	for (int k = 0; k < m->prog.nkernel; k++) {
-		const KKernel *kk = m->prog.kernel[k];
-		fprintf(f, "kernel %d %s: %s\n", k, kk->name, kk->ops ? kk->ops : "");
-		kir_print(f, kk);
-		fputc('\n', f);
-	}
-}
-
 static int emit_c_stdout(Ctx *c, Compiled *m, const Backend *be, const char *prefix,
                          const char *model)
 {
@@ -452,6 +447,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "check")) {
 		free(bind);     /* freed on every path: LeakSanitizer runs in CI */
 		return check_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && !strcmp(argv[1], "kir")) {
+		free(bind);
+		return kir_main(argc - 1, argv + 1);
 	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -557,7 +556,7 @@ int main(int argc, char **argv)
 	if (!rc && emit && !strcmp(emit, "ir"))
 		ir_print(stdout, m->g, 16);
 	else if (!rc && emit && !strcmp(emit, "kernels"))
-		emit_kernels(stdout, m);
+		kprog_print(stdout, &m->prog);
 	else if (!rc && emit)
 		rc = emit_c_stdout(&c, m, be, prefix, model);
 	if (!rc && stats)
