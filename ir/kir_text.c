@@ -2015,10 +2015,15 @@ pkernel(P *ps)
 	if (!(k = arena_alloc(a, sizeof *k)) ||
 	    !(k->name = arena_strndup(a, t->p, (size_t)t->len)))
 		return nomem(ps);
-	if (!kprog_name_ok(p, k->name))
-		return err_at(ps, nat, "'%.*s' cannot name a kernel here (taken, "
-		              "reserved, or longer than 127)", t->len > 40 ? 40 : t->len,
-		              t->p);
+	if (!kprog_name_ok(p, k->name)) {
+		for (int i = 0; i < p->nkernel; i++)
+			if (strcmp(p->kernel[i]->name, k->name) == 0)
+				return err_at(ps, nat, "kernel %d is named %s already", i,
+				              k->name);
+		return err_at(ps, nat, "'%.*s' cannot name a kernel (a C keyword, "
+		              "a library or renderer name, or longer than 127)",
+		              t->len > 40 ? 40 : t->len, t->p);
+	}
 	adv(ps);
 	k->ops = "";
 	if (ispunct_(tk(ps), ':')) {
