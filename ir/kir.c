@@ -972,9 +972,13 @@ kir_verify_expr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e)
 	return vexpr(c, k, seen, e, 0);
 }
 
+/* inloop[v]: v is the variable of a loop enclosing s.  The body of a loop
+ * never writes its variable (by a set or an inner loop), so every loop
+ * with constant bounds ends (a fuzzed kernel once made the interpreter
+ * spin). */
 static int
-vblock(Ctx *c, const KKernel *k, unsigned char *seen, KRef s, int depth,
-       int *count)
+vblock(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop,
+       KRef s, int depth, int *count)
 {
 	for (; s; s = k->node[s].next) {
 		const KNode *n;
@@ -996,15 +1000,21 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, KRef s, int depth,
 			if (k->node[n->a].dtype != DT_I64 || k->node[n->b].dtype != DT_I64)
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: for %d: bounds not i64", k->name, s);
-			TRY(vblock(c, k, seen, n->body, depth + 1, count));
+			if (inloop[n->var])
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: for %d: variable %s of an enclosing loop",
+				                 k->name, s, k->var[n->var].name);
+			inloop[n->var] = 1;
+			TRY(vblock(c, k, seen, inloop, n->body, depth + 1, count));
+			inloop[n->var] = 0;
 			break;
 		case KS_IF:
 			TRY(vexpr(c, k, seen, n->a, 0));
 			if (k->node[n->a].dtype != DT_BOOL)
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: if %d: condition not bool", k->name, s);
-			TRY(vblock(c, k, seen, n->body, depth + 1, count));
-			TRY(vblock(c, k, seen, n->orelse, depth + 1, count));
+			TRY(vblock(c, k, seen, inloop, n->body, depth + 1, count));
+			TRY(vblock(c, k, seen, inloop, n->orelse, depth + 1, count));
 			break;
 		case KS_STORE: {
 			int bd;
@@ -1041,6 +1051,10 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, KRef s, int depth,
 			if (n->var < 0 || n->var >= k->nvar)
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: set %d: bad var", k->name, s);
+			if (inloop[n->var])
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: set %d: to the variable %s of an "
+				                 "enclosing loop", k->name, s, k->var[n->var].name);
 			TRY(vexpr(c, k, seen, n->a, 0));
 			if (k->node[n->a].dtype != k->var[n->var].dtype)
 				return burn_fail(c, BURN_ERR_INTERNAL,
@@ -1081,10 +1095,10 @@ kir_verify(Ctx *c, const KKernel *k)
 		    dtype_is_storage(k->var[i].dtype))
 			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: bad var %s dtype",
 			                 k->name, k->var[i].name);
-	seen = calloc((size_t)k->nnode, 1);
+	seen = calloc((size_t)k->nnode + (size_t)k->nvar, 1);
 	if (!seen)
 		return burn_fail(c, BURN_ERR_NOMEM, "kir %s: out of memory", k->name);
-	rc = vblock(c, k, seen, k->body, 0, &count);
+	rc = vblock(c, k, seen, seen + k->nnode, k->body, 0, &count);
 	free(seen);
 	return rc;
 }

@@ -580,6 +580,7 @@ kprog_print(FILE *f, const KProgram *p)
  *                                        visible in the next statement's
  *                                        own expressions only
  *   for     = 'for' VARNAME 'in' expr '..' expr {flag} '{' block '}'
+ *             (the body neither sets VARNAME nor loops over it again)
  *   flag    = 'parallel' | ('thread' | 'block') '.' ('x' | 'y' | 'z')
  *   if      = 'if' expr '{' block '}' ['else' '{' block '}']
  *   store   = BUF '[' expr ']' '=' expr
@@ -654,6 +655,7 @@ typedef struct P {
 	Let *let;
 	int nlet, capl, lastlet;
 	int nest;               /* expressions open in the recursion */
+	unsigned char *inloop;  /* per variable: an enclosing loop's */
 } P;
 
 /* ---- errors ---- */
@@ -1850,6 +1852,8 @@ pstmt(P *ps, int nest, KRef *out)
 			if (ps->k->var[v].dtype != DT_I64)
 				return err_at(ps, vat, "loop variable is %s, not i64",
 				              dtype_name(ps->k->var[v].dtype));
+			if (ps->inloop[v])
+				return err_at(ps, vat, "the variable of an enclosing loop");
 			TRY(expect_word(ps, "in"));
 			TRY(pexpr_(ps, &a));
 			TRY(want_dtype(ps, a, DT_I64, "the loop's start"));
@@ -1882,7 +1886,9 @@ pstmt(P *ps, int nest, KRef *out)
 			ps->k->node[s].b = b;
 			ps->k->node[s].flags = flags;
 			ps->nlet = 0;
+			ps->inloop[v] = 1;
 			TRY(pbraced(ps, nest, &a));
+			ps->inloop[v] = 0;
 			ps->k->node[s].body = a;
 			*out = s;
 			return BURN_OK;
@@ -1947,6 +1953,8 @@ pstmt(P *ps, int nest, KRef *out)
 	}
 	if (t->kind == TK_ID || t->kind == TK_STR) {
 		TRY(pvarref(ps, &v));
+		if (ps->inloop[v])
+			return err_at(ps, at, "a loop's variable is set by the loop alone");
 		TRY(expect(ps, '=', "'='"));
 		TRY(pexpr_(ps, &a));
 		if (kb_dtype(ps->k, a) != ps->k->var[v].dtype)
@@ -2047,6 +2055,9 @@ pkernel(P *ps)
 		TRY(pbuf(ps));
 	while (isword(tk(ps), "var"))
 		TRY(pvardecl(ps));
+	free(ps->inloop);
+	if (!(ps->inloop = calloc((size_t)k->nvar + 1, 1)))
+		return nomem(ps);
 	TRY(expect(ps, '{', "'buf', 'var' or '{'"));
 	TRY(pblock_(ps, 1, &k->body));
 	TRY(expect(ps, '}', "'}'"));
@@ -2141,5 +2152,6 @@ kprog_parse(Ctx *c, KProgram *p, const char *text, size_t len)
 	free(ps.pos);
 	free(ps.vtab);
 	free(ps.let);
+	free(ps.inloop);
 	return rc;
 }
