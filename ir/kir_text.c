@@ -698,8 +698,15 @@ verr_at(P *ps, int code, const char *at, const char *fmt, va_list ap)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	file = save_file ? save_file : "<text>";
 	ps->c->file = ps->c->node = ps->c->op = NULL;
-	burn_fail(ps->c, code, "%s:%d:%d: %s\n%s\n%s", file, ln, col, msg, line,
-	          caret);
+	if (ps->c->code == BURN_OK) {
+		/* burn_fail keeps messages on one line; the source line and the
+		 * caret follow it */
+		size_t n0;
+		burn_fail(ps->c, code, "%s:%d:%d: %s", file, ln, col, msg);
+		n0 = strlen(ps->c->msg);
+		snprintf(ps->c->msg + n0, sizeof ps->c->msg - n0, "\n%s\n%s", line,
+		         caret);
+	}
 	ps->c->file = save_file;
 	ps->c->node = save_node;
 	ps->c->op = save_op;
