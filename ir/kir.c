@@ -21,20 +21,82 @@ is_intlike(int dt)
 	return dtype_is_int(dt) || dt == DT_BOOL;
 }
 
+const KOpInfo kop_info[KO_COUNT_] = {
+	[KO_NONE] = { "none", 0, KR_SAME, KD_NUM, 0 },
+#define KOP(id, name, arity, rule, domain, props) \
+	[KO_##id] = { name, arity, rule, domain, props },
+#include "kops.def"
+#undef KOP
+};
+
+/* One row per op, in enum order: the count and the table agree. */
+#define KOP(id, name, arity, rule, domain, props) +1
+_Static_assert(0
+#include "kops.def"
+               + 1 == KO_COUNT_, "kops.def and enum KOp disagree");
+#undef KOP
+
 static int
-is_cmp(int op)
+in_domain(int domain, int dt)
 {
-	return op >= KO_LT && op <= KO_NE;
+	if (!dtype_supported(dt) || dtype_is_storage(dt))
+		return 0;
+	switch (domain) {
+	case KD_FLOAT: return dtype_is_float(dt);
+	case KD_INT: return dtype_is_int(dt);
+	case KD_BOOL: return dt == DT_BOOL;
+	case KD_UBITS: return dt == DT_U32 || dt == DT_U64;
+	}
+	return 1;
 }
 
-/* The dtype a unary/binary op yields for operand dtype dt. */
+int
+kop_result(int op, int dt)
+{
+	const KOpInfo *o;
+
+	if (op <= KO_NONE || op >= KO_COUNT_)
+		return DT_UNDEF;
+	o = &kop_info[op];
+	if (!in_domain(o->domain, dt))
+		return DT_UNDEF;
+	switch (o->rule) {
+	case KR_BOOL: return DT_BOOL;
+	case KR_BITS: return dt == DT_F64 ? DT_U64 : DT_U32;
+	case KR_FLOAT: return dt == DT_U64 ? DT_F64 : DT_F32;
+	}
+	return dt;
+}
+
+int
+kop_needs_legal(int op, int dt, const KCaps *caps)
+{
+	static const KCaps none;
+	int p;
+
+	if (op <= KO_NONE || op >= KO_COUNT_)
+		return 0;
+	if (!caps)
+		caps = &none;
+	p = kop_info[op].props;
+	if ((p & KP_LEG_INT) && (dtype_is_int(dt) || dt == DT_BOOL))
+		return 1;
+	if ((p & KP_LEG_F32) && dt == DT_F32)
+		return !caps->erf_f32;
+	if ((p & KP_LEG_FLT) && dtype_is_float(dt))
+		return op == KO_ISNAN ? !caps->isnan : op == KO_ISINF ? !caps->isinf
+		     : !caps->nan_minmax;
+	return 0;
+}
+
+/* The dtype a unary/binary op yields for operand dtype dt (dt itself when
+ * outside the op's domain: the verifier reports that). */
 int
 kop_result_dtype(int op, int dt)
 {
-	if (is_cmp(op) || op == KO_AND || op == KO_OR || op == KO_XOR ||
-	    op == KO_NOT || op == KO_ISNAN || op == KO_ISINF)
-		return DT_BOOL;
-	return dt;
+	int r = kop_result(op, dt);
+
+	return r == DT_UNDEF ? dt : r;
 }
 
 /* Wrap v to the range of integer dtype dt (two's complement), as a C cast
@@ -417,6 +479,74 @@ kb_load(KB *kb, int buf, KRef idx)
 	return r;
 }
 
+KRef
+kb_load_guard(KB *kb, int buf, KRef idx, KRef guard, KRef dflt)
+{
+	int64_t v;
+	KRef r;
+
+	if (kb_is_const_i(kb->k, guard, &v) && kb_dtype(kb->k, guard) == DT_BOOL)
+		return v ? kb_load(kb, buf, idx) : dflt;
+	r = kb_load(kb, buf, idx);
+	kb->k->node[r].b = guard;
+	kb->k->node[r].c = dflt;
+	return r;
+}
+
+static KRef
+guard_rec(KB *kb, KRef g, KRef e, KRef *memo, int n0)
+{
+	KNode n;
+	KRef a, b, c, r;
+
+	if (e <= 0 || e >= n0)
+		return e;
+	if (memo[e])
+		return memo[e];
+	n = kb->k->node[e];
+	a = n.a ? guard_rec(kb, g, n.a, memo, n0) : 0;
+	b = n.b ? guard_rec(kb, g, n.b, memo, n0) : 0;
+	c = n.c ? guard_rec(kb, g, n.c, memo, n0) : 0;
+	switch (n.kind) {
+	case KE_LOAD:
+		if (n.b) {   /* already guarded: guard its guard too */
+			r = kb_load_guard(kb, n.buf, a, kb_bin(kb, KO_AND, g, b), c);
+		} else {
+			int dt = n.dtype;
+			KRef z = dtype_is_float(dt) ? kb_const_f(kb, dt, 0)
+			                            : kb_const_i(kb, dt, 0);
+			r = kb_load_guard(kb, n.buf, a, g, z);
+		}
+		if (kb->k->node[r].kind == KE_LOAD)
+			kb->k->node[r].lanes = n.lanes;
+		break;
+	case KE_UN: r = kb_un(kb, n.op, a); break;
+	case KE_BIN: r = kb_bin(kb, n.op, a, b); break;
+	case KE_SELECT: r = kb_select(kb, a, b, c); break;
+	case KE_CAST:
+		r = n.ival ? kb_cast_f8(kb, (int)n.ival, a, n.op) : kb_cast(kb, n.dtype, a);
+		if (!n.ival && r != a && kb->k->node[r].kind == KE_CAST)
+			kb->k->node[r].op = n.op;
+		break;
+	default: r = e;
+	}
+	memo[e] = r;
+	return r;
+}
+
+KRef
+kb_guard_loads(KB *kb, KRef guard, KRef e)
+{
+	int n0 = kb->k->nnode;
+	KRef *memo = calloc((size_t)n0 + 1, sizeof *memo), r;
+
+	if (!memo)   /* out of memory: a select the verifier cannot see */
+		return e;
+	r = guard_rec(kb, guard, e, memo, n0);
+	free(memo);
+	return r;
+}
+
 int
 kb_dtype(const KKernel *k, KRef e)
 {
@@ -793,55 +923,15 @@ kb_barrier(KB *kb)
 
 /* ---- op names ---------------------------------------------------------- */
 
-static const char *const opnames[KO_COUNT_] = {
-	[KO_NONE] = "none",
-	[KO_NEG] = "neg", [KO_ABS] = "abs", [KO_EXP] = "exp", [KO_LOG] = "log",
-	[KO_SQRT] = "sqrt", [KO_SIN] = "sin", [KO_COS] = "cos", [KO_TAN] = "tan",
-	[KO_ASIN] = "asin", [KO_ACOS] = "acos", [KO_ATAN] = "atan",
-	[KO_SINH] = "sinh", [KO_COSH] = "cosh", [KO_TANH] = "tanh",
-	[KO_ASINH] = "asinh", [KO_ACOSH] = "acosh", [KO_ATANH] = "atanh",
-	[KO_ERF] = "erf", [KO_FLOOR] = "floor", [KO_CEIL] = "ceil",
-	[KO_ROUND] = "round", [KO_NOT] = "not", [KO_BITNOT] = "bitnot",
-	[KO_ISNAN] = "isnan", [KO_ISINF] = "isinf",
-	[KO_ADD] = "add", [KO_SUB] = "sub", [KO_MUL] = "mul", [KO_DIV] = "div",
-	[KO_MOD] = "mod", [KO_FMOD] = "fmod", [KO_POW] = "pow",
-	[KO_MIN] = "min", [KO_MAX] = "max",
-	[KO_AND] = "and", [KO_OR] = "or", [KO_XOR] = "xor",
-	[KO_BAND] = "band", [KO_BOR] = "bor", [KO_BXOR] = "bxor",
-	[KO_SHL] = "shl", [KO_SHR] = "shr",
-	[KO_LT] = "lt", [KO_LE] = "le", [KO_GT] = "gt", [KO_GE] = "ge",
-	[KO_EQ] = "eq", [KO_NE] = "ne",
-};
-
 const char *
 kop_name(int op)
 {
-	if (op < 0 || op >= KO_COUNT_ || !opnames[op])
+	if (op < 0 || op >= KO_COUNT_)
 		return "?";
-	return opnames[op];
+	return kop_info[op].name;
 }
 
 /* ---- verification ------------------------------------------------------ */
-
-static int
-is_float_only(int op)
-{
-	return (op >= KO_EXP && op <= KO_ERF) || op == KO_ISNAN ||
-	       op == KO_ISINF || op == KO_FMOD;
-}
-
-static int
-is_bitop(int op)
-{
-	return op == KO_BITNOT || op == KO_BAND || op == KO_BOR ||
-	       op == KO_BXOR || op == KO_SHL || op == KO_SHR;
-}
-
-static int
-is_logic(int op)
-{
-	return op == KO_NOT || op == KO_AND || op == KO_OR || op == KO_XOR;
-}
 
 /* Check expression e; operands must precede it, so the pool is a DAG.
  * Shared subexpressions are checked once: seen marks checked nodes. */
@@ -898,6 +988,15 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 			                 "kir %s: node %d: load dtype %s from %s buffer",
 			                 k->name, e, dtype_name(dt),
 			                 dtype_name(k->buf[n->buf].dtype));
+		if (n->b) {   /* guarded: bool guard, default of the load's type */
+			TRY(vexpr(c, k, seen, n->b, e));
+			TRY(vexpr(c, k, seen, n->c, e));
+			if (k->node[n->b].dtype != DT_BOOL || k->node[n->c].dtype != dt)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: node %d: guarded load types",
+				                 k->name, e);
+			break;
+		}
 		if (kb_is_const_i(k, n->a, &i) &&
 		    (i < 0 || i + n->lanes > k->buf[n->buf].count))
 			return burn_fail(c, BURN_ERR_INTERNAL,
@@ -908,13 +1007,10 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 	case KE_UN:
 		TRY(vexpr(c, k, seen, n->a, e));
 		da = k->node[n->a].dtype;
-		if (n->op < KO_NEG || n->op > KO_ISINF)
+		if (n->op <= KO_NONE || n->op >= KO_COUNT_ || kop_info[n->op].arity != 1)
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: bad unary op %d", k->name, e, n->op);
-		if ((is_float_only(n->op) && !dtype_is_float(da)) ||
-		    (is_logic(n->op) && da != DT_BOOL) ||
-		    (is_bitop(n->op) && !dtype_is_int(da)) ||
-		    dt != kop_result_dtype(n->op, da))
+		if (dt != kop_result(n->op, da))
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: %s on %s", k->name, e,
 			                 kop_name(n->op), dtype_name(da));
@@ -924,14 +1020,10 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 		TRY(vexpr(c, k, seen, n->b, e));
 		da = k->node[n->a].dtype;
 		db = k->node[n->b].dtype;
-		if (n->op < KO_ADD || n->op >= KO_COUNT_)
+		if (n->op <= KO_NONE || n->op >= KO_COUNT_ || kop_info[n->op].arity != 2)
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: bad binary op %d", k->name, e, n->op);
-		if (da != db || (is_float_only(n->op) && !dtype_is_float(da)) ||
-		    (n->op == KO_MOD && !dtype_is_int(da)) ||
-		    (is_logic(n->op) && da != DT_BOOL) ||
-		    (is_bitop(n->op) && !dtype_is_int(da)) ||
-		    dt != kop_result_dtype(n->op, da))
+		if (da != db || dt != kop_result(n->op, da))
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: %s(%s, %s)", k->name, e,
 			                 kop_name(n->op), dtype_name(da), dtype_name(db));
@@ -947,6 +1039,15 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 		break;
 	case KE_CAST:
 		TRY(vexpr(c, k, seen, n->a, e));
+		if (n->op == KC_RAW && !n->ival) {   /* float -> int, in range */
+			if (!dtype_is_float(k->node[n->a].dtype) ||
+			    !(dtype_is_int(dt) || dt == DT_BOOL))
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: node %d: raw cast %s -> %s", k->name,
+				                 e, dtype_name(k->node[n->a].dtype),
+				                 dtype_name(dt));
+			break;
+		}
 		if ((n->ival && (!dtype_is_storage((int)n->ival) ||
 		                 dt != DT_F32 || k->node[n->a].dtype != DT_F32)) ||
 		    (n->op && !dtype_is_f8((int)n->ival)) || (n->op & ~7) ||

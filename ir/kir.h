@@ -30,12 +30,19 @@
  *   expression  value
  *   KE_CONST    ival (integer and bool dtypes) or fval (float dtypes)
  *   KE_VAR      current value of variable `var`
- *   KE_LOAD     buf[a]
- *   KE_UN       op(a)
+ *   KE_LOAD     buf[a]; with a guard b (b != 0): b ? buf[a] : c, and
+ *               the memory is read only where b holds (padding: an index
+ *               out of bounds where the guard is false is fine)
+ *   KE_UN       op(a)       op from ir/kops.def, its semantics there
  *   KE_BIN      op(a, b)
- *   KE_SELECT   a ? b : c
- *   KE_CAST     (dtype) a  with C semantics, plus: float->int saturates
- *               nothing (UB ranges are the caller's concern); ->bool is != 0
+ *   KE_SELECT   a ? b : c   both arms are evaluated (a target may compute
+ *               both, like LLVM select, SPIR-V OpSelect, PTX selp): an
+ *               arm must not read out of bounds; use a guarded load
+ *   KE_CAST     (dtype) a: int->int wraps (two's complement); float->int
+ *               truncates toward zero and saturates to the type's range,
+ *               NaN gives 0 (op KC_RAW: the operand is known to be in
+ *               range, else the result is unspecified but not undefined);
+ *               ->bool is != 0
  *   KE_SPECIAL  a hardware index: op is KX_THREAD_X... (GPU only)
  *
  * Types.  Every expression has a dtype from ir/base.h.  Indices are i64.
@@ -68,27 +75,48 @@ enum KNodeKind {
 	KS_FOR, KS_STORE, KS_SET, KS_IF, KS_BARRIER,
 };
 
+/* Operators of KE_UN and KE_BIN, from the op table ir/kops.def. */
 enum KOp {
 	KO_NONE = 0,
-	/* unary */
-	KO_NEG, KO_ABS, KO_EXP, KO_LOG, KO_SQRT, KO_SIN, KO_COS, KO_TAN,
-	KO_ASIN, KO_ACOS, KO_ATAN, KO_SINH, KO_COSH, KO_TANH, KO_ASINH,
-	KO_ACOSH, KO_ATANH, KO_ERF, KO_FLOOR, KO_CEIL,
-	KO_ROUND,      /* round half to even (nearbyint) */
-	KO_NOT,        /* logical not, bool -> bool */
-	KO_BITNOT,
-	KO_ISNAN,      /* float -> bool */
-	KO_ISINF,      /* float -> bool, either sign */
-	/* binary */
-	KO_ADD, KO_SUB, KO_MUL,
-	KO_DIV,        /* integers: truncating, like C */
-	KO_MOD,        /* integers: C %, sign of the dividend */
-	KO_FMOD,       /* floats: C fmod */
-	KO_POW, KO_MIN, KO_MAX,
-	KO_AND, KO_OR, KO_XOR,        /* logical, bool x bool -> bool */
-	KO_BAND, KO_BOR, KO_BXOR, KO_SHL, KO_SHR,
-	KO_LT, KO_LE, KO_GT, KO_GE, KO_EQ, KO_NE,   /* -> bool */
+#define KOP(id, name, arity, rule, domain, props) KO_##id,
+#include "kops.def"
+#undef KOP
 	KO_COUNT_
+};
+
+/* Op table columns (see kops.def). */
+enum KOpRule { KR_SAME, KR_BOOL, KR_BITS, KR_FLOAT };
+enum KOpDomain { KD_NUM, KD_FLOAT, KD_INT, KD_BOOL, KD_UBITS };
+enum KOpProp { KP_LEG_INT = 1, KP_LEG_F32 = 2, KP_LEG_FLT = 4, KP_PRE = 8 };
+
+typedef struct KOpInfo {
+	const char *name;
+	int arity, rule, domain, props;
+} KOpInfo;
+
+/* Indexed by KOp; kop_info[KO_NONE] is a placeholder. */
+extern const KOpInfo kop_info[KO_COUNT_];
+
+/* The dtype op yields on operands of dtype dt (DT_UNDEF if dt is outside
+ * the op's domain), and whether op on dt must be legalised before a
+ * renderer or the interpreter sees it (for a target with capabilities
+ * caps; NULL: none). */
+typedef struct KCaps KCaps;
+int kop_result(int op, int dt);
+int kop_needs_legal(int op, int dt, const KCaps *caps);
+
+/*
+ * What a target implements natively (each flag set: the op stays as it is
+ * and the target's renderer prints it; clear: passes/legalize.c expands it
+ * into kernel IR).  The C renderer and the interpreter have all flags
+ * clear, so both run the one expansion.  Meant to be embedded in a target
+ * description (targets/target.h).
+ */
+struct KCaps {
+	unsigned char erf_f32;      /* an f32 erf of its own */
+	unsigned char nan_minmax;   /* min/max that propagate NaN */
+	unsigned char isnan, isinf;
+	unsigned char sat_f2i;      /* saturating float->int conversion */
 };
 
 enum KSpecial { KX_THREAD_X = 1, KX_THREAD_Y, KX_THREAD_Z,
@@ -233,6 +261,12 @@ KRef kb_const_f(KB *kb, int dtype, double v);
 KRef kb_idx(KB *kb, int64_t v);            /* i64 constant */
 KRef kb_get(KB *kb, int var);
 KRef kb_load(KB *kb, int buf, KRef idx);
+/* guard ? buf[idx] : dflt, reading memory only where guard holds. */
+KRef kb_load_guard(KB *kb, int buf, KRef idx, KRef guard, KRef dflt);
+/* Expression e with every unguarded load under it guarded by guard (and
+ * 0 where it does not hold): for the arm of a select that may index out
+ * of bounds when not taken, as padding does, since selects are eager. */
+KRef kb_guard_loads(KB *kb, KRef guard, KRef e);
 KRef kb_un(KB *kb, int op, KRef a);
 KRef kb_bin(KB *kb, int op, KRef a, KRef b);
 KRef kb_select(KB *kb, KRef c, KRef a, KRef b);
@@ -243,7 +277,8 @@ KRef kb_special(KB *kb, int which);
  * KC_NOSAT: out of range gives inf or NaN per format, not the largest
  * finite value; float8e8m0 only: KC_DOWN rounds toward zero, KC_NEAREST
  * to nearest (ties up), neither away from zero (round_mode "up"). */
-enum KCastRound { KC_NOSAT = 1, KC_DOWN = 2, KC_NEAREST = 4 };
+enum KCastRound { KC_NOSAT = 1, KC_DOWN = 2, KC_NEAREST = 4,
+                  KC_RAW = 8 /* float->int: operand in range (legalised) */ };
 KRef kb_cast_f8(KB *kb, int dtype, KRef a, int how);
 
 /* Open `for (var = lo; var < hi; var++)`; returns the loop variable. */

@@ -1,16 +1,22 @@
 /*
  * kir_interp.c - a tree-walking interpreter for the kernel IR, used for
- * constant folding.  Its semantics are the C renderer's (render_c.c): f32
- * arithmetic is done in float with the float libm functions, integer
- * results wrap to their type, division and remainder by zero yield 0,
- * shifts by the type width or more yield 0 (or -1 for an arithmetic right
- * shift of a negative value), min/max propagate NaN.
+ * constant folding: the reference semantics of the legalised kernel IR.
+ *
+ * It runs kernels after passes/legalize.c: ops defined by an expansion
+ * (kops.def rows with KP_LEG_*, saturating float->int casts) are reported
+ * as not legalised instead of being computed by a second copy of their
+ * definition.  What remains is primitive: f32 arithmetic in float with the
+ * float libm functions, integer results wrapped to their type (two's
+ * complement), quot/rem checked against their precondition, shifts by the
+ * count mod the width.
  *
  * Expressions are evaluated per statement execution with memoisation
  * (a node evaluated twice in one statement is computed once), so shared
- * DAGs stay linear.  A select evaluates only the arm it takes, because the
- * other arm may load out of bounds (padding).  Every load and store is
- * bounds-checked; a violation is BURN_ERR_INTERNAL, never a crash.
+ * DAGs stay linear.  A select evaluates both arms, as a target may; a load
+ * out of bounds in either is an error, so lowerings must guard padding
+ * reads with a guarded load, which reads only where its guard holds.
+ * Every load and store is bounds-checked; a violation is
+ * BURN_ERR_INTERNAL, never a crash.
  */
 #include <math.h>
 #include <pthread.h>
@@ -19,28 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "kir.h"
-
-/* The C renderer's f32 erf (codegen/c/render_c.c): folded constants match
- * generated code built without fused multiply-adds, within an ulp with. */
-static float burn_erf32(float x)
-{
-	float s, p, q;
-
-	x = x > 4.0f ? 4.0f : x < -4.0f ? -4.0f : x;
-	s = x * x;
-	p = 1.91568059e-08f * s - 1.96486894e-06f;
-	p = p * s + 1.51185086e-04f;
-	p = p * s + 4.13306197e-03f;
-	p = p * s + 5.19497134e-02f;
-	p = p * s + 2.10339695e-01f;
-	p = p * s + 1.12837887e+00f;
-	q = 1.05743285e-03f * s + 1.52362129e-02f;
-	q = q * s + 1.19301476e-01f;
-	q = q * s + 5.19738078e-01f;
-	q = q * s + 1.0f;
-	return x * p / q;
-}
-
 
 /* A scalar: signed integers in i, unsigned integers and bool in u, floats
  * in f (f32 values are exactly representable as float). */
@@ -422,7 +406,6 @@ fun_f(int op, int dt, double a)
 		case KO_ASINH: return asinhf(x);
 		case KO_ACOSH: return acoshf(x);
 		case KO_ATANH: return atanhf(x);
-		case KO_ERF: return burn_erf32(x);
 		case KO_FLOOR: return floorf(x);
 		case KO_CEIL: return ceilf(x);
 		case KO_ROUND: return nearbyintf(x);
@@ -456,28 +439,30 @@ fun_f(int op, int dt, double a)
 }
 
 static KVal
-un(int op, int dt, int rdt, KVal a)
+un(int op, int dt, KVal a)
 {
 	KVal r = {0, 0, 0};
 
 	switch (cls(dt)) {
 	case C_F:
-		if (op == KO_ISNAN)
-			r.u = isnan(a.f) != 0;
-		else if (op == KO_ISINF)
-			r.u = isinf(a.f) != 0;
-		else if (op == KO_NOT)
-			r.u = a.f == 0;
-		else
+		if (op == KO_BITS) {
+			if (dt == DT_F32) {
+				float x = (float)a.f;
+				uint32_t u;
+				memcpy(&u, &x, 4);
+				r.u = u;
+			} else {
+				memcpy(&r.u, &a.f, 8);
+			}
+		} else {
 			r.f = round_to(dt, fun_f(op, dt, a.f));
+		}
 		break;
 	case C_S:
 		switch (op) {
 		case KO_NEG: r.i = (int64_t)(0 - (uint64_t)a.i); break;
-		case KO_ABS: r.i = a.i < 0 ? (int64_t)(0 - (uint64_t)a.i) : a.i; break;
 		case KO_BITNOT: r.i = ~a.i; break;
-		case KO_NOT: r.u = a.i == 0; return r;
-		default: r.i = a.i;
+		default: r.i = a.i;   /* floor, ceil, round */
 		}
 		r.i = wrap_s(dt, r.i);
 		break;
@@ -486,23 +471,21 @@ un(int op, int dt, int rdt, KVal a)
 		case KO_NEG: r.u = 0 - a.u; break;
 		case KO_BITNOT: r.u = ~a.u; break;
 		case KO_NOT: r.u = a.u == 0; return r;
+		case KO_FROMBITS:
+			if (dt == DT_U32) {
+				uint32_t u = (uint32_t)a.u;
+				float x;
+				memcpy(&x, &u, 4);
+				r.f = x;
+			} else {
+				memcpy(&r.f, &a.u, 8);
+			}
+			return r;
 		default: r.u = a.u;
 		}
 		r.u = wrap_u(dt, r.u);
 		break;
 	}
-	(void)rdt;
-	return r;
-}
-
-static uint64_t
-powu(uint64_t b, uint64_t e)
-{
-	uint64_t r = 1;
-
-	for (; e; e >>= 1, b *= b)
-		if (e & 1)
-			r *= b;
 	return r;
 }
 
@@ -566,14 +549,6 @@ bin(int op, int dt, KVal a, KVal b)
 			default: z = 0;
 			}
 		}
-		if (op == KO_MIN || op == KO_MAX) {
-			if (isnan(x) || isnan(y))
-				z = x + y;
-			else if (op == KO_MIN)
-				z = x < y ? x : y;
-			else
-				z = x > y ? x : y;
-		}
 		if (op == KO_AND || op == KO_OR || op == KO_XOR) {
 			int p = x != 0, q = y != 0;
 			r.u = op == KO_AND ? p && q : op == KO_OR ? p || q : p != q;
@@ -585,29 +560,18 @@ bin(int op, int dt, KVal a, KVal b)
 	case C_S: {
 		int64_t x = a.i, y = b.i, z;
 		uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+		int w = 8 * dtype_size(dt);
 		switch (op) {
 		case KO_ADD: z = (int64_t)(ux + uy); break;
 		case KO_SUB: z = (int64_t)(ux - uy); break;
 		case KO_MUL: z = (int64_t)(ux * uy); break;
-		case KO_DIV:
-			z = y == 0 ? 0 : y == -1 ? (int64_t)(0 - ux) : x / y;
-			break;
-		case KO_MOD: case KO_FMOD:
-			z = y == 0 || y == -1 ? 0 : x % y;
-			break;
-		case KO_POW:
-			if (y < 0)
-				z = x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;
-			else
-				z = (int64_t)powu(ux, uy);
-			break;
-		case KO_MIN: z = x < y ? x : y; break;
-		case KO_MAX: z = x > y ? x : y; break;
+		case KO_QUOT: z = x / y; break;   /* precondition checked by eval */
+		case KO_REM: z = x % y; break;
 		case KO_BAND: z = x & y; break;
 		case KO_BOR: z = x | y; break;
 		case KO_BXOR: z = x ^ y; break;
-		case KO_SHL: z = uy >= 64 ? 0 : (int64_t)(ux << uy); break;
-		case KO_SHR: z = uy >= 64 ? (x < 0 ? -1 : 0) : x >> uy; break;
+		case KO_SHLM: z = (int64_t)(ux << (uy & (uint64_t)(w - 1))); break;
+		case KO_SHRM: z = x >> (uy & (uint64_t)(w - 1)); break;
 		default: z = 0;
 		}
 		r.i = wrap_s(dt, z);
@@ -615,20 +579,18 @@ bin(int op, int dt, KVal a, KVal b)
 	}
 	default: {
 		uint64_t x = a.u, y = b.u, z;
+		int w = dt == DT_BOOL ? 8 : 8 * dtype_size(dt);
 		switch (op) {
 		case KO_ADD: z = x + y; break;
 		case KO_SUB: z = x - y; break;
 		case KO_MUL: z = x * y; break;
-		case KO_DIV: z = y == 0 ? 0 : x / y; break;
-		case KO_MOD: case KO_FMOD: z = y == 0 ? 0 : x % y; break;
-		case KO_POW: z = powu(x, y); break;
-		case KO_MIN: z = x < y ? x : y; break;
-		case KO_MAX: z = x > y ? x : y; break;
+		case KO_QUOT: z = x / y; break;
+		case KO_REM: z = x % y; break;
 		case KO_BAND: z = x & y; break;
 		case KO_BOR: z = x | y; break;
 		case KO_BXOR: z = x ^ y; break;
-		case KO_SHL: z = y >= 64 ? 0 : x << y; break;
-		case KO_SHR: z = y >= 64 ? 0 : x >> y; break;
+		case KO_SHLM: z = x << (y & (uint64_t)(w - 1)); break;
+		case KO_SHRM: z = x >> (y & (uint64_t)(w - 1)); break;
 		case KO_AND: z = x && y; break;
 		case KO_OR: z = x || y; break;
 		case KO_XOR: z = (x != 0) != (y != 0); break;
@@ -640,14 +602,15 @@ bin(int op, int dt, KVal a, KVal b)
 	}
 }
 
-/* Float to integer with C conversion where it is defined; out of range
- * (undefined in C) gives INT64_MIN like x86's cvttsd2si. */
-static int64_t
-f_to_i64(double f)
+/* The value range of integer dtype dt, as doubles (the bounds are powers
+ * of two, so exact): [lo, hi). */
+static void
+int_range(int dt, double *lo, double *hi)
 {
-	if (!(f > -9223372036854775808.0 && f < 9223372036854775808.0))
-		return INT64_MIN;
-	return (int64_t)f;
+	int w = 8 * dtype_size(dt);
+
+	*lo = dtype_is_signed(dt) ? -ldexp(1, w - 1) : 0;
+	*hi = ldexp(1, dtype_is_signed(dt) ? w - 1 : w);
 }
 
 static KVal
@@ -668,16 +631,23 @@ cast(int to, int from, KVal a)
 			r.f = cf == C_F ? (float)a.f : cf == C_S ? (float)a.i : (float)a.u;
 		break;
 	case C_S:
-		r.i = wrap_s(to, cf == C_F ? f_to_i64(a.f) : cf == C_S ? a.i
-		                                                       : (int64_t)a.u);
-		break;
 	default:
-		if (cf == C_F)
-			r.u = a.f >= 9223372036854775808.0 && a.f < 18446744073709551616.0
-			    ? (uint64_t)a.f : (uint64_t)f_to_i64(a.f);
-		else
-			r.u = cf == C_S ? (uint64_t)a.i : a.u;
-		r.u = wrap_u(to, r.u);
+		if (cf == C_F) {
+			/* a raw conversion (legalised: the operand is in range; out of
+			 * range the result is unspecified, here 0) */
+			double lo, hi, t = trunc(a.f);
+			int_range(to, &lo, &hi);
+			if (!(t >= lo && t < hi))
+				t = 0;
+			if (cls(to) == C_S)
+				r.i = (int64_t)t;
+			else
+				r.u = (uint64_t)t;
+		} else if (cls(to) == C_S) {
+			r.i = wrap_s(to, cf == C_S ? a.i : (int64_t)a.u);
+		} else {
+			r.u = wrap_u(to, cf == C_S ? (uint64_t)a.i : a.u);
+		}
 	}
 	return r;
 }
@@ -712,6 +682,13 @@ eval(Interp *in, KRef e)
 		break;
 	case KE_LOAD: {
 		int64_t i;
+		if (n->b) {   /* guarded: read only where the guard holds */
+			a = eval(in, n->b);
+			if (!a.u) {
+				r = eval(in, n->c);
+				break;
+			}
+		}
 		a = eval(in, n->a);
 		i = as_index(k->node[n->a].dtype, a);
 		if (in->err)
@@ -728,17 +705,34 @@ eval(Interp *in, KRef e)
 		break;
 	}
 	case KE_UN:
+	case KE_BIN: {
+		int dt = k->node[n->a].dtype;
+		if (kop_needs_legal(n->op, dt, NULL)) {
+			fail(in, BURN_ERR_INTERNAL, "op not legalised (op, node)", n->op, e);
+			return r;
+		}
 		a = eval(in, n->a);
-		r = un(n->op, k->node[n->a].dtype, n->dtype, a);
+		if (n->kind == KE_UN) {
+			r = un(n->op, dt, a);
+			break;
+		}
+		b = eval(in, n->b);
+		if ((n->op == KO_QUOT || n->op == KO_REM) &&
+		    (cls(dt) == C_S ? b.i == 0 || (b.i == -1 && a.i == (int64_t)((uint64_t)-1 << (8 * dtype_size(dt) - 1)))
+		                    : b.u == 0)) {
+			fail(in, BURN_ERR_INTERNAL, "quot/rem precondition (node, divisor)",
+			     e, b.i);
+			return r;
+		}
+		r = bin(n->op, dt, a, b);
 		break;
-	case KE_BIN:
+	}
+	case KE_SELECT:   /* both arms, as an eager target computes them */
 		a = eval(in, n->a);
 		b = eval(in, n->b);
-		r = bin(n->op, k->node[n->a].dtype, a, b);
-		break;
-	case KE_SELECT:
-		a = eval(in, n->a);
-		r = eval(in, a.u ? n->b : n->c);
+		r = eval(in, n->c);
+		if (a.u)
+			r = b;
 		break;
 	case KE_SPECIAL:
 		if (n->op < KX_THREAD_X || n->op > KX_BLOCK_Z) {
@@ -748,6 +742,12 @@ eval(Interp *in, KRef e)
 		r.i = in->hw[n->op - KX_THREAD_X];
 		break;
 	case KE_CAST:
+		if (!n->ival && n->op != KC_RAW && dtype_is_float(k->node[n->a].dtype) &&
+		    dtype_is_int(n->dtype)) {
+			fail(in, BURN_ERR_INTERNAL, "float->int cast not legalised (node)",
+			     e, 0);
+			return r;
+		}
 		a = eval(in, n->a);
 		if (n->ival == DT_F16)
 			r.f = f16_to_f32(f32_to_f16((float)a.f));

@@ -276,6 +276,13 @@ pexpr(Printer *P, KRef e, int prec)
 		fprintf(f, "load b%d[", n->buf);
 		pexpr(P, n->a, 0);
 		fprintf(f, "]");
+		if (n->b) {   /* guarded: guard(cond, default) */
+			fprintf(f, " guard(");
+			pexpr(P, n->b, 0);
+			fprintf(f, ", ");
+			pexpr(P, n->c, 0);
+			fprintf(f, ")");
+		}
 		break;
 	case KE_UN:
 		fprintf(f, "%s(", kop_name(n->op));
@@ -351,9 +358,10 @@ pcount(Printer *P, KRef e)
 	if (n->kind < KE_CONST || n->kind > KE_SPECIAL)
 		return;
 	pcount(P, n->a);
-	if (n->kind == KE_BIN || n->kind == KE_SELECT)
+	if (n->kind == KE_BIN || n->kind == KE_SELECT ||
+	    (n->kind == KE_LOAD && n->b))
 		pcount(P, n->b);
-	if (n->kind == KE_SELECT)
+	if (n->kind == KE_SELECT || (n->kind == KE_LOAD && n->b))
 		pcount(P, n->c);
 }
 
@@ -370,9 +378,10 @@ pshared(Printer *P, KRef e, int ind)
 		return;
 	P->cnt[e] = -P->cnt[e];   /* visited */
 	pshared(P, n->a, ind);
-	if (n->kind == KE_BIN || n->kind == KE_SELECT)
+	if (n->kind == KE_BIN || n->kind == KE_SELECT ||
+	    (n->kind == KE_LOAD && n->b))
 		pshared(P, n->b, ind);
-	if (n->kind == KE_SELECT)
+	if (n->kind == KE_SELECT || (n->kind == KE_LOAD && n->b))
 		pshared(P, n->c, ind);
 	if (-P->cnt[e] > 1 && n->kind != KE_CONST && n->kind != KE_VAR) {
 		fprintf(P->f, "%*slet t%d = ", 2 * ind, "", P->nlet);
@@ -1573,7 +1582,7 @@ pprimary(P *ps, KRef *out)
 	Tok *t = tk(ps), *t1 = peek(ps, 1);
 	const char *at = t->p;
 	KKernel *k = ps->k;
-	KRef e[3], r;
+	KRef e[4], r;   /* pargs fills up to 3, from e or e + 1 */
 	int n, op, dt;
 
 	if (ispunct_(t, '(')) {
@@ -1678,10 +1687,20 @@ pprimary(P *ps, KRef *out)
 		TRY(expect(ps, '[', "'['"));
 		TRY(pexpr_(ps, &e[0]));
 		TRY(expect(ps, ']', "']'"));
+		e[1] = e[2] = 0;
+		/* `guard(` cannot begin a statement: a set is `name =` */
+		if (isword(tk(ps), "guard") && ispunct_(peek(ps, 1), '(')) {
+			adv(ps);
+			TRY(pargs(ps, e + 1, &n));
+			if (n != 2)
+				return err_at(ps, at, "a guarded load takes guard(cond, default)");
+		}
 		TRY(mk(ps, KE_LOAD, at, &r));
 		k = ps->k;
 		k->node[r].buf = b;
 		k->node[r].a = e[0];
+		k->node[r].b = e[1];
+		k->node[r].c = e[2];
 		dt = k->buf[b].dtype;
 		k->node[r].dtype = dtype_is_storage(dt) ? DT_F32 : dt;
 		*out = r;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "passes.h"
 #include "lower.h"
+#include "legalize.h"
 
 /* Fold only when the result is not much larger than what it replaces, so
  * that e.g. Expand of a scalar constant to a huge tensor stays a kernel
@@ -130,6 +131,8 @@ static int fold(Ctx *c, Graph *g, Node *n, int64_t *left)
 			}
 			bufs[b] = v->data;
 		}
+		if (!rc)
+			rc = kir_legalize(c, &p, kk, NULL);
 		if (!rc) {
 			int64_t before = steps;
 			rc = kir_interp_budget(c, kk, bufs, &steps);

@@ -1125,7 +1125,8 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv)
 		                   kb_bin(&kb, KO_LT, iw, I(&kb, W))));
 		src = madd(&kb, madd(&kb, iw, ih, W), madd(&kb, vc, vn, cv->C), H * W);
 		kb_store(&kb, bc, madd(&kb, madd(&kb, vow, voh, OW), r, P),
-		         kb_select(&kb, ok, kb_cast(&kb, DT_F32, kb_load(&kb, bx, src)),
+		         kb_select(&kb, ok, kb_guard_loads(&kb, ok, kb_cast(&kb, DT_F32,
+		                                                  kb_load(&kb, bx, src))),
 		                   kb_const_f(&kb, DT_F32, 0)));
 		close_to(&kb, dn);
 	}

@@ -617,7 +617,7 @@ int lower_ccp(Lower *lw, Node *n)
 		kb_store(&kb, by, index_linear(&kb, r, vars, yst), z);
 	else
 		kb_store(&kb, by, index_linear(&kb, r, vars, yst),
-		         ok ? kb_select(&kb, ok, kb_load(&kb, bx, xi), z)
+		         ok ? kb_load_guard(&kb, bx, xi, ok, z)
 		            : kb_load(&kb, bx, xi));
 	loops_close(&kb, r);
 	lower_end(lw, &kb);
@@ -956,7 +956,8 @@ int lower_gridsample(Lower *lw, Node *n)
 		}
 		val = kb_cast(&kb, DT_F32, kb_load(&kb, bx, off));
 		if (inside)
-			val = kb_select(&kb, inside, val, fconst(&kb, 0));
+			val = kb_select(&kb, inside, kb_guard_loads(&kb, inside, val),
+			                fconst(&kb, 0));
 		if (w)
 			val = kb_bin(&kb, KO_MUL, w, val);
 		sum = sum ? kb_bin(&kb, KO_ADD, sum, val) : val;

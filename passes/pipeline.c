@@ -3,6 +3,7 @@
  */
 #include <stdlib.h>
 #include "passes.h"
+#include "legalize.h"
 
 static int verify(Ctx *c, const Graph *g, const CompileOpts *o)
 {
@@ -33,6 +34,9 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 		fusion_free(fu);
 		TRY(rc);
 	}
+	/* the C target implements none of the optional ops (KCaps all clear),
+	 * like the interpreter that folded constants */
+	TRY(pass_legalize(c, &m->prog, NULL));
 	TRY(pass_plan(c, g, &m->prog, &m->arena, &m->plan));
 	TRY(pass_schedule(c, &m->prog, m->target));
 	return BURN_OK;

@@ -5,20 +5,28 @@
  * gcc's -Wparentheses asks for).  An expression used more than once by one
  * statement and evaluated unconditionally there is named once, as
  * `const T tN = ...;` in a block around the statement, so shared DAGs do
- * not grow exponentially in the text.  Expressions under a select's arms
- * are never hoisted out of the select: the arm may load out of bounds when
- * not taken.
+ * not grow exponentially in the text.  Selects are eager in the kernel IR
+ * (both arms are safe to compute); padding reads are guarded loads,
+ * printed `g ? b[i] : d`, whose index and default are evaluated only on
+ * their side of the guard.  Expressions there are never hoisted out of it.
  *
  * Nesting is bounded too (clang stops at 256 brackets; a fused chain of
  * 130 Sigmoids is deeper): an expression more than DEPTH_MAX nodes deep
- * gets a name.  Under a select's arm the name is guarded by the arm's
- * condition, `const int gK = cond;  const T tN = gK ? ... : (T)0;`, so
- * the arm's loads still run only when the arm is taken.
+ * gets a name.  On one side of a guarded load the name is guarded by the
+ * load's guard, `const int gK = g;  const T tN = gK ? ... : (T)0;`, so
+ * the index's loads still run only where the guard holds.
  *
- * Integer semantics match kir_interp.c: results of ops on types narrower
- * than int are cast back to the type; division and remainder by zero yield
- * 0; shifts by the width or more yield 0 (arithmetic right shift of a
- * negative signed value yields -1).
+ * The kernels come legalised (passes/legalize.c): integer division by
+ * zero, shift counts, pow, min/max, isnan/isinf, f32 erf and saturating
+ * float->int casts are already kernel IR made of primitive ops, and an op
+ * that is not is refused.  What is printed here is free of undefined
+ * behaviour for every input: signed 32- and 64-bit add, sub, mul and neg
+ * compute in the unsigned type and convert back (two's complement wrap,
+ * as the interpreter computes), except index arithmetic over loop
+ * variables and constants, whose values are bounded by the buffers they
+ * index; results of ops on types narrower than int are cast back to the
+ * type; quot/rem are printed as / and % where the legalised IR guarantees
+ * a divisor that is neither 0 nor -1 with MIN; shlm/shrm mask the count.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -195,72 +203,19 @@ static const char prelude[] =
 "\treturn (uint8_t)(e + up);\n"
 "}\n"
 "\n"
-"/* NaN-propagating min/max (ONNX Min/Max); fminf/fmaxf drop NaNs. */\n"
-"BURN_HELPER float burn_minf(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
-"BURN_HELPER float burn_maxf(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
-"BURN_HELPER double burn_mind(double a, double b) { return a != a || b != b ? a + b : a < b ? a : b; }\n"
-"BURN_HELPER double burn_maxd(double a, double b) { return a != a || b != b ? a + b : a > b ? a : b; }\n"
+"/* Bit reinterpretation (the kernel IR's bits/frombits). */\n"
+"BURN_HELPER uint32_t burn_bits_f32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }\n"
+"BURN_HELPER uint64_t burn_bits_f64(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }\n"
+"BURN_HELPER float burn_frombits_u32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }\n"
+"BURN_HELPER double burn_frombits_u64(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }\n"
 "\n"
-"/* erf for f32: x*P(x^2)/Q(x^2) on [-4, 4] (erf is 1.0f beyond), a\n"
-" * rational fit made for burncc; |error| < 4e-7.  Branch-free, so loops\n"
-" * calling it vectorize, unlike libm's erff; fused multiply-adds where the\n"
-" * target has them fast (FP_FAST_FMAF, e.g. -march with FMA). */\n"
+"/* Fused multiply-add for accumulations, where the target has it fast\n"
+" * (FP_FAST_FMAF, e.g. -march with FMA). */\n"
 "#ifdef FP_FAST_FMAF\n"
 "#define BURN_FMA(a, b, c) fmaf(a, b, c)\n"
 "#else\n"
 "#define BURN_FMA(a, b, c) ((a) * (b) + (c))\n"
 "#endif\n"
-"BURN_HELPER float burn_erff(float x)\n"
-"{\n"
-"\tfloat s, p, q;\n"
-"\tx = x > 4.0f ? 4.0f : x < -4.0f ? -4.0f : x;\n"
-"\ts = x * x;\n"
-"\tp = BURN_FMA(1.91568059e-08f, s, -1.96486894e-06f);\n"
-"\tp = BURN_FMA(p, s, 1.51185086e-04f);\n"
-"\tp = BURN_FMA(p, s, 4.13306197e-03f);\n"
-"\tp = BURN_FMA(p, s, 5.19497134e-02f);\n"
-"\tp = BURN_FMA(p, s, 2.10339695e-01f);\n"
-"\tp = BURN_FMA(p, s, 1.12837887e+00f);\n"
-"\tq = BURN_FMA(1.05743285e-03f, s, 1.52362129e-02f);\n"
-"\tq = BURN_FMA(q, s, 1.19301476e-01f);\n"
-"\tq = BURN_FMA(q, s, 5.19738078e-01f);\n"
-"\tq = BURN_FMA(q, s, 1.0f);\n"
-"\treturn x * p / q;\n"
-"}\n"
-"\n"
-"/* 0/1 results: glibc's isinf gives -1 for -inf. */\n"
-"BURN_HELPER int burn_isnanf(float a) { return a != a; }\n"
-"BURN_HELPER int burn_isnand(double a) { return a != a; }\n"
-"BURN_HELPER int burn_isinff(float a) { return isinf(a) != 0; }\n"
-"BURN_HELPER int burn_isinfd(double a) { return isinf(a) != 0; }\n"
-"\n"
-"/* Integer helpers: 64-bit, the caller casts to the element type. */\n"
-"BURN_HELPER int64_t burn_mini(int64_t a, int64_t b) { return a < b ? a : b; }\n"
-"BURN_HELPER int64_t burn_maxi(int64_t a, int64_t b) { return a > b ? a : b; }\n"
-"BURN_HELPER uint64_t burn_minu(uint64_t a, uint64_t b) { return a < b ? a : b; }\n"
-"BURN_HELPER uint64_t burn_maxu(uint64_t a, uint64_t b) { return a > b ? a : b; }\n"
-"BURN_HELPER int64_t burn_absi(int64_t a) { return a < 0 ? (int64_t)(0 - (uint64_t)a) : a; }\n"
-"BURN_HELPER int64_t burn_divi(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b; }\n"
-"BURN_HELPER int64_t burn_modi(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
-"BURN_HELPER uint64_t burn_divu(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }\n"
-"BURN_HELPER uint64_t burn_modu(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }\n"
-"BURN_HELPER uint64_t burn_shlu(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a << b; }\n"
-"BURN_HELPER uint64_t burn_shru(uint64_t a, uint64_t b) { return b >= 64 ? 0 : a >> b; }\n"
-"BURN_HELPER int64_t burn_shri(int64_t a, int64_t b) { return (uint64_t)b >= 64 ? (a < 0 ? -1 : 0) : a >> b; }\n"
-"BURN_HELPER uint64_t burn_powu(uint64_t b, uint64_t e)\n"
-"{\n"
-"\tuint64_t r = 1;\n"
-"\tfor (; e; e >>= 1, b *= b)\n"
-"\t\tif (e & 1)\n"
-"\t\t\tr *= b;\n"
-"\treturn r;\n"
-"}\n"
-"BURN_HELPER int64_t burn_powi(int64_t b, int64_t e)\n"
-"{\n"
-"\tif (e < 0)\n"
-"\t\treturn b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;\n"
-"\treturn (int64_t)burn_powu((uint64_t)b, (uint64_t)e);\n"
-"}\n"
 "#endif\n";
 
 void
@@ -478,13 +433,26 @@ pre_expr(R *r, KRef e)
 			return burn_fail(r->c, BURN_ERR_INTERNAL,
 			                 "render_c %s: bad buf", k->name);
 		r->bread[n->buf] = r->bused[n->buf] = 1;
+		if (n->b) {
+			TRY(pre_expr(r, n->b));
+			TRY(pre_expr(r, n->c));
+		}
+		return pre_expr(r, n->a);
+	case KE_CAST:
+		if (!n->ival && n->op != KC_RAW && !dtype_is_float(n->dtype) &&
+		    n->dtype != DT_BOOL && dtype_is_float(k->node[n->a].dtype))
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_c %s: node %d: float->int cast not legalised",
+			                 k->name, e);
 		return pre_expr(r, n->a);
 	case KE_UN:
-	case KE_CAST:
-		return pre_expr(r, n->a);
 	case KE_BIN:
+		if (kop_needs_legal(n->op, k->node[n->a].dtype, NULL))
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_c %s: node %d: %s not legalised",
+			                 k->name, e, kop_name(n->op));
 		TRY(pre_expr(r, n->a));
-		return pre_expr(r, n->b);
+		return n->kind == KE_BIN ? pre_expr(r, n->b) : BURN_OK;
 	case KE_SELECT:
 		TRY(pre_expr(r, n->a));
 		TRY(pre_expr(r, n->b));
@@ -580,11 +548,10 @@ ffunc(int op, int dt)
 		{KO_SINH, "sinhf", "sinh"}, {KO_COSH, "coshf", "cosh"},
 		{KO_TANH, "tanhf", "tanh"}, {KO_ASINH, "asinhf", "asinh"},
 		{KO_ACOSH, "acoshf", "acosh"}, {KO_ATANH, "atanhf", "atanh"},
-		{KO_ERF, "burn_erff", "erf"}, {KO_FLOOR, "floorf", "floor"},
+		{KO_ERF, "erff", "erf"}, {KO_FLOOR, "floorf", "floor"},
 		{KO_CEIL, "ceilf", "ceil"}, {KO_ROUND, "nearbyintf", "nearbyint"},
-		{KO_ISNAN, "burn_isnanf", "burn_isnand"}, {KO_ISINF, "burn_isinff", "burn_isinfd"},
+		{KO_BITS, "burn_bits_f32", "burn_bits_f64"},
 		{KO_FMOD, "fmodf", "fmod"}, {KO_POW, "powf", "pow"},
-		{KO_MIN, "burn_minf", "burn_mind"}, {KO_MAX, "burn_maxf", "burn_maxd"},
 	};
 	size_t i;
 
@@ -626,53 +593,68 @@ hoisted(R *r, KRef e)
 	return r->stamp[e] == r->sid && r->hoist[e] && e != r->defining;
 }
 
+/* Signed types whose arithmetic C does not promote: their add, sub, mul
+ * and neg may overflow, which is undefined. */
 static int
-const_i(const KKernel *k, KRef e, int64_t *v)
+wide_signed(int dt)
 {
-	return kb_is_const_i(k, e, v);
+	return dt == DT_I32 || dt == DT_I64;
 }
 
-/* How binary node n prints: 0 infix (sym, prec), 1 helper call hname
- * (cast to the element type), 2 float function hname. */
+static const char *
+utype(int dt)
+{
+	return dt == DT_I64 ? "uint64_t" : "uint32_t";
+}
+
+/* Is n index arithmetic: add/sub/mul over constants and loop variables
+ * only?  Loop variables range over buffer extents, which the tensor size
+ * limit bounds, so these never overflow and print as plain signed C
+ * (which keeps them readable, and lets the compiler reason about them). */
+static int
+index_only(R *r, const KNode *n)
+{
+	const KKernel *k = r->k;
+
+	switch (n->kind) {
+	case KE_CONST:
+		return 1;
+	case KE_VAR:
+		return r->isloop[n->var];
+	case KE_BIN:
+		if (n->op != KO_ADD && n->op != KO_SUB && n->op != KO_MUL)
+			return 0;
+		return index_only(r, &k->node[n->a]) && index_only(r, &k->node[n->b]);
+	}
+	return 0;
+}
+
+/* How binary node n prints: 0 infix (sym, prec), 2 float function sym,
+ * 3 a masked shift (shlm/shrm), 4 wrapping arithmetic through the unsigned
+ * type (signed 32/64-bit add, sub, mul outside index arithmetic). */
 static int
 bin_form(R *r, const KNode *n, const char **sym, int *prec)
 {
-	int dt = r->k->node[n->a].dtype, u = is_unsigned(dt);
-	int64_t b;
+	int dt = r->k->node[n->a].dtype;
 
 	*prec = 0;
 	if (dtype_is_float(dt)) {
-		if (n->op == KO_MOD)   /* verify rejects it; print fmod */
-			return *sym = dt == DT_F64 ? "fmod" : "fmodf", 2;
 		if ((*sym = ffunc(n->op, dt)) != NULL)
 			return 2;
 		*prec = infix_prec(n->op, sym);
 		return 0;
 	}
 	switch (n->op) {
-	case KO_MIN: *sym = u ? "burn_minu" : "burn_mini"; return 1;
-	case KO_MAX: *sym = u ? "burn_maxu" : "burn_maxi"; return 1;
-	case KO_POW: *sym = u ? "burn_powu" : "burn_powi"; return 1;
-	case KO_DIV:
-	case KO_MOD:
-		if (!const_i(r->k, n->b, &b) || b == 0 || (b == -1 && !u))
-			return *sym = n->op == KO_DIV ? (u ? "burn_divu" : "burn_divi")
-			                              : (u ? "burn_modu" : "burn_modi"), 1;
+	case KO_SHLM: *sym = "<<"; return 3;
+	case KO_SHRM: *sym = ">>"; return 3;
+	case KO_QUOT: *sym = "/"; *prec = P_MUL; return 0;
+	case KO_REM: *sym = "%"; *prec = P_MUL; return 0;
+	case KO_ADD: case KO_SUB: case KO_MUL:
+		if (wide_signed(dt) && !index_only(r, n)) {
+			*prec = infix_prec(n->op, sym);
+			return 4;
+		}
 		break;
-	case KO_FMOD:
-		return *sym = u ? "burn_modu" : "burn_modi", 1;
-	case KO_SHL:
-		if (!const_i(r->k, n->b, &b) || b < 0 || b >= bits(dt) || !u)
-			return *sym = "burn_shlu", 1;
-		break;
-	case KO_SHR:
-		if (!const_i(r->k, n->b, &b) || b < 0 || b >= bits(dt))
-			return *sym = u ? "burn_shru" : "burn_shri", 1;
-		break;
-	case KO_XOR:   /* logical xor of 0/1 values */
-		*sym = "!=";
-		*prec = P_EQ;
-		return 0;
 	}
 	*prec = infix_prec(n->op, sym);
 	return 0;
@@ -690,7 +672,7 @@ needs_wrap(R *r, const KNode *n)
 	if (n->kind == KE_UN)
 		return n->op == KO_NEG || n->op == KO_BITNOT;
 	if (n->kind == KE_BIN && bin_form(r, n, &sym, &prec) == 0)
-		return prec == P_ADD || prec == P_MUL || prec == P_SHIFT ||
+		return prec == P_ADD || prec == P_MUL ||
 		       n->op == KO_BAND || n->op == KO_BOR || n->op == KO_BXOR;
 	return 0;
 }
@@ -706,7 +688,9 @@ prec_of(R *r, KRef e)
 	if (hoisted(r, e))
 		return P_ATOM;
 	switch (n->kind) {
-	case KE_CONST: case KE_VAR: case KE_LOAD: case KE_SELECT:
+	case KE_CONST: case KE_VAR: case KE_SELECT:
+		return P_ATOM;
+	case KE_LOAD:
 		return P_ATOM;
 	case KE_CAST:
 		return n->dtype == DT_BOOL || n->ival ? P_ATOM : P_UNARY;
@@ -716,16 +700,13 @@ prec_of(R *r, KRef e)
 		if (n->op == KO_NEG || n->op == KO_NOT || n->op == KO_BITNOT)
 			return P_UNARY;
 		if (!dtype_is_float(r->k->node[n->a].dtype) &&
-		    (n->op == KO_FLOOR || n->op == KO_CEIL || n->op == KO_ROUND ||
-		     (n->op == KO_ABS && is_unsigned(n->dtype))))
+		    (n->op == KO_FLOOR || n->op == KO_CEIL || n->op == KO_ROUND))
 			return prec_of(r, n->a);
-		if (n->op == KO_ABS && !dtype_is_float(n->dtype))
-			return P_UNARY;   /* (T)burn_absi(x) */
 		return P_ATOM;
 	case KE_BIN:
 		if (needs_wrap(r, n))
 			return P_UNARY;
-		if (bin_form(r, n, &sym, &prec) == 1)
+		if (bin_form(r, n, &sym, &prec) >= 3)
 			return P_UNARY;
 		if (prec == 0)
 			return P_ATOM;
@@ -817,11 +798,21 @@ emit_raw(R *r, KRef e)
 		return;
 	case KE_LOAD: {
 		int bd = k->buf[n->buf].dtype;
+		if (n->b) {   /* guarded: C's ?: reads only where the guard holds */
+			fputs("(", f);
+			emit(r, n->b, P_LOR);
+			fputs(" ? ", f);
+		}
 		if (dtype_is_storage(bd))
 			fprintf(f, "burn_%s_to_f32(", sname(bd));
 		fprintf(f, "b%d[", n->buf);
 		emit(r, n->a, 0);
 		fputs(dtype_is_storage(bd) ? "])" : "]", f);
+		if (n->b) {
+			fputs(" : ", f);
+			emit(r, n->c, P_LOR);
+			fputs(")", f);
+		}
 		return;
 	}
 	case KE_SELECT:
@@ -856,18 +847,21 @@ emit_raw(R *r, KRef e)
 		wrap = needs_wrap(r, n);
 		if (wrap)
 			fprintf(f, "(%s)(", ctype(n->dtype));
-		if (n->op == KO_NEG || n->op == KO_NOT || n->op == KO_BITNOT) {
+		if (n->op == KO_NEG && wide_signed(adt)) {   /* wraps */
+			fprintf(f, "(%s)-(%s)", ctype(n->dtype), utype(adt));
+			emit(r, n->a, P_ATOM);
+		} else if (n->op == KO_NEG || n->op == KO_NOT || n->op == KO_BITNOT) {
 			fputs(n->op == KO_NEG ? "-" : n->op == KO_NOT ? "!" : "~", f);
 			emit(r, n->a, P_ATOM);
+		} else if (n->op == KO_FROMBITS) {
+			fprintf(f, "burn_frombits_%s(", adt == DT_U64 ? "u64" : "u32");
+			emit(r, n->a, 0);
+			fputs(")", f);
 		} else if (dtype_is_float(adt) && ffunc(n->op, adt)) {
 			fprintf(f, "%s(", ffunc(n->op, adt));
 			emit(r, n->a, 0);
 			fputs(")", f);
-		} else if (n->op == KO_ABS && !is_unsigned(adt)) {
-			fprintf(f, "(%s)burn_absi(", ctype(n->dtype));
-			emit(r, n->a, 0);
-			fputs(")", f);
-		} else {   /* floor/ceil/round/abs of integers: identity */
+		} else {   /* floor/ceil/round of integers: identity */
 			emit_raw(r, n->a);
 		}
 		if (wrap)
@@ -876,13 +870,29 @@ emit_raw(R *r, KRef e)
 	case KE_BIN: {
 		int prec, form = bin_form(r, n, &sym, &prec);
 		adt = k->node[n->a].dtype;
-		if (form) {
-			if (form == 1)
-				fprintf(f, "(%s)", ctype(n->dtype));
+		if (form == 2) {
 			fprintf(f, "%s(", sym);
 			emit(r, n->a, 0);
 			fputs(", ", f);
 			emit(r, n->b, 0);
+			fputs(")", f);
+			return;
+		}
+		if (form == 3) {   /* (T)(a << (b & (w-1))), shl in the unsigned type */
+			fprintf(f, "(%s)(", ctype(n->dtype));
+			if (n->op == KO_SHLM && !is_unsigned(adt))
+				fprintf(f, "(u%s)", ctype(adt));
+			emit(r, n->a, P_ATOM);
+			fprintf(f, " %s (", sym);
+			emit(r, n->b, P_BAND + 1);
+			fprintf(f, " & %d))", bits(adt) - 1);
+			return;
+		}
+		if (form == 4) {   /* (T)((U)a op (U)b): wraps */
+			fprintf(f, "(%s)((%s)", ctype(n->dtype), utype(adt));
+			emit(r, n->a, P_ATOM);
+			fprintf(f, " %s (%s)", sym, utype(adt));
+			emit(r, n->b, P_ATOM);
 			fputs(")", f);
 			return;
 		}
@@ -930,6 +940,8 @@ emit(R *r, KRef e, int need)
 #define MIXED (-1)
 #define DEPTH_MAX 32   /* nodes; at most 3 brackets each */
 
+/* Scope of one side of guarded load `sel`: arm 0 where its guard holds
+ * (the index), 1 where it does not (the default). */
 static int
 arm_scope(KRef sel, int arm)
 {
@@ -971,17 +983,26 @@ count(R *r, KRef e, int scope)
 	if (!first && h == old)
 		return;
 	switch (n->kind) {
-	case KE_LOAD: case KE_UN: case KE_CAST:
+	case KE_LOAD:
+		if (n->b) {   /* guarded: the index only where the guard holds */
+			count(r, n->b, h);
+			count(r, n->a, h == MIXED ? MIXED : arm_scope(e, 0));
+			count(r, n->c, h == MIXED ? MIXED : arm_scope(e, 1));
+			break;
+		}
+		count(r, n->a, h);
+		break;
+	case KE_UN: case KE_CAST:
 		count(r, n->a, h);
 		break;
 	case KE_BIN:
 		count(r, n->a, h);
 		count(r, n->b, h);
 		break;
-	case KE_SELECT:
+	case KE_SELECT:   /* eager in the kernel IR: both arms are computed */
 		count(r, n->a, h);
-		count(r, n->b, h == MIXED ? MIXED : arm_scope(e, 0));
-		count(r, n->c, h == MIXED ? MIXED : arm_scope(e, 1));
+		count(r, n->b, h);
+		count(r, n->c, h);
 		break;
 	}
 }
@@ -998,15 +1019,19 @@ depth(R *r, KRef e)
 		return r->dep[e];
 	r->hstamp[e] = r->sid;
 	switch (n->kind) {
-	case KE_SELECT:
-		x = depth(r, n->c);
-		d = x > d ? x : d;
+	case KE_SELECT: case KE_LOAD:   /* a guarded load has b and c too */
+		if (n->c) {
+			x = depth(r, n->c);
+			d = x > d ? x : d;
+		}
 		/* fall through */
 	case KE_BIN:
-		x = depth(r, n->b);
-		d = x > d ? x : d;
+		if (n->b) {
+			x = depth(r, n->b);
+			d = x > d ? x : d;
+		}
 		/* fall through */
-	case KE_LOAD: case KE_UN: case KE_CAST:
+	case KE_UN: case KE_CAST:
 		x = depth(r, n->a);
 		d = x > d ? x : d;
 		break;
@@ -1037,7 +1062,8 @@ open_block(R *r, int ind, int any)
 static int
 define_guard(R *r, int scope, int ind, int any)
 {
-	KRef sel = (scope - 1) / 2;
+	KRef sel = (scope - 1) / 2;   /* a guarded load: its guard */
+	KRef cond = r->k->node[sel].b;
 	int outer = r->home[sel];
 
 	if (r->gstamp[scope] == r->sid)
@@ -1045,7 +1071,7 @@ define_guard(R *r, int scope, int ind, int any)
 	r->gstamp[scope] = r->sid;
 	if (outer > 0)
 		any = define_guard(r, outer, ind, any);
-	any = define_hoists(r, r->k->node[sel].a, ind, any);
+	any = define_hoists(r, cond, ind, any);
 	any = open_block(r, ind, any);
 	tabs(r->f, ind + 1);
 	fprintf(r->f, "const int g%d = ", scope);
@@ -1053,9 +1079,9 @@ define_guard(R *r, int scope, int ind, int any)
 		fprintf(r->f, "g%d && ", outer);
 	if ((scope - 1) % 2) {
 		fputs("!", r->f);
-		emit(r, r->k->node[sel].a, P_ATOM);
+		emit(r, cond, P_ATOM);
 	} else {
-		emit(r, r->k->node[sel].a, outer > 0 ? P_UNARY : 0);
+		emit(r, cond, outer > 0 ? P_UNARY : 0);
 	}
 	fputs(";\n", r->f);
 	return any;
@@ -1072,17 +1098,19 @@ define_hoists(R *r, KRef e, int ind, int any)
 		return any;
 	r->estamp[e] = 1;
 	switch (n->kind) {
-	case KE_LOAD: case KE_UN: case KE_CAST:
+	case KE_LOAD: case KE_SELECT:
+		if (n->b) {
+			any = define_hoists(r, n->b, ind, any);
+			any = define_hoists(r, n->c, ind, any);
+		}
+		any = define_hoists(r, n->a, ind, any);
+		break;
+	case KE_UN: case KE_CAST:
 		any = define_hoists(r, n->a, ind, any);
 		break;
 	case KE_BIN:
 		any = define_hoists(r, n->a, ind, any);
 		any = define_hoists(r, n->b, ind, any);
-		break;
-	case KE_SELECT:
-		any = define_hoists(r, n->a, ind, any);
-		any = define_hoists(r, n->b, ind, any);
-		any = define_hoists(r, n->c, ind, any);
 		break;
 	}
 	if (r->hoist[e]) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "ir/kir.h"
 #include "codegen/c/render_c.h"
+#include "passes/legalize.h"
 
 typedef struct T {
 	Arena a;
@@ -307,8 +308,9 @@ compile(const char *dir, const char *src, const char *out, int link)
 
 	snprintf(cmd, sizeof cmd,
 	         "cd %s && cc -std=c99 -O2 -Wall -Wextra -Werror %s %s -o %s %s "
-	         ">%s.log 2>&1", dir, link ? "" : "-c", src, out, link ? "-lm" : "",
-	         out);
+	         ">%s.log 2>&1", dir, link == 2 ? "-fsanitize=undefined,"
+	         "float-cast-overflow -fno-sanitize-recover=all" : link ? "" : "-c",
+	         src, out, link ? "-lm" : "", out);
 	return system(cmd);
 }
 
@@ -366,7 +368,7 @@ Test(kir, render_compiles)
  * whose main prints every output byte; the interpreter must agree byte for
  * byte (NaNs compare equal whatever their payload).
  */
-#define NZ 12
+#define NZ 16
 
 typedef struct Zoo {
 	KKernel *k;
@@ -378,12 +380,15 @@ static void
 zoo_data(int dt, int which, unsigned char *p)
 {
 	static const double fv[2][NZ] = {
-		{ 1.5, -2.5, 0.0, -0.0, 3.0, 0.5, -7.25, 1e30, NAN, INFINITY, 2.5, -0.5 },
-		{ 2.0, 0.5, -0.0, 0.0, -3.0, 0.5, 2.0, -1e30, 1.0, 1.0, NAN, -0.5 },
+		{ 1.5, -2.5, 0.0, -0.0, 3.0, 0.5, -7.25, 1e30, NAN, INFINITY, 2.5, -0.5,
+		  -INFINITY, 3e9, -3e9, 255.9 },
+		{ 2.0, 0.5, -0.0, 0.0, -3.0, 0.5, 2.0, -1e30, 1.0, 1.0, NAN, -0.5,
+		  1.0, 2.0, 1e19, -1.0 },
 	};
 	static const int64_t iv[2][NZ] = {
-		{ 7, -7, 0, 127, -128, 100, 3, -1, 255, 1, 65535, 40000 },
-		{ 2, 2, 5, 1, -1, 100, 0, 3, 1, -1, 2, 7 },
+		{ 7, -7, 0, 127, -128, 100, 3, -1, 255, 1, 65535, 40000,
+		  INT32_MIN, INT64_MIN, INT32_MAX, INT64_MAX },
+		{ 2, 2, 5, 1, -1, 100, 0, 3, 1, -1, 2, 7, -1, -1, 31, 64 },
 	};
 	int i;
 
@@ -397,9 +402,11 @@ zoo_data(int dt, int which, unsigned char *p)
 			/* f16 bit patterns: 1.5, -2.5, 0, -0, 3, 0.5, ... */
 			static const uint16_t h[2][NZ] = {
 				{ 0x3e00, 0xc100, 0, 0x8000, 0x4200, 0x3800, 0xc740, 0x7bff,
-				  0x7e00, 0x7c00, 0x4100, 0xb800 },
+				  0x7e00, 0x7c00, 0x4100, 0xb800, 0xfc00, 0x0001, 0x8001,
+				  0x5bff },
 				{ 0x4000, 0x3800, 0x8000, 0, 0xc200, 0x3800, 0x4000, 0xfbff,
-				  0x3c00, 0x3c00, 0x7e00, 0xb800 } };
+				  0x3c00, 0x3c00, 0x7e00, 0xb800, 0x3c00, 0x4000, 0x7bff,
+				  0xbc00 } };
 			((uint16_t *)p)[i] = h[which][i];
 			break;
 		}
@@ -528,10 +535,7 @@ Test(kir, render_matches_interp)
 		for (j = 0; j < (int)(sizeof castto / sizeof castto[0]); j++) {
 			if (castto[j] == dt || (dt == DT_F16 && castto[j] == DT_F32))
 				continue;
-			/* float -> integer out of range is undefined in C: skip */
-			if (dtype_is_float(dt) && !dtype_is_float(castto[j]) &&
-			    castto[j] != DT_BOOL)
-				continue;
+			/* float -> integer saturates (out of range, NaN: legalised) */
 			z[nz].dt_in = dt;
 			z[nz].k = zoo_kernel(&t, 3, castto[j], dt, &z[nz].dt_out);
 			nz++;
@@ -553,9 +557,11 @@ Test(kir, render_matches_interp)
 	}
 	cr_assert_lt(nz, 600);
 
-	/* interpreter */
+	/* interpreter, on the kernels legalised as for the C target */
 	for (i = 0; i < nz; i++) {
 		void *bufs[3] = { in0, in1, z[i].out };
+		cr_assert_eq(kir_legalize(&t.c, &t.p, z[i].k, NULL), BURN_OK, "%s",
+		             t.c.msg);
 		cr_assert_eq(kir_verify(&t.c, z[i].k), BURN_OK, "%s", t.c.msg);
 		zoo_data(z[i].dt_in, 0, in0);
 		zoo_data(z[i].dt_in, 1, in1);
@@ -605,7 +611,8 @@ Test(kir, render_matches_interp)
 	}
 	fprintf(f, "\treturn 0;\n}\n");
 	fclose(f);
-	rc = compile(dir, "zoo.c", "zoo", 1);
+	/* under UBSan: the C of every op is defined for these extreme values */
+	rc = compile(dir, "zoo.c", "zoo", 2);
 	if (getenv("BURN_KEEP"))
 		fprintf(stderr, "kept %s\n", path);
 	if (rc)
@@ -629,7 +636,8 @@ Test(kir, render_matches_interp)
 			          "%s (%s -> %s) element %d differs", z[i].k->name,
 			          dtype_name(z[i].dt_in), dtype_name(z[i].dt_out), n);
 	}
-	pclose(f);
+	cr_assert_eq(pclose(f), 0, "zoo failed under UBSan (BURN_KEEP=1 keeps %s)",
+	             path);
 	if (!getenv("BURN_KEEP"))
 		rmtmp();
 	t_fini(&t);
