@@ -189,7 +189,7 @@ erf32(L *l, KRef x)
 /* float -> integer dtype `to`: truncate toward zero where the result fits;
  * beyond the range saturate to the type's minimum or maximum; NaN gives 0.
  * (ONNX leaves out-of-range conversions undefined; NumPy's result depends
- * on the machine.  docs/NUMERICS.md.)  The raw conversion is evaluated
+ * on the machine; docs/ARCHITECTURE.md.)  The raw conversion is evaluated
  * only in range by C's ?:, and its value is unused outside it anyway. */
 static KRef
 f2i(L *l, int to, KRef x)

@@ -5,7 +5,7 @@
  *   burncc MODEL.onnx -o OUT.c [--target NAME] [--name PREFIX] [--dim NAME=N]...
  *   burncc --emit=ir|kernels|c MODEL.onnx
  *   burncc --stats MODEL.onnx
- *   burncc check [-j N] [--xfail FILE] [--keep DIR] DIR...
+ *   burncc check [-j N] [--xfail FILE] [--keep DIR] [--extreme] DIR...
  *   burncc kir [--run] [--in vN=X,...]... FILE
  */
 #include <ctype.h>
@@ -73,6 +73,10 @@ static const char usage[] =
 "                   the name is the reason); exit non-zero only on an\n"
 "                   unexpected failure or an unexpected pass\n"
 "  --quiet-pass     do not print PASS lines\n"
+"  --extreme        also run each passing case on inputs of edge values\n"
+"                   (MIN, MAX, -1, inf, NaN, 1e30...); outputs are not\n"
+"                   compared, the run must not fault (with BURNCC_CFLAGS=\n"
+"                   -fsanitize=undefined: no undefined behaviour)\n"
 "  --keep DIR       keep the generated files of each case under DIR\n"
 "  --target NAME    compile the cases for that target (default: c); a\n"
 "                   target that cannot write C but runs in process (gpu:\n"

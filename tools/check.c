@@ -67,12 +67,67 @@ static const char harness_src[] =
 typedef struct Opts {
 	int jobs;
 	int quiet_pass;
+	int extreme;       /* --extreme: also run on inputs of extreme values */
 	const char *keep;
 	const char *cc;
 	const Backend *be;  /* --target: what the cases compile for */
 	char work[512];
 	char harness[600];
 } Opts;
+
+/* ---- extreme inputs ---------------------------------------------------- */
+
+/*
+ * Fill t (nbytes of dtype dt) with the edge values of its type: for
+ * integers MIN, MAX, -1, 0, 1, MIN + 1, MAX - 1; for floats +-inf, NaN,
+ * +-1e30, +-0, 3e9, -1, 0.5, 255.5; for f16/bf16/float8 the bit patterns
+ * of those classes.  Variant v picks another order, so binary ops see
+ * other pairs.  Outputs are not compared (there is no reference); the
+ * run must not fault, which under BURNCC_CFLAGS=-fsanitize=undefined
+ * means the generated C has no undefined behaviour for these values.
+ */
+static void fill_extreme(int dt, void *t, int64_t nbytes, int v)
+{
+	static const double fv[] = { INFINITY, -INFINITY, NAN, 1e30, -1e30, 0.0,
+		-0.0, 3e9, -1.0, 0.5, 255.5, -3e9, 1e-40 };
+	static const int64_t iv[] = { INT64_MIN, INT64_MAX, -1, 0, 1,
+		INT64_MIN + 1, INT64_MAX - 1 };
+	static const uint16_t hv[] = { 0x7c00, 0xfc00, 0x7e00, 0x7bff, 0xfbff,
+		0x0000, 0x8000, 0x0001, 0x3c00, 0xffff, 0x7f80, 0xff80 };
+	static const uint8_t bv[] = { 0x00, 0x80, 0x7f, 0xff, 0x7e, 0xfe, 0x01,
+		0x7c, 0xfc, 0x38 };
+	int es = dtype_size(dt) > 0 ? dtype_size(dt) : 1;
+	int64_t n = nbytes / es;
+
+	for (int64_t i = 0; i < n; i++) {
+		char *p = (char *)t + i * es;
+		int64_t k = i * (v + 1) + v;
+		int64_t x = iv[k % 7];
+		int w = 8 * es;
+		switch (dt) {
+		case DT_F32: { float f = (float)fv[k % 13]; memcpy(p, &f, 4); break; }
+		case DT_F64: memcpy(p, &fv[k % 13], 8); break;
+		case DT_F16: case DT_BF16: memcpy(p, &hv[k % 12], 2); break;
+		case DT_BOOL: *p = (char)(k & 1); break;
+		default:
+			if (dtype_is_f8(dt)) {
+				*p = (char)bv[k % 10];
+				break;
+			}
+			/* the type's own MIN/MAX: keep the low bits of the 64-bit edge
+			 * value, with the sign bit of the type for MIN and MAX */
+			if (w < 64) {
+				uint64_t m = ((uint64_t)1 << w) - 1, u = (uint64_t)x & m;
+				int sgn = dtype_is_signed(dt);
+				if (k % 7 == 0) u = sgn ? (uint64_t)1 << (w - 1) : 0;
+				if (k % 7 == 1) u = sgn ? m >> 1 : m;
+				memcpy(p, &u, (size_t)es);   /* little-endian */
+			} else {
+				memcpy(p, &x, 8);
+			}
+		}
+	}
+}
 
 /* ---- small process helpers -------------------------------------------- */
 
@@ -653,6 +708,55 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			free(got);
 		}
 	}
+	/* --extreme: the same binary on edge values, three orders */
+	for (int v = 0; o->extreme && v < 3; v++) {
+		char bin[1200], ab[32], ni[16], no[16], log[1200];
+		char *argv[4 + 2 * 64 + 1];
+		int k = 0, rc, nout = m->g->nout;
+		if (nin > 64 || nout > 64)
+			break;
+		snprintf(bin, sizeof bin, "%s/model", wd);
+		snprintf(ab, sizeof ab, "%lld", (long long)m->plan.arena_bytes);
+		snprintf(ni, sizeof ni, "%d", m->g->nin);
+		snprintf(no, sizeof no, "%d", nout);
+		argv[k++] = bin; argv[k++] = ab; argv[k++] = ni; argv[k++] = no;
+		for (int i = 0; i < nin; i++) {
+			void *data;
+			if (frozen[i])
+				continue;
+			data = malloc(in[i].nbytes > 0 ? (size_t)in[i].nbytes : 1);
+			if (!data) {
+				snprintf(res, n, "FAIL: out of memory");
+				goto out_argv;
+			}
+			fill_extreme(in[i].dtype, data, in[i].nbytes, v);
+			snprintf(p, sizeof p, "%s/x%d.bin", wd, i);
+			write_file(p, data, in[i].nbytes);
+			free(data);
+			argv[k++] = strdup(p);
+		}
+		for (int i = 0; i < nout; i++) {
+			snprintf(p, sizeof p, "%s/xout%d.bin", wd, i);
+			argv[k++] = strdup(p);
+		}
+		argv[k] = NULL;
+		snprintf(log, sizeof log, "%s/xrun.log", wd);
+		rc = run(argv, log, RUN_TIMEOUT);
+		if (rc) {
+			first_line(log, wd, why, sizeof why);
+			if (why[0])
+				snprintf(res, n, "FAIL: extreme inputs (order %d): %s", v, why);
+			else
+				snprintf(res, n, "FAIL: extreme inputs (order %d): %s %d", v,
+				         rc > 128 ? "signal" : "exit status",
+				         rc > 128 ? rc - 128 : rc);
+		}
+out_argv:
+		for (int i = 4; i < k; i++)
+			free(argv[i]);
+		if (strncmp(res, "PASS", 4))
+			goto out;
+	}
 	goto out;
 fail_ctx:
 	snprintf(res, n, "FAIL: %s", c.msg[0] ? c.msg : burn_code_name(c.code));
@@ -828,6 +932,8 @@ int check_main(int argc, char **argv)
 				        "nor run (description only)\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--extreme")) {
+			o.extreme = 1;
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "burncc: check: unknown option %s\n", argv[i]);
 			return check_done(cs, n, 2);
