@@ -726,6 +726,19 @@ kb_bin(KB *kb, int op, KRef a, KRef b)
 	return r;
 }
 
+/* Are x and y the same node, or equal scalar constants (bit for bit)? */
+static int
+same_value(const KKernel *k, KRef x, KRef y)
+{
+	const KNode *p = &k->node[x], *q = &k->node[y];
+
+	if (x == y)
+		return 1;
+	return p->kind == KE_CONST && q->kind == KE_CONST && p->dtype == q->dtype &&
+	       p->lanes == 1 && q->lanes == 1 && p->ival == q->ival &&
+	       memcmp(&p->fval, &q->fval, sizeof p->fval) == 0;
+}
+
 KRef
 kb_select(KB *kb, KRef c, KRef a, KRef b)
 {
@@ -737,6 +750,9 @@ kb_select(KB *kb, KRef c, KRef a, KRef b)
 		return v ? a : b;
 	if (a == b)
 		return a;
+	if (kb->k->node[a].kind == KE_LOAD && kb->k->node[a].b == c &&
+	    same_value(kb->k, kb->k->node[a].c, b))
+		return a;   /* c ? (c ? x[i] : b) : b, a padded read */
 	r = newnode(kb, KE_SELECT);
 	n = &kb->k->node[r];
 	n->a = c;
