@@ -34,9 +34,9 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 		fusion_free(fu);
 		TRY(rc);
 	}
-	/* the C target implements none of the optional ops (KCaps all clear),
-	 * like the interpreter that folded constants */
-	TRY(pass_legalize(c, &m->prog, NULL));
+	/* expand what the target lacks (Target.ops; the CPU target, whose
+	 * renderer is C, lacks all, like the interpreter that folded) */
+	TRY(pass_legalize(c, &m->prog, &m->target->ops));
 	TRY(pass_plan(c, g, &m->prog, &m->arena, &m->plan));
 	TRY(pass_schedule(c, &m->prog, m->target));
 	return BURN_OK;

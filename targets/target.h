@@ -20,6 +20,7 @@
 #define BURN_TARGET_H
 
 #include <stdint.h>
+#include "../ir/kir.h"
 
 /* Tuning constants: choices that are right for one machine and wrong for
  * another.  Lowerings read them instead of defining their own. */
@@ -68,6 +69,10 @@ typedef struct Target {
 	                          * target proves its buffers small) */
 
 	TargetTune tune;
+	/* kernel-IR ops the target implements natively (passes/legalize.c
+	 * expands the others); all clear for C: both the C and the
+	 * interpreter that folds constants run the expansions */
+	KCaps ops;
 } Target;
 
 /* The built-in descriptions (targets/cpu.c, targets/gpu.c). */
