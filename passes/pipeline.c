@@ -34,11 +34,13 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 		fusion_free(fu);
 		TRY(rc);
 	}
-	/* expand what the target lacks (Target.ops; the CPU target, whose
-	 * renderer is C, lacks all, like the interpreter that folded) */
-	TRY(pass_legalize(c, &m->prog, &m->target->ops));
 	TRY(pass_plan(c, g, &m->prog, &m->arena, &m->plan));
 	TRY(pass_schedule(c, &m->prog, m->target));
+	/* expand what the target lacks (Target.ops; the CPU target, whose
+	 * renderer is C, lacks all, like the interpreter that folded).  After
+	 * scheduling: schedules still see min/max reductions as such, and
+	 * the index arithmetic GPU schedules add is legalised too. */
+	TRY(pass_legalize(c, &m->prog, &m->target->ops));
 	return BURN_OK;
 }
 

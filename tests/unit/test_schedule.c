@@ -10,6 +10,7 @@
 #include <string.h>
 #include "tools/compile.h"
 #include "frontend/onnx.h"
+#include "passes/legalize.h"
 
 static const GpuSchedOpts gpu = { 256, 64, 32, 0 };
 
@@ -58,6 +59,7 @@ run_case(const char *name, const GpuSchedOpts *o, Shape *sh, Ctx *c)
 	cr_assert_eq(burn_compile_file(c, path, NULL, &m), BURN_OK, "%s", c->msg);
 	cr_assert_eq(m->prog.nkernel, 1, "one fused kernel");
 	cr_assert_eq(pass_schedule_gpu(c, &m->prog, o), BURN_OK, "%s", c->msg);
+	cr_assert_eq(pass_legalize(c, &m->prog, NULL), BURN_OK, "%s", c->msg);
 	memset(sh, 0, sizeof *sh);
 	walk(m->prog.kernel[0], m->prog.kernel[0]->body, sh);
 	for (int b = 0; b < m->prog.kernel[0]->nbuf; b++)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ir/kir.h"
+#include "passes/legalize.h"
 
 typedef struct T {
 	Arena a;
@@ -87,6 +88,9 @@ run(T *t, KKernel *k, float *x, float *y, unsigned seed)
 
 	snprintf(s, sizeof s, "%u", seed);
 	setenv("BURN_SIMT_SEED", s, 1);
+	/* the interpreter runs legalised kernels (the shifts of the tree) */
+	if (kir_legalize(&t->c, &t->p, k, NULL) != BURN_OK)
+		return t->c.code ? t->c.code : BURN_ERR_INTERNAL;
 	return kir_interp(&t->c, k, bufs);
 }
 
@@ -202,6 +206,7 @@ Test(simt, random_order_and_hardware_indices)
 	kb_end(kb);
 	k = kb_finish(kb);
 	cr_assert_eq(kir_verify(&t.c, k), BURN_OK, "%s", t.c.msg);
+	cr_assert_eq(kir_legalize(&t.c, &t.p, k, NULL), BURN_OK, "%s", t.c.msg);
 	for (unsigned seed = 1; seed <= 16; seed++) {
 		char s[16];
 		snprintf(s, sizeof s, "%u", seed);
