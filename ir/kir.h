@@ -189,6 +189,9 @@ typedef struct KSched {
 	int nthreads;
 	const KThreads *threads;
 	const unsigned char *fma;   /* nnode entries */
+	int index_bits;     /* 64, or 32: every i64 value of the kernel fits in
+	                     * 32 bits (passes/index_width.c), and the target
+	                     * computes them so */
 } KSched;
 
 typedef struct KKernel {

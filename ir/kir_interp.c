@@ -764,6 +764,9 @@ eval(Interp *in, KRef e)
 		     n->kind, e);
 		return r;
 	}
+	/* a kernel scheduled for 32-bit indices computes them so */
+	if (n->dtype == DT_I64 && k->sched && k->sched->index_bits == 32)
+		r.i = (int32_t)r.i;
 	in->stamp[e] = in->gen;
 	in->memo[e] = r;
 	return r;

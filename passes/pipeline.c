@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include "passes.h"
 #include "legalize.h"
+#include "index_width.h"
 
 static int verify(Ctx *c, const Graph *g, const CompileOpts *o)
 {
@@ -41,6 +42,8 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 	 * scheduling: schedules still see min/max reductions as such, and
 	 * the index arithmetic GPU schedules add is legalised too. */
 	TRY(pass_legalize(c, &m->prog, &m->target->ops));
+	/* 32-bit indices where the target wants them and they provably fit */
+	TRY(pass_index_width(c, &m->prog, m->target->index_bits, (int64_t)1 << 31));
 	return BURN_OK;
 }
 

@@ -217,6 +217,7 @@ schedule_kernel(Ctx *c, Arena *a, const Target *t, KKernel *k)
 	memset(ks, 0, sizeof *ks);
 	memset(fma, 0, (size_t)k->nnode + 1);
 	ks->target = t->name;
+	ks->index_bits = 64;   /* passes/index_width.c may narrow it */
 	if (t->fma)
 		for (KRef i = 1; i < k->nnode; i++)
 			if (k->node[i].kind == KS_STORE)
@@ -311,4 +312,5 @@ void sched_print(FILE *f, const KKernel *k)
 			nfma++;
 		}
 	fprintf(f, "%s\n", nfma ? "" : " none");
+	fprintf(f, "index: i%d\n", s->index_bits ? s->index_bits : 64);
 }

@@ -23,7 +23,8 @@ const Target target_gpu = {
 	.shared_bytes = 48 * 1024,
 	.subgroup = 32,
 	.mma_m = 16, .mma_n = 16, .mma_k = 16,
-	.index_bits = 64,        /* the kernel IR's indices are i64 */
+	.index_bits = 32,        /* where a kernel's i64 values provably fit
+	                          * (passes/index_width.c); else 64 */
 	.tune = {
 		/* one MMA tile per register tile */
 		.gemm_mr = 16, .gemm_nr = 16,
