@@ -429,14 +429,15 @@ mod_expr(KB *kb, Node *n, int dt, KRef a, KRef b)
 	return kb_select(kb, fix, bin(kb, KO_ADD, r, b), r);
 }
 
-/* Pow: f32/f64 bases with a same-typed exponent use pow at that type;
+/* Pow: a same-typed exponent uses pow at that type (integers: by
+ * squaring, wrapping like their other arithmetic and NumPy's power);
  * anything else is computed in f64 and cast back, as numpy promotes. */
 static KRef
 pow_expr(KB *kb, KRef a, KRef b)
 {
 	int da = kb_dtype(kb->k, a), db = kb_dtype(kb->k, b);
 
-	if (da == db && dtype_is_float(da))
+	if (da == db && (dtype_is_float(da) || dtype_is_int(da)))
 		return bin(kb, KO_POW, a, b);
 	return kb_cast(kb, da, bin(kb, KO_POW, kb_cast(kb, DT_F64, a),
 	                           kb_cast(kb, DT_F64, b)));
