@@ -375,6 +375,7 @@ kb_buf(KB *kb, int dtype, int64_t count, int value, int space, int access)
 	b = &k->buf[k->nbuf];
 	b->dtype = dtype;
 	b->count = count;
+	b->ext = 0;
 	b->value = space == KS_GLOBAL ? value : -1;
 	b->space = space;
 	b->access = access;
@@ -411,6 +412,15 @@ kb_var(KB *kb, int dtype, const char *name)
 	k->var[k->nvar].name = arena_strdup(kb->prog->arena,
 	                                    name && *name ? name : "v");
 	return k->nvar++;
+}
+
+int
+kb_dim(KB *kb, const char *name)
+{
+	if (kb->k->nvar != kb->k->ndim)
+		return -1;
+	kb->k->ndim++;
+	return kb_var(kb, DT_I64, name);
 }
 
 /* ---- expressions ------------------------------------------------------- */
@@ -1013,7 +1023,7 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 				                 k->name, e);
 			break;
 		}
-		if (kb_is_const_i(k, n->a, &i) &&
+		if (!k->buf[n->buf].ext && kb_is_const_i(k, n->a, &i) &&
 		    (i < 0 || i + n->lanes > k->buf[n->buf].count))
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: load b%d[%" PRId64 "] out of bounds (%" PRId64 ")",
@@ -1157,7 +1167,7 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop,
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: store %d to read-only b%d",
 				                 k->name, s, n->buf);
-			if (kb_is_const_i(k, n->a, &i) &&
+			if (!k->buf[n->buf].ext && kb_is_const_i(k, n->a, &i) &&
 			    (i < 0 || i + k->node[n->b].lanes > k->buf[n->buf].count))
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: store b%d[%" PRId64 "] out of bounds (%" PRId64 ")",
@@ -1190,6 +1200,44 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop,
 	return BURN_OK;
 }
 
+/* A buffer extent: an i64 expression of constants, dim parameters and
+ * + - * / % min max over them (evaluated once, before the body), on a
+ * global buffer. */
+static int
+vext(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, int b)
+{
+	const KNode *n;
+
+	if (k->buf[b].space != KS_GLOBAL)
+		return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: b%d: only global "
+		                 "buffers have run-time extents", k->name, b);
+	TRY(vexpr(c, k, seen, e, 0));
+	n = &k->node[e];
+	if (n->dtype != DT_I64 || n->lanes != 1)
+		return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: b%d: extent is not "
+		                 "an i64 scalar", k->name, b);
+	switch (n->kind) {
+	case KE_CONST:
+		return BURN_OK;
+	case KE_VAR:
+		if (n->var >= k->ndim)
+			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: b%d: extent uses "
+			                 "variable %s, not a dim parameter", k->name, b,
+			                 k->var[n->var].name);
+		return BURN_OK;
+	case KE_BIN:
+		if (n->op == KO_ADD || n->op == KO_SUB || n->op == KO_MUL ||
+		    n->op == KO_DIV || n->op == KO_MOD || n->op == KO_MIN ||
+		    n->op == KO_MAX) {
+			TRY(vext(c, k, seen, n->a, b));
+			return vext(c, k, seen, n->b, b);
+		}
+		break;
+	}
+	return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: b%d: extent is not "
+	                 "arithmetic over dim parameters", k->name, b);
+}
+
 int
 kir_verify(Ctx *c, const KKernel *k)
 {
@@ -1212,10 +1260,24 @@ kir_verify(Ctx *c, const KKernel *k)
 		    dtype_is_storage(k->var[i].dtype))
 			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: bad var %s dtype",
 			                 k->name, k->var[i].name);
+	if (k->ndim < 0 || k->ndim > k->nvar)
+		return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: %d dim parameters of "
+		                 "%d variables", k->name, k->ndim, k->nvar);
+	for (i = 0; i < k->ndim; i++)
+		if (k->var[i].dtype != DT_I64)
+			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: dim parameter %s "
+			                 "is not i64", k->name, k->var[i].name);
 	seen = calloc((size_t)k->nnode + (size_t)k->nvar, 1);
 	if (!seen)
 		return burn_fail(c, BURN_ERR_NOMEM, "kir %s: out of memory", k->name);
-	rc = vblock(c, k, seen, seen + k->nnode, k->body, 0, &count);
+	for (i = 0, rc = BURN_OK; i < k->nbuf && !rc; i++)
+		if (k->buf[i].ext)
+			rc = vext(c, k, seen, k->buf[i].ext, i);
+	/* dim parameters count as enclosing loops' variables: the body may
+	 * neither set them nor loop over them */
+	memset(seen + k->nnode, 1, (size_t)k->ndim);
+	if (!rc)
+		rc = vblock(c, k, seen, seen + k->nnode, k->body, 0, &count);
 	free(seen);
 	return rc;
 }

@@ -149,7 +149,10 @@ typedef struct KNode {
 
 typedef struct KBuf {
 	int dtype;
-	int64_t count;   /* elements */
+	int64_t count;   /* elements (ignored when ext is set) */
+	KRef ext;        /* 0, or the extent in elements when it is known at
+	                  * run time only: an i64 expression over the kernel's
+	                  * dim parameters and constants (KS_GLOBAL only) */
 	int value;       /* graph value index for KS_GLOBAL, else -1 */
 	int space;       /* KSpace */
 	int access;      /* KAccess, accumulated over the kernel's uses */
@@ -194,6 +197,14 @@ typedef struct KSched {
 	                     * computes them so */
 } KSched;
 
+/*
+ * Dimension parameters.  A kernel compiled for sizes known only at run
+ * time takes them as arguments: variables 0 .. ndim-1 are i64 dim
+ * parameters, set by the caller before the body runs (in argument order,
+ * after the buffers) and never set or looped over by the body.  Loop
+ * bounds, indices and buffer extents (KBuf.ext) are expressions over them.
+ * Their hints are the dims' names.  ndim == 0 for static kernels.
+ */
 typedef struct KKernel {
 	const char *name;   /* unique within the program, a C identifier */
 	const char *ops;    /* the graph ops it implements, for --emit=kernels */
@@ -205,6 +216,7 @@ typedef struct KKernel {
 	KNode *node;        /* node[0] unused so KRef 0 is "none" */
 	KRef body;          /* first statement */
 	const KSched *sched;/* for the target compiled for, or NULL */
+	int ndim;           /* dim parameters: variables 0 .. ndim-1 */
 } KKernel;
 
 typedef struct KProgram {
@@ -258,6 +270,9 @@ int kb_buf(KB *kb, int dtype, int64_t count, int value, int space, int access);
 /* The buffer bound to graph value v (created on first use). */
 int kb_buf_value(KB *kb, int v, int dtype, int64_t count, int access);
 int kb_var(KB *kb, int dtype, const char *name);
+/* A dim parameter named name (an i64 variable); before any other
+ * variable.  Returns its variable index, or -1 if variables exist. */
+int kb_dim(KB *kb, const char *name);
 
 KRef kb_const_i(KB *kb, int dtype, int64_t v);
 KRef kb_const_f(KB *kb, int dtype, double v);
@@ -338,6 +353,12 @@ int kir_interp(Ctx *c, const KKernel *k, void *const *bufs);
  * executed.  When it runs out the result is BURN_ERR_LIMIT and no error is
  * recorded in c: running out of budget is the caller's decision to take. */
 int kir_interp_budget(Ctx *c, const KKernel *k, void *const *bufs, int64_t *steps);
+/* Either of the above for a kernel with dim parameters: dims[i] is the
+ * value of parameter i (k->ndim of them, each >= 0); the extents of
+ * buffers with an ext are evaluated from them before the body runs.
+ * steps may be NULL. */
+int kir_interp_dims(Ctx *c, const KKernel *k, void *const *bufs,
+                    const int64_t *dims, int64_t *steps);
 
 /* ---- running a whole program (kir_run.c) ------------------------------ *
  * The kernels of p run in order by the interpreter over the values of g

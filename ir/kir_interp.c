@@ -18,6 +18,7 @@
  * Every load and store is bounds-checked; a violation is
  * BURN_ERR_INTERNAL, never a crash.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ typedef struct Interp {
 	const KKernel *k;
 	void **buf;        /* element pointers, locals included */
 	KVal *var;
+	const int64_t *count;  /* per buffer: its extent (KBuf.ext evaluated) */
 	KVal *memo;
 	uint64_t *stamp;   /* memo[e] valid when stamp[e] == gen */
 	uint64_t gen;
@@ -693,7 +695,7 @@ eval(Interp *in, KRef e)
 		i = as_index(k->node[n->a].dtype, a);
 		if (in->err)
 			return r;
-		if (i < 0 || i >= k->buf[n->buf].count) {
+		if (i < 0 || i >= in->count[n->buf]) {
 			fail(in, BURN_ERR_INTERNAL, "load out of bounds (buffer, index)",
 			     n->buf, i);
 			return r;
@@ -824,7 +826,7 @@ exec(Interp *in, KRef s)
 			v = eval(in, n->b);   /* same statement: same generation */
 			if (in->err)
 				break;
-			if (i < 0 || i >= k->buf[n->buf].count)
+			if (i < 0 || i >= in->count[n->buf])
 				return fail(in, BURN_ERR_INTERNAL,
 				            "store out of bounds (buffer, index)", n->buf, i);
 			if (in->simt && k->buf[n->buf].space == KS_SHARED)
@@ -1264,12 +1266,23 @@ kir_interp(Ctx *c, const KKernel *k, void *const *bufs)
 int
 kir_interp_budget(Ctx *c, const KKernel *k, void *const *bufs, int64_t *steps)
 {
+	return kir_interp_dims(c, k, bufs, NULL, steps);
+}
+
+int
+kir_interp_dims(Ctx *c, const KKernel *k, void *const *bufs,
+                const int64_t *dims, int64_t *steps)
+{
 	Interp in;
 	int i, rc;
 	size_t nn = (size_t)k->nnode;
 	uint32_t epoch = 1;
+	int64_t *count = NULL;
 
 	TRY(kir_verify(c, k));
+	if (k->ndim && !dims)
+		return burn_fail(c, BURN_ERR_INTERNAL, "kir_interp %s: %d dim "
+		                 "parameters not given", k->name, k->ndim);
 	for (i = 1; i < k->nnode; i++)
 		if (k->node[i].lanes > 1)
 			return burn_fail(c, BURN_ERR_UNSUPPORTED,
@@ -1283,16 +1296,38 @@ kir_interp_budget(Ctx *c, const KKernel *k, void *const *bufs, int64_t *steps)
 	in.memo = calloc(nn, sizeof *in.memo);
 	in.stamp = calloc(nn, sizeof *in.stamp);
 	in.shadow = calloc((size_t)k->nbuf + 1, sizeof *in.shadow);
+	in.count = count = calloc((size_t)k->nbuf + 1, sizeof *count);
 	in.epoch = &epoch;
-	if (!in.buf || !in.var || !in.memo || !in.stamp || !in.shadow) {
+	if (!in.buf || !in.var || !in.memo || !in.stamp || !in.shadow || !count) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "kir_interp: out of memory");
 		goto done;
+	}
+	/* dim parameters first: the extents are expressions over them */
+	for (i = 0; i < k->ndim; i++) {
+		if (dims[i] < 0) {
+			rc = burn_fail(c, BURN_ERR_INVALID, "kir_interp %s: dim %s = %"
+			               PRId64 " is negative", k->name, k->var[i].name, dims[i]);
+			goto done;
+		}
+		in.var[i].i = dims[i];
+	}
+	for (i = 0; i < k->nbuf; i++) {
+		count[i] = k->buf[i].count;
+		if (k->buf[i].ext) {
+			count[i] = eval_root(&in, k->buf[i].ext).i;
+			if (in.err || count[i] < 0) {
+				rc = in.err ? in.err : burn_fail(c, BURN_ERR_INVALID,
+				             "kir_interp %s: b%d has a negative extent",
+				             k->name, i);
+				goto done;
+			}
+		}
 	}
 	for (i = 0; i < k->nbuf; i++) {
 		const KBuf *b = &k->buf[i];
 		if (b->space == KS_GLOBAL) {
 			in.buf[i] = bufs ? bufs[i] : NULL;
-			if (!in.buf[i] && b->count > 0) {
+			if (!in.buf[i] && count[i] > 0) {
 				rc = burn_fail(c, BURN_ERR_INTERNAL,
 				               "kir_interp %s: buffer b%d not given", k->name, i);
 				goto done;
@@ -1338,6 +1373,7 @@ done:
 			free(in.shadow[i].r_epoch);
 		}
 	free(in.shadow);
+	free(count);
 	free(in.buf);
 	free(in.var);
 	free(in.memo);

@@ -49,7 +49,7 @@ static const char *const flag_name[] = { "parallel", "thread.x", "thread.y",
  * like a buffer or a let (b3, t3), or is not an identifier, or is shared
  * with another variable, prints as hint.N (N its index). */
 static const char *const keyword[] = {
-	"alias", "barrier", "block", "buf", "else", "false", "for", "global",
+	"alias", "barrier", "block", "buf", "dim", "else", "false", "for", "global",
 	"if", "in", "inf", "kernel", "let", "load", "local", "nan", "none",
 	"parallel", "read", "rw", "select", "shared", "thread", "true", "var",
 	"write", NULL
@@ -512,16 +512,25 @@ print_kernel(FILE *f, const KKernel *k, int index)
 	P.f = f;
 	P.k = k;
 	P.plain = plain_vars(k);
+	for (i = 0; i < k->ndim && i < k->nvar; i++) {
+		fprintf(f, "  dim ");
+		pvar(&P, i);
+		fprintf(f, "\n");
+	}
 	for (i = 0; i < k->nbuf; i++) {
 		const KBuf *b = &k->buf[i];
-		fprintf(f, "  buf b%d: %s[%" PRId64 "] %s", i, dtype_name(b->dtype),
-		        b->count, b->space >= 0 && b->space <= 2 ? space_name[b->space]
-		                                                 : "?");
+		fprintf(f, "  buf b%d: %s[", i, dtype_name(b->dtype));
+		if (b->ext)
+			pexpr(&P, b->ext, 0);
+		else
+			fprintf(f, "%" PRId64, b->count);
+		fprintf(f, "] %s", b->space >= 0 && b->space <= 2 ? space_name[b->space]
+		                                                  : "?");
 		if (b->space == KS_GLOBAL)
 			fprintf(f, " v%d", b->value);
 		fprintf(f, " %s\n", access_name[b->access & 3]);
 	}
-	for (i = 0; i < k->nvar; i++) {
+	for (i = k->ndim > 0 ? k->ndim : 0; i < k->nvar; i++) {
 		fprintf(f, "  var ");
 		pvar(&P, i);
 		fprintf(f, ": %s\n", dtype_name(k->var[i].dtype));
@@ -573,11 +582,14 @@ kprog_print(FILE *f, const KProgram *p)
  *
  *   program = {alias | kernel}
  *   alias   = 'alias' VAL '=' VAL        value v lives in w's memory
- *   kernel  = 'kernel' [INT] NAME [':' OPS] {buf} {var} '{' block '}'
+ *   kernel  = 'kernel' [INT] NAME [':' OPS] {dim} {buf} {var}
+ *             '{' block '}'
  *             INT, when given, is the kernel's index in the program;
  *             OPS is the rest of the line (\\ \n \t \r \xHH escapes)
- *   buf     = 'buf' BUF ':' DTYPE '[' INT ']' space ACCESS
- *             BUF is b0, b1, ... in order
+ *   dim     = 'dim' VARNAME              an i64 dim parameter (kir.h)
+ *   buf     = 'buf' BUF ':' DTYPE '[' (INT | expr) ']' space ACCESS
+ *             BUF is b0, b1, ... in order; an expr (over the dims) is
+ *             an extent known at run time
  *   space   = 'global' VAL | 'local' | 'shared'
  *   ACCESS  = 'read' | 'write' | 'rw' | 'none'
  *   var     = 'var' VARNAME ':' DTYPE
@@ -1250,6 +1262,8 @@ vinsert(P *ps, int v)
 
 /* ---- declarations ---- */
 
+static int pexpr_(P *ps, KRef *out);
+
 /* buf = 'buf' BUF ':' DTYPE '[' INT ']' space ACCESS */
 static int
 pbuf(P *ps)
@@ -1272,7 +1286,13 @@ pbuf(P *ps)
 	at = tk(ps)->p;
 	TRY(pdtype(ps, &b.dtype));
 	TRY(expect(ps, '[', "'['"));
-	TRY(pint(ps, INT64_MAX, &count, "an element count"));
+	if (!(tk(ps)->kind == TK_INT && ispunct_(peek(ps, 1), ']'))) {
+		/* an extent known at run time: checked with the kernel */
+		TRY(pexpr_(ps, &b.ext));
+		count = 0;
+	} else {
+		TRY(pint(ps, INT64_MAX, &count, "an element count"));
+	}
 	b.count = (int64_t)count;
 	if (burn_mul_ovf(b.count, dtype_size(b.dtype), &bytes) ||
 	    bytes > ps->c->limits.max_tensor_bytes)
@@ -1352,12 +1372,12 @@ pvarname_decl(P *ps, int index, const char **hint, int *indexed)
 	return BURN_OK;
 }
 
-/* var = 'var' VARNAME ':' DTYPE */
+/* var = 'var' VARNAME ':' DTYPE;  dim = 'dim' VARNAME (dim: 1) */
 static int
-pvardecl(P *ps)
+pvardecl(P *ps, int dim)
 {
 	KKernel *k = ps->k;
-	KVar var = { 0, NULL };
+	KVar var = { DT_I64, NULL };
 	const char *at;
 	int indexed;
 
@@ -1368,9 +1388,11 @@ pvardecl(P *ps)
 		return err_at(ps, at, "variable '%s' declared twice (write %s.%d for "
 		              "a second variable with that hint)", var.name, var.name,
 		              k->nvar);
-	TRY(expect(ps, ':', "':'"));
-	at = tk(ps)->p;
-	TRY(pdtype(ps, &var.dtype));
+	if (!dim) {
+		TRY(expect(ps, ':', "':'"));
+		at = tk(ps)->p;
+		TRY(pdtype(ps, &var.dtype));
+	}
 	if (dtype_is_storage(var.dtype))
 		return err_at(ps, at, "%s is a storage type: variables are f32",
 		              dtype_name(var.dtype));
@@ -1385,6 +1407,7 @@ pvardecl(P *ps)
 		k->capvar = want;
 	}
 	k->var[k->nvar++] = var;
+	k->ndim += dim;
 	if (!indexed)
 		TRY(vinsert(ps, k->nvar - 1));
 	return BURN_OK;
@@ -2022,7 +2045,7 @@ pblock_(P *ps, int nest, KRef *first)
 
 /* ---- kernels and the program ---- */
 
-/* kernel = 'kernel' [INT] NAME [':' OPS] {buf} {var} '{' block '}' */
+/* kernel = 'kernel' [INT] NAME [':' OPS] {dim} {buf} {var} '{' block '}' */
 static int
 pkernel(P *ps)
 {
@@ -2077,14 +2100,16 @@ pkernel(P *ps)
 	free(ps->vtab);
 	ps->vtab = NULL;
 	ps->lastlet = -1;
+	while (isword(tk(ps), "dim"))
+		TRY(pvardecl(ps, 1));
 	while (isword(tk(ps), "buf"))
 		TRY(pbuf(ps));
 	while (isword(tk(ps), "var"))
-		TRY(pvardecl(ps));
+		TRY(pvardecl(ps, 0));
 	free(ps->inloop);
 	if (!(ps->inloop = calloc((size_t)k->nvar + 1, 1)))
 		return nomem(ps);
-	TRY(expect(ps, '{', "'buf', 'var' or '{'"));
+	TRY(expect(ps, '{', "'dim', 'buf', 'var' or '{'"));
 	TRY(pblock_(ps, 1, &k->body));
 	TRY(expect(ps, '}', "'}'"));
 	burn_ctx_init(&c2, NULL);

@@ -25,6 +25,7 @@
 
 #include "../ir/graph.h"
 #include "../ir/kir.h"
+#include "../ir/dimexpr.h"
 #include "../targets/target.h"
 
 typedef struct DimBind {
@@ -61,11 +62,12 @@ enum LaunchKind {
 	LK_OUTPUT,       /* graph output `index` (g->out[index]) */
 };
 
-/* A byte offset.  A constant now; when symbolic dims stay symbolic through
- * the plan, terms (coefficient x dim) join the constant here, and emitters
- * print the expression instead of the number. */
+/* A size or byte offset: the constant c when e is NULL, else the run-time
+ * expression e over the plan's dims (ir/dimexpr.h; c is then 0).  Static
+ * programs have constants only, so their emitters print numbers. */
 typedef struct PlanExpr {
 	int64_t c;
+	const DimExpr *e;
 } PlanExpr;
 
 typedef struct LaunchArg {
@@ -80,6 +82,8 @@ typedef struct LaunchArg {
 typedef struct Launch {
 	int narg;
 	const LaunchArg *arg;  /* one per KS_GLOBAL buffer, in buffer order */
+	int ndim;              /* the kernel's dim parameters (kir.h) */
+	const DimExpr *const *dim;  /* the value of each, over the plan's dims */
 } Launch;
 
 /* GPU schedule (schedule_gpu.c): map parallel loop nests onto blocks of
@@ -101,11 +105,58 @@ typedef struct Plan {
 	int64_t weights_bytes;  /* constant data referenced by kernels */
 	int nkernels;
 	const Launch *launch;   /* per kernel (nkernels), in program order */
+	/* Dims known at run time: the symbolic dims of the graph's inputs, in
+	 * the order they first appear (dim i of every DimExpr is dims[i]).
+	 * With ndims > 0, arena_bytes is -1 and `arena` is the size. */
+	int ndims;
+	const char **dims;
+	PlanExpr arena;
 } Plan;
 
 #define BURN_ARENA_ALIGN 64
 
 int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out);
+
+/* The byte size of value v as an expression over the dims `dims` (each
+ * symbolic dim of v must be one of them); NULL when out of memory or a
+ * dim is not among them. */
+const DimExpr *plan_value_bytes(Arena *a, const Graph *g, int v, int ndims,
+                                const char *const *dims);
+
+/* Run a planned program with the interpreter, bound exactly as the launch
+ * list says: dims[i] is the value of plan->dims[i]; in[i] and out[i] are
+ * the graph's inputs and outputs (sized for those dims), arena the
+ * plan's arena evaluated at them (aligned to BURN_ARENA_ALIGN). */
+int plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
+                    const int64_t *dims, const void *const *in, void *const *out,
+                    void *arena);
+/* The arena size at dims (plan->arena evaluated), in *bytes. */
+int plan_arena_at(Ctx *c, const Plan *plan, const int64_t *dims, int64_t *bytes);
+
+/*
+ * Dims known at run time (dynamic.c), for CompileOpts.dyn: a dim named
+ * there stays symbolic.  The supported case is a leading (batch) dim: the
+ * graph is compiled for one item and every kernel that touches the dim
+ * becomes a loop over it (see there).
+ *
+ *   dyn_check_graph  before binding: the dims exist, lead every input that
+ *                    has them, and reach only ops that treat items alike;
+ *                    inb[i] (g->nin of them): whether input i has the dim
+ *   dyn_mark         after simplification: the values that depend on the
+ *                    dim (*batched, per value, malloc'd, g->nval entries
+ *                    then), with every node reaching them checked again on
+ *                    its final shapes
+ *   dyn_peel         after lowering: the dim becomes a parameter of each
+ *                    kernel touching it, which loops over the items, and
+ *                    the graph's shapes get the symbolic dim back
+ *                    (nval0: the value count when dyn_mark ran)
+ */
+int dyn_check_graph(Ctx *c, const Graph *g, int ndyn, const char *const *dyn,
+                    unsigned char *inb);
+int dyn_mark(Ctx *c, const Graph *g, const char *dim, const unsigned char *inb,
+             unsigned char **batched);
+int dyn_peel(Ctx *c, Graph *g, KProgram *p, const char *dim,
+             const unsigned char *batched, int nval0);
 
 /* Schedule every kernel of p for t (NULL: target_default()); sets each
  * kernel's sched (ir/kir.h), allocated in p's arena. */
@@ -122,6 +173,10 @@ typedef struct CompileOpts {
 	int no_fuse;            /* one kernel per node */
 	const Target *target;   /* what to compile for (borrowed, static);
 	                         * NULL: target_default() */
+	/* Dims that stay symbolic: the program takes their values at run
+	 * time (passes/dynamic.c says what may depend on them). */
+	int ndyn;
+	const char *const *dyn;
 } CompileOpts;
 
 /* A compiled model: the graph after the passes, its kernels and plan.

@@ -2,6 +2,7 @@
  * pipeline.c - the pass sequence, in one readable place.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "passes.h"
 #include "legalize.h"
 #include "index_width.h"
@@ -11,20 +12,34 @@ static int verify(Ctx *c, const Graph *g, const CompileOpts *o)
 	return o && o->verify ? graph_verify(c, g) : BURN_OK;
 }
 
-static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
+/* A dynamic dim is compiled for one item (passes/dynamic.c): bound to 1
+ * with the --dim bindings. */
+static int bind_dims(Ctx *c, Graph *g, const CompileOpts *o)
+{
+	DimBind *b;
+	int n = o ? o->nbind : 0, rc;
+
+	if (!o || !o->ndyn)
+		return pass_bind_dims(c, g, n, o ? o->bind : NULL);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(o->bind[i].name, o->dyn[0]))
+			return burn_fail(c, BURN_ERR_INVALID, "dim '%s' given both a value "
+			                 "(--dim) and --dynamic-dim", o->dyn[0]);
+	if (!(b = malloc(sizeof *b * ((size_t)n + 1))))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	if (n)
+		memcpy(b, o->bind, sizeof *b * (size_t)n);
+	b[n].name = o->dyn[0];
+	b[n].value = 1;
+	rc = pass_bind_dims(c, g, n + 1, b);
+	free(b);
+	return rc;
+}
+
+static int lower(Ctx *c, Compiled *m, const CompileOpts *o)
 {
 	Graph *g = m->g;
 
-	TRY(verify(c, g, o));
-	TRY(graph_check_attrs(c, g));
-	TRY(pass_bind_dims(c, g, o ? o->nbind : 0, o ? o->bind : NULL));
-	TRY(pass_infer_fold(c, g));
-	TRY(graph_check_outputs(c, g));
-	TRY(verify(c, g, o));
-	TRY(pass_simplify(c, g));
-	TRY(verify(c, g, o));
-	TRY(pass_dce(c, g));
-	TRY(verify(c, g, o));
 	if (o && o->no_fuse) {
 		TRY(pass_lower(c, g, &m->prog, m->target));
 	} else {
@@ -34,6 +49,58 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 		rc = pass_lower_fused(c, g, fu, &m->prog, m->target);
 		fusion_free(fu);
 		TRY(rc);
+	}
+	return BURN_OK;
+}
+
+static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o,
+                    const unsigned char *inb);
+
+static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
+{
+	Graph *g = m->g;
+	int dyn = o && o->ndyn, rc;
+	unsigned char *inb = NULL;
+
+	TRY(verify(c, g, o));
+	TRY(graph_check_attrs(c, g));
+	if (dyn) {
+		if (!(inb = calloc((size_t)g->nin + 1, 1)))
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		if ((rc = dyn_check_graph(c, g, o->ndyn, o->dyn, inb))) {
+			free(inb);
+			return rc;
+		}
+	}
+	rc = run_rest(c, m, o, inb);
+	free(inb);
+	return rc;
+}
+
+static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o, const unsigned char *inb)
+{
+	Graph *g = m->g;
+	int dyn = o && o->ndyn;
+
+	TRY(bind_dims(c, g, o));
+	TRY(pass_infer_fold(c, g));
+	TRY(graph_check_outputs(c, g));
+	TRY(verify(c, g, o));
+	TRY(pass_simplify(c, g));
+	TRY(verify(c, g, o));
+	TRY(pass_dce(c, g));
+	TRY(verify(c, g, o));
+	if (dyn) {
+		unsigned char *batched;
+		int nval0 = g->nval, rc;
+		TRY(dyn_mark(c, g, o->dyn[0], inb, &batched));
+		rc = lower(c, m, o);
+		if (!rc)
+			rc = dyn_peel(c, g, &m->prog, o->dyn[0], batched, nval0);
+		free(batched);
+		TRY(rc);
+	} else {
+		TRY(lower(c, m, o));
 	}
 	TRY(pass_plan(c, g, &m->prog, &m->arena, &m->plan));
 	TRY(pass_schedule(c, &m->prog, m->target));

@@ -22,6 +22,7 @@
 
 typedef struct Item {
 	int value;
+	int grp;           /* its group: 0 static, else its dims (see below) */
 	int first, last;   /* kernel indices, inclusive */
 	int64_t size;      /* bytes, rounded up to BURN_ARENA_ALIGN */
 	int64_t raw;       /* bytes */
@@ -32,6 +33,8 @@ static int by_size_desc(const void *a, const void *b)
 {
 	const Item *x = a, *y = b;
 
+	if (x->grp != y->grp)
+		return x->grp - y->grp;
 	if (x->size != y->size)
 		return x->size < y->size ? 1 : -1;
 	return x->first - y->first;
@@ -80,7 +83,8 @@ static int too_big(Ctx *c)
  * both is passed as the input, which the caller already holds).
  */
 static int
-launch_list(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out)
+launch_list(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out,
+            const DimExpr *const *doff)
 {
 	Launch *ls = arena_alloc(a, sizeof *ls * (p->nkernel + 1));
 
@@ -109,7 +113,10 @@ launch_list(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out)
 				e->kind = LK_WEIGHT;
 			} else if (out->offset[v] >= 0) {
 				e->kind = LK_ARENA;
-				e->offset.c = out->offset[v];
+				if (doff[v])
+					e->offset.e = doff[v];
+				else
+					e->offset.c = out->offset[v];
 			} else {
 				for (int i = 0; i < g->nin && e->index < 0; i++)
 					if (g->in[i] == v) {
@@ -129,100 +136,63 @@ launch_list(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out)
 		}
 		ls[k].narg = n;
 		ls[k].arg = arg;
+		/* dim parameters by name: the kernel's hint is the dim's name */
+		if (kk->ndim > 0) {
+			const DimExpr **dv = arena_alloc(a, sizeof *dv * (size_t)kk->ndim);
+			if (!dv)
+				return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			for (int i = 0; i < kk->ndim; i++) {
+				int d = 0;
+				while (d < out->ndims && strcmp(out->dims[d], kk->var[i].name))
+					d++;
+				if (d == out->ndims)
+					return burn_fail(c, BURN_ERR_INTERNAL, "kernel %s: dim "
+					                 "parameter '%s' is no dim of the graph's "
+					                 "inputs", kk->name, kk->var[i].name);
+				if (!(dv[i] = dx_dim(a, d)))
+					return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			}
+			ls[k].ndim = kk->ndim;
+			ls[k].dim = dv;
+		}
 	}
 	out->launch = ls;
 	return BURN_OK;
 }
 
-int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
-{
-	int *slot = arena_alloc(a, sizeof(int) * (g->nval + 1));
-	char *is_weight = arena_alloc(a, g->nval + 1);
-	Item *it = NULL, **placed = NULL;
-	int nit = 0, rc = BURN_OK;
-	int64_t *live = NULL, *gone = NULL, work = 0;
-	/* per kernel, the placed items live there: a list through lnext */
-	int *head = NULL, *lnext = NULL, *litem = NULL, *stamp = NULL, nlist = 0, caplist = 0;
+/*
+ * Dims known at run time.  A value whose shape has symbolic dims is sized
+ * per unit: its bytes with every symbolic dim 1, times the product of those
+ * dims (its scale).  Values of one scale form a group, placed by the same
+ * greedy search over their unit sizes; the group then occupies scale times
+ * that, above the groups before it:
+ *
+ *     offset(v) = base(group) + scale(group) * unit offset(v)
+ *
+ * Two values of a group live at once have disjoint unit ranges, so their
+ * scaled ranges are disjoint too, and groups never overlap.  Group 0 is
+ * the static values (scale 1, base 0), so a program without symbolic dims
+ * is planned exactly as before.  Unit sizes are multiples of
+ * BURN_ARENA_ALIGN, so every offset stays aligned.
+ */
+#define PLAN_MAX_DIMS 8
 
-	memset(out, 0, sizeof *out);
-	out->offset = arena_alloc(a, sizeof(int64_t) * (g->nval + 1));
-	if (!slot || !is_weight || !out->offset)
-		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
-	out->nkernels = p->nkernel;
-	for (int v = 0; v < g->nval; v++) {
-		out->offset[v] = -1;
-		slot[v] = -1;
-	}
-	it = calloc(g->nval + 1, sizeof *it);
-	placed = calloc(g->nval + 1, sizeof *placed);
-	live = calloc(p->nkernel + 2, sizeof *live);
-	gone = calloc(p->nkernel + 2, sizeof *gone);
-	head = malloc(sizeof(int) * (p->nkernel + 1));
-	stamp = malloc(sizeof(int) * (g->nval + 1));
-	if (!it || !placed || !live || !gone || !head || !stamp) {
+/* Place items it[0..nit) (one group, sorted by size): offsets in it[].off
+ * and the end of the highest in *end. */
+static int place(Ctx *c, Item *it, int nit, int nkernel, int64_t *end_out)
+{
+	Item **placed = calloc((size_t)nit + 1, sizeof *placed);
+	int *head = malloc(sizeof(int) * ((size_t)nkernel + 1));
+	int *stamp = malloc(sizeof(int) * ((size_t)nit + 1));
+	int *lnext = NULL, *litem = NULL, nlist = 0, caplist = 0, rc = BURN_OK;
+	int64_t work = 0, top = 0;
+
+	if (!placed || !head || !stamp) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 		goto done;
 	}
-	for (int k = 0; k < p->nkernel; k++)
+	for (int k = 0; k < nkernel; k++)
 		head[k] = -1;
-
-	/* live ranges */
-	for (int k = 0; k < p->nkernel; k++) {
-		const KKernel *kk = p->kernel[k];
-		for (int b = 0; b < kk->nbuf; b++) {
-			int v = kk->buf[b].value;
-			const Value *val;
-			if (kk->buf[b].space != KS_GLOBAL || v < 0)
-				continue;
-			v = kprog_storage(p, v);   /* a reshape shares its input's memory */
-			val = GV(g, v);
-			if (val->data) {
-				if (!is_weight[v])
-					out->weights_bytes += value_nbytes(val);
-				is_weight[v] = 1;
-				continue;
-			}
-			if (val->kind == VK_INPUT || val->is_output)
-				continue;
-			if (slot[v] < 0) {
-				slot[v] = nit;
-				it[nit].value = v;
-				it[nit].first = k;
-				it[nit].raw = value_nbytes(val);
-				if (it[nit].raw < 0 || align_up(it[nit].raw, &it[nit].size)) {
-					rc = too_big(c);
-					goto done;
-				}
-				nit++;
-			}
-			it[slot[v]].last = k;
-		}
-	}
-
-	/* lower bound: the most bytes live at any one kernel, a running sum
-	 * of the bytes that start living at each kernel (live[]) less those
-	 * that stopped living before it (gone[]); every sum is checked */
-	for (int i = 0; i < nit; i++)
-		if (burn_add_ovf(live[it[i].first], it[i].raw, &live[it[i].first]) ||
-		    burn_add_ovf(gone[it[i].last + 1], it[i].raw, &gone[it[i].last + 1])) {
-			rc = too_big(c);
-			goto done;
-		}
-	{
-		int64_t now = 0;
-		for (int k = 0; k < p->nkernel; k++) {
-			now -= gone[k];   /* they were counted in now: stays >= 0 */
-			if (burn_add_ovf(now, live[k], &now)) {
-				rc = too_big(c);
-				goto done;
-			}
-			if (now > out->lower_bound)
-				out->lower_bound = now;
-		}
-	}
-
-	/* greedy by size */
-	qsort(it, nit, sizeof *it, by_size_desc);
 	for (int i = 0; i < nit; i++)
 		stamp[i] = -1;
 	for (int i = 0; i < nit; i++) {
@@ -267,29 +237,250 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 				head[k] = nlist++;
 			}
 		} else {
-			off = out->arena_bytes;   /* above everything placed */
+			off = top;   /* above everything placed */
 		}
 		if (burn_add_ovf(off, it[i].size, &end) || end > c->limits.max_arena_bytes) {
 			rc = too_big(c);
 			goto done;
 		}
 		it[i].off = off;
-		out->offset[it[i].value] = off;
-		if (end > out->arena_bytes)
-			out->arena_bytes = end;
+		if (end > top)
+			top = end;
 	}
-	for (int v = 0; v < g->nval; v++)
-		if (kprog_storage(p, v) != v)
-			out->offset[v] = out->offset[kprog_storage(p, v)];
-	rc = launch_list(c, g, p, a, out);
+	*end_out = top;
 done:
-	free(it);
 	free(placed);
-	free(live);
-	free(gone);
 	free(head);
 	free(stamp);
 	free(lnext);
 	free(litem);
+	return rc;
+}
+
+/* The plan's dims: the symbolic dims of the graph's inputs, in order. */
+static int plan_dims(Ctx *c, const Graph *g, Arena *a, Plan *out)
+{
+	const char *d[PLAN_MAX_DIMS];
+	int n = 0;
+
+	for (int i = 0; i < g->nin; i++) {
+		const Value *v = GV(g, g->in[i]);
+		for (int k = 0; k < v->rank; k++) {
+			int j = 0;
+			if (!v->sym[k])
+				continue;
+			while (j < n && strcmp(d[j], v->sym[k]))
+				j++;
+			if (j < n)
+				continue;
+			if (n == PLAN_MAX_DIMS)
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "more than %d "
+				                 "symbolic dims", PLAN_MAX_DIMS);
+			d[n++] = v->sym[k];
+		}
+	}
+	out->ndims = n;
+	if (n && !(out->dims = arena_alloc(a, sizeof *out->dims * (size_t)n)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < n; i++)
+		out->dims[i] = d[i];
+	return BURN_OK;
+}
+
+/* Value v's scale key (how many times each plan dim divides its size, four
+ * bits per dim: 0 for a static value) and its bytes per unit; -1 when a
+ * symbolic dim is no plan dim or the size overflows. */
+static int64_t unit_of(const Graph *g, int v, const Plan *pl, int64_t *raw)
+{
+	const Value *val = GV(g, v);
+	int64_t key = 0, n = dtype_size(val->dtype);
+
+	if (val->rank < 0 || n <= 0)
+		return -1;
+	for (int k = 0; k < val->rank; k++) {
+		int j = 0;
+		if (!val->sym[k]) {
+			if (val->dim[k] < 0 || burn_mul_ovf(n, val->dim[k], &n))
+				return -1;
+			continue;
+		}
+		while (j < pl->ndims && strcmp(pl->dims[j], val->sym[k]))
+			j++;
+		if (j == pl->ndims || (key >> 4 * j & 15) == 15)
+			return -1;
+		key += (int64_t)1 << 4 * j;
+	}
+	*raw = n;
+	return key;
+}
+
+/* The scale of key: the product of its dims. */
+static const DimExpr *scale_of(Arena *a, int64_t key)
+{
+	const DimExpr *e = dx_const(a, 1);
+
+	for (int j = 0; j < PLAN_MAX_DIMS; j++)
+		for (int m = 0; m < (key >> 4 * j & 15); m++)
+			e = dx_mul(a, e, dx_dim(a, j));
+	return e;
+}
+
+const DimExpr *plan_value_bytes(Arena *a, const Graph *g, int v, int ndims,
+                                const char *const *dims)
+{
+	Plan pl;
+	int64_t raw, key;
+
+	memset(&pl, 0, sizeof pl);
+	pl.ndims = ndims;
+	pl.dims = (const char **)dims;
+	if ((key = unit_of(g, v, &pl, &raw)) < 0)
+		return NULL;
+	return dx_mul(a, scale_of(a, key), dx_const(a, raw));
+}
+
+int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
+{
+	int *slot = arena_alloc(a, sizeof(int) * (g->nval + 1));
+	char *is_weight = arena_alloc(a, g->nval + 1);
+	const DimExpr **doff = NULL;
+	Item *it = NULL;
+	int nit = 0, rc = BURN_OK, ngrp = 1;
+	int64_t *live = NULL, *gone = NULL, keys[64] = { 0 };
+	const DimExpr *base;
+
+	memset(out, 0, sizeof *out);
+	out->offset = arena_alloc(a, sizeof(int64_t) * (g->nval + 1));
+	if (!slot || !is_weight || !out->offset)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	TRY(plan_dims(c, g, a, out));
+	out->nkernels = p->nkernel;
+	for (int v = 0; v < g->nval; v++) {
+		out->offset[v] = -1;
+		slot[v] = -1;
+	}
+	it = calloc(g->nval + 1, sizeof *it);
+	live = calloc(p->nkernel + 2, sizeof *live);
+	gone = calloc(p->nkernel + 2, sizeof *gone);
+	doff = calloc(g->nval + 1, sizeof *doff);
+	if (!it || !live || !gone || !doff) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+
+	/* live ranges */
+	for (int k = 0; k < p->nkernel; k++) {
+		const KKernel *kk = p->kernel[k];
+		for (int b = 0; b < kk->nbuf; b++) {
+			int v = kk->buf[b].value;
+			const Value *val;
+			if (kk->buf[b].space != KS_GLOBAL || v < 0)
+				continue;
+			v = kprog_storage(p, v);   /* a reshape shares its input's memory */
+			val = GV(g, v);
+			if (val->data) {
+				if (!is_weight[v])
+					out->weights_bytes += value_nbytes(val);
+				is_weight[v] = 1;
+				continue;
+			}
+			if (val->kind == VK_INPUT || val->is_output)
+				continue;
+			if (slot[v] < 0) {
+				int64_t key = unit_of(g, v, out, &it[nit].raw);
+				int grp = 0;
+				if (key < 0 || align_up(it[nit].raw, &it[nit].size)) {
+					rc = key < 0 && !value_shape_known(val)
+					   ? burn_fail(c, BURN_ERR_INTERNAL, "value '%s': a "
+					               "symbolic dim of no input", val->name)
+					   : too_big(c);
+					goto done;
+				}
+				while (grp < ngrp && keys[grp] != key)
+					grp++;
+				if (grp == ngrp) {
+					if (ngrp == 64) {
+						rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "more than 64 "
+						               "combinations of symbolic dims");
+						goto done;
+					}
+					keys[ngrp++] = key;
+				}
+				slot[v] = nit;
+				it[nit].value = v;
+				it[nit].grp = grp;
+				it[nit].first = k;
+				nit++;
+			}
+			it[slot[v]].last = k;
+		}
+	}
+
+	/* lower bound: the most bytes live at any one kernel, a running sum
+	 * of the bytes that start living at each kernel (live[]) less those
+	 * that stopped living before it (gone[]); every sum is checked (with
+	 * symbolic dims: at every dim = 1) */
+	for (int i = 0; i < nit; i++)
+		if (burn_add_ovf(live[it[i].first], it[i].raw, &live[it[i].first]) ||
+		    burn_add_ovf(gone[it[i].last + 1], it[i].raw, &gone[it[i].last + 1])) {
+			rc = too_big(c);
+			goto done;
+		}
+	{
+		int64_t now = 0;
+		for (int k = 0; k < p->nkernel; k++) {
+			now -= gone[k];   /* they were counted in now: stays >= 0 */
+			if (burn_add_ovf(now, live[k], &now)) {
+				rc = too_big(c);
+				goto done;
+			}
+			if (now > out->lower_bound)
+				out->lower_bound = now;
+		}
+	}
+
+	/* greedy by size, group by group, each above the ones before */
+	qsort(it, nit, sizeof *it, by_size_desc);
+	base = dx_const(a, 0);
+	for (int i = 0, grp = 0; grp < ngrp; grp++) {
+		int j = i;
+		int64_t top = 0;
+		const DimExpr *scale = scale_of(a, keys[grp]);
+		while (j < nit && it[j].grp == grp)
+			j++;
+		if ((rc = place(c, it + i, j - i, p->nkernel, &top)))
+			goto done;
+		for (int m = i; m < j; m++) {
+			out->offset[it[m].value] = it[m].off;
+			if (grp > 0)
+				doff[it[m].value] = dx_add(a, base, dx_mul(a, scale,
+				                           dx_const(a, it[m].off)));
+		}
+		if (grp == 0)
+			out->arena_bytes = top;
+		base = dx_add(a, base, dx_mul(a, scale, dx_const(a, top)));
+		if (!base) {
+			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			goto done;
+		}
+		i = j;
+	}
+	if (ngrp > 1) {
+		out->arena.e = base;
+		out->arena_bytes = -1;
+	} else {
+		out->arena.c = out->arena_bytes;
+	}
+	for (int v = 0; v < g->nval; v++)
+		if (kprog_storage(p, v) != v) {
+			out->offset[v] = out->offset[kprog_storage(p, v)];
+			doff[v] = doff[kprog_storage(p, v)];
+		}
+	rc = launch_list(c, g, p, a, out, doff);
+done:
+	free(it);
+	free(live);
+	free(gone);
+	free(doff);
 	return rc;
 }

@@ -40,6 +40,9 @@ static const char usage[] =
 "  --name PREFIX    prefix of every exported symbol (default: from -o's\n"
 "                   file name, else from the model's file name)\n"
 "  --dim NAME=N     value of a symbolic input dimension (repeatable)\n"
+"  --dynamic-dim NAME  keep symbolic dim NAME: the generated code takes\n"
+"                   its value at run time (a leading batch dim reaching\n"
+"                   pointwise ops, reductions and softmax over other axes)\n"
 "  --target NAME    what to compile for (default: c); the built-in targets\n"
 "                   are listed below\n"
 "  --emit=ir        the graph IR after the passes, as text\n"
@@ -438,7 +441,8 @@ int main(int argc, char **argv)
 	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL;
 	const char *dump = getenv("BURNCC_DUMP");
 	const Backend *be = backend_list[0];
-	int stats = 0, verify = 0, no_fuse = 0, nbind = 0;
+	int stats = 0, verify = 0, no_fuse = 0, nbind = 0, ndyn = 0;
+	const char *dyn[1] = { NULL };
 	/* --max-*: file, tensor, depth, nodes, fold steps, fold total, arena */
 	int64_t lim[7] = { -1, -1, -1, -1, -1, -1, -1 };
 	DimBind *bind = calloc(argc, sizeof *bind);
@@ -491,6 +495,10 @@ int main(int argc, char **argv)
 			if (*end || end == eq + 1 || bind[nbind].value < 0)
 				die_usage("--dim value must be a non-negative integer", eq + 1);
 			nbind++;
+		} else if (!strcmp(a, "--dynamic-dim")) {
+			if (++i >= argc || !*argv[i]) die_usage("--dynamic-dim needs a NAME", NULL);
+			if (ndyn) die_usage("--dynamic-dim: one dim for now, also given", argv[i]);
+			dyn[ndyn++] = argv[i];
 		} else if (!strncmp(a, "--emit=", 7)) {
 			emit = a + 7;
 			if (strcmp(emit, "ir") && strcmp(emit, "kernels") && strcmp(emit, "c"))
@@ -549,7 +557,7 @@ int main(int argc, char **argv)
 	if (lim[5] > 0) c.limits.max_fold_total = lim[5];
 	if (lim[6] > 0) c.limits.max_arena_bytes = lim[6];
 	{
-		CompileOpts o = { nbind, bind, verify, no_fuse, be->target };
+		CompileOpts o = { nbind, bind, verify, no_fuse, be->target, ndyn, dyn };
 		if (burn_compile_file(&c, model, &o, &m)) {
 			free(bind);
 			readset_free(&rs);

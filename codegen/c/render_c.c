@@ -1352,7 +1352,13 @@ render_c_kernel(Ctx *c, const KKernel *k, FILE *f)
 		fprintf(f, "%s%s%s *restrict b%d", n++ ? ", " : "",
 		        b->access == KA_READ ? "const " : "", ctype(b->dtype), i);
 	}
+	/* dim parameters after the buffers (kir.h: variables 0 .. ndim-1) */
+	for (i = 0; i < k->ndim; i++)
+		fprintf(f, "%sint64_t %s", n++ ? ", " : "", r.vname[i]);
 	fprintf(f, "%s)\n{\n", n ? "" : "void");
+	for (i = 0; i < k->ndim; i++)
+		if (!r.vread[i])
+			fprintf(f, "\t(void)%s;\n", r.vname[i]);
 
 	/* unused parameters, locals, variables */
 	for (i = 0; i < k->nbuf; i++) {
@@ -1367,7 +1373,7 @@ render_c_kernel(Ctx *c, const KKernel *k, FILE *f)
 				fprintf(f, "\t(void)b%d;\n", i);
 		}
 	}
-	for (i = 0; i < k->nvar; i++)
+	for (i = k->ndim; i < k->nvar; i++)
 		if (r.vread[i] && !r.isloop[i])
 			fprintf(f, "\t%s %s = 0;\n", ctype(k->var[i].dtype), r.vname[i]);
 

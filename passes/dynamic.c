@@ -1,0 +1,535 @@
+/*
+ * dynamic.c - a dim known only at run time (burncc --dynamic-dim NAME).
+ *
+ * The supported case is a leading "batch" dim: NAME is axis 0 of every
+ * input that has it, and everything computed from those inputs treats the
+ * items along axis 0 alike and apart (item i of an output depends on item
+ * i of the inputs only).  Then the program for any number of items is the
+ * program for one item run once per item, each time on that item's slice
+ * of every batched buffer.  So:
+ *
+ *   1. dyn_check_graph, before binding: the graph is compiled with NAME = 1,
+ *      so first every node that the dim reaches must be an op that keeps
+ *      items apart (pointwise ops, reductions and softmax over other axes).
+ *      This runs before constant folding, which would otherwise fold a
+ *      Shape of a batched value into a constant that holds 1.
+ *   2. dyn_mark, after simplification: the same walk on the final graph,
+ *      now with shapes: axis 0 of every batched value is 1 (the one item),
+ *      no reduction or softmax runs over it, and a pointwise op's unbatched
+ *      operands broadcast along it (their axis 0, if they reach it, is 1).
+ *   3. dyn_peel, after lowering: each kernel that touches a batched buffer
+ *      gets the dim as its parameter (kir.h: KKernel.ndim) and its body
+ *      becomes `for item in 0..NAME parallel { body }`, with item*count
+ *      added to the index of every load and store of a batched buffer
+ *      (count: the buffer's elements for one item) and the buffer's extent
+ *      NAME*count.  Scratch values the lowering made for such a kernel are
+ *      per item too.  Then the graph's batched values get the symbolic dim
+ *      back at axis 0 (scratch: shape [NAME, count]), so the plan sizes
+ *      them as expressions over it.
+ *
+ * Anything else the dim reaches is refused with the node, the op and why:
+ * such graphs need static shapes (--dim) for now.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "lower.h"
+#include "passes.h"
+
+/* Ops that keep the items of axis 0 apart (given dyn_node_ok's axis and
+ * shape conditions). */
+static int
+op_itemwise(int op)
+{
+	if (op_table[op].cls == OC_ELEM)
+		return 1;
+	switch (op) {
+	case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin:
+	case OP_ReduceProd: case OP_ReduceL1: case OP_ReduceL2: case OP_ReduceLogSum:
+	case OP_ReduceLogSumExp: case OP_ReduceSumSquare: case OP_ArgMax: case OP_ArgMin:
+	case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax:
+	case OP_Identity:
+		return 1;
+	}
+	return 0;
+}
+
+static int
+is_reduce(int op)
+{
+	return op >= OP_ReduceSum && op <= OP_ReduceSumSquare;
+}
+
+static int
+refuse(Ctx *c, const Graph *g, const Node *n, const char *dim, const char *why)
+{
+	(void)g;
+	return burn_fail(c, BURN_ERR_UNSUPPORTED, "node '%s' (%s): the dynamic dim "
+	                 "'%s' reaches it, and %s; static shapes are needed (--dim "
+	                 "%s=VALUE)", n->name ? n->name : "?",
+	                 op_table[n->op].name, dim, why, dim);
+}
+
+int
+dyn_check_graph(Ctx *c, const Graph *g, int ndyn, const char *const *dyn,
+                unsigned char *inb)
+{
+	unsigned char *tainted;
+	int rc = BURN_OK, found = 0;
+
+	if (ndyn == 0)
+		return BURN_OK;
+	if (ndyn > 1)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim given for '%s' "
+		                 "and '%s': one dynamic dim is supported for now",
+		                 dyn[0], dyn[1]);
+	for (int i = 0; i < g->nin; i++) {
+		const Value *v = GV(g, g->in[i]);
+		for (int d = 0; d < v->rank; d++) {
+			if (!v->sym[d] || strcmp(v->sym[d], dyn[0]))
+				continue;
+			found = 1;
+			if (d != 0)
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s': the "
+				                 "dynamic dim '%s' is its axis %d; only a leading "
+				                 "(batch) dim can be dynamic for now", v->name,
+				                 dyn[0], d);
+		}
+	}
+	if (!found)
+		return burn_fail(c, BURN_ERR_INVALID, "--dynamic-dim %s: no input of "
+		                 "the model has a symbolic dim of that name", dyn[0]);
+	if (!(tainted = calloc((size_t)g->nval + 1, 1)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < g->nin; i++) {
+		const Value *v = GV(g, g->in[i]);
+		inb[i] = v->rank > 0 && v->sym[0] && !strcmp(v->sym[0], dyn[0]);
+		tainted[g->in[i]] = inb[i];
+	}
+	for (int i = 0; i < g->nnode && !rc; i++) {
+		const Node *n = &g->node[i];
+		int hit = 0;
+		if (n->dead)
+			continue;
+		for (int k = 0; k < n->nin; k++)
+			hit |= n->in[k] >= 0 && tainted[n->in[k]];
+		if (!hit)
+			continue;
+		if (!op_itemwise(n->op)) {
+			rc = refuse(c, g, n, dyn[0], "this op does not keep the items of "
+			            "the batch apart (only pointwise ops, reductions and "
+			            "softmax over other axes do so far)");
+			break;
+		}
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0)
+				tainted[n->out[k]] = 1;
+	}
+	free(tainted);
+	return rc;
+}
+
+/* The axes a reduction or softmax-like node runs over, as a mask over
+ * rank r; *all when it reduces every axis. */
+static int
+node_axes(Ctx *c, const Graph *g, const Node *n, int r, unsigned *mask)
+{
+	int64_t tmp[BURN_MAX_RANK];
+	const int64_t *ax = NULL;
+	int64_t nax = 0;
+
+	*mask = 0;
+	if (n->op == OP_ArgMax || n->op == OP_ArgMin || n->op == OP_Softmax ||
+	    n->op == OP_LogSoftmax || n->op == OP_Hardmax) {
+		int64_t a = attr_int(n, "axis", n->op == OP_ArgMax || n->op == OP_ArgMin
+		                     ? 0 : g->opset < 13 ? 1 : -1);
+		if (a < 0)
+			a += r;
+		if (a < 0 || a >= r)
+			return burn_fail(c, BURN_ERR_INVALID, "axis out of range");
+		/* before opset 13 softmax flattens to [prod(:axis), prod(axis:)] */
+		*mask = (n->op == OP_ArgMax || n->op == OP_ArgMin || g->opset >= 13)
+		        ? 1u << a : ((1u << r) - 1) & ~((1u << a) - 1);
+		return BURN_OK;
+	}
+	if (g->opset >= (n->op == OP_ReduceSum ? 13 : 18)) {
+		const Value *v = n->nin > 1 && n->in[1] >= 0 ? GV(g, n->in[1]) : NULL;
+		if (v) {
+			if (!v->data)
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "axes not constant");
+			nax = value_numel(v);
+			if (nax < 0 || nax > BURN_MAX_RANK)
+				return burn_fail(c, BURN_ERR_INVALID, "%lld axes", (long long)nax);
+			for (int i = 0; i < nax; i++)
+				tmp[i] = value_get_i(v, i);
+			ax = tmp;
+		}
+	} else {
+		nax = attr_ints(n, "axes", &ax);
+	}
+	if (nax == 0) {
+		if (!attr_int(n, "noop_with_empty_axes", 0))
+			*mask = (1u << r) - 1;
+		return BURN_OK;
+	}
+	for (int i = 0; i < nax; i++) {
+		int64_t a = ax[i] < 0 ? ax[i] + r : ax[i];
+		if (a < 0 || a >= r)
+			return burn_fail(c, BURN_ERR_INVALID, "axis out of range");
+		*mask |= 1u << a;
+	}
+	return BURN_OK;
+}
+
+/* Node n, reached by the batch: its shapes keep the items apart. */
+static int
+dyn_node_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
+            const unsigned char *b)
+{
+	const Value *x = NULL;
+	int orank = -1;
+
+	if (!op_itemwise(n->op))
+		return refuse(c, g, n, dim, "this op does not keep the items of the "
+		              "batch apart");
+	for (int k = 0; k < n->nout; k++) {
+		const Value *o;
+		if (n->out[k] < 0)
+			continue;
+		o = GV(g, n->out[k]);
+		if (o->rank < 1 || o->dim[0] != 1)
+			return refuse(c, g, n, dim, "its output's axis 0 is not the batch");
+		orank = o->rank;
+	}
+	for (int k = 0; k < n->nin; k++) {
+		const Value *v = n->in[k] >= 0 ? GV(g, n->in[k]) : NULL;
+		if (!v)
+			continue;
+		if (b[n->in[k]]) {
+			if (!x)
+				x = v;
+			if (v->rank != orank && op_table[n->op].cls == OC_ELEM)
+				return refuse(c, g, n, dim, "a batched operand has another rank "
+				              "than the result, so broadcasting moves the batch "
+				              "axis");
+		} else if (op_table[n->op].cls == OC_ELEM && v->rank == orank &&
+		           v->rank > 0 && v->dim[0] != 1) {
+			return refuse(c, g, n, dim, "an operand without the batch has "
+			              "an axis 0 of its own");
+		}
+	}
+	if (x && (is_reduce(n->op) || op_table[n->op].cls == OC_REDUCE)) {
+		unsigned mask;
+		if (n->in[0] < 0 || !b[n->in[0]])
+			return refuse(c, g, n, dim, "the batch reaches an operand other "
+			              "than the data");
+		TRY(node_axes(c, g, n, x->rank, &mask));
+		if (mask & 1)
+			return refuse(c, g, n, dim, "it reduces or normalises over the "
+			              "batch axis");
+	}
+	return BURN_OK;
+}
+
+int
+dyn_mark(Ctx *c, const Graph *g, const char *dim, const unsigned char *inb,
+         unsigned char **batched)
+{
+	unsigned char *b = calloc((size_t)g->nval + 1, 1);
+	int rc = BURN_OK;
+
+	*batched = NULL;
+	if (!b)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < g->nin; i++)
+		b[g->in[i]] = inb[i];
+	for (int i = 0; i < g->nnode && !rc; i++) {
+		const Node *n = &g->node[i];
+		int hit = 0;
+		if (n->dead)
+			continue;
+		for (int k = 0; k < n->nin; k++)
+			hit |= n->in[k] >= 0 && b[n->in[k]];
+		if (!hit)
+			continue;
+		rc = dyn_node_ok(c, g, n, dim, b);
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0)
+				b[n->out[k]] = 1;
+	}
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	*batched = b;
+	return BURN_OK;
+}
+
+/* Shift every variable index of k by one, making room for the dim
+ * parameter at index 0. */
+static int
+shift_vars(Arena *a, KKernel *k, const char *dim)
+{
+	KVar *nv = arena_alloc(a, sizeof *nv * ((size_t)k->nvar + 2));
+
+	if (!nv)
+		return 1;
+	nv[0].dtype = DT_I64;
+	nv[0].name = dim;
+	if (k->nvar)
+		memcpy(nv + 1, k->var, sizeof *nv * (size_t)k->nvar);
+	k->var = nv;
+	k->nvar++;
+	k->capvar = k->nvar + 1;
+	k->ndim = 1;
+	for (int i = 1; i < k->nnode; i++) {
+		KNode *n = &k->node[i];
+		if (n->kind == KE_VAR || n->kind == KS_FOR || n->kind == KS_SET)
+			n->var++;
+	}
+	return 0;
+}
+
+/* Append a copy of *n to k's pool; 0 when out of memory. */
+static KRef
+push(Arena *a, KKernel *k, const KNode *n)
+{
+	if (k->nnode == k->capnode) {
+		int want = 2 * k->capnode;
+		KNode *nn = want > (1 << 28) ? NULL
+		          : arena_grow(a, k->node, sizeof *k->node, (size_t)k->nnode,
+		                       (size_t)want);
+		if (!nn)
+			return 0;
+		k->node = nn;
+		k->capnode = want;
+	}
+	k->node[k->nnode] = *n;
+	return k->nnode++;
+}
+
+static KRef
+push_i64(Arena *a, KKernel *k, int kind, int op, KRef x, KRef y, int var, int64_t c)
+{
+	KNode n;
+
+	memset(&n, 0, sizeof n);
+	n.kind = kind;
+	n.op = op;
+	n.dtype = DT_I64;
+	n.lanes = 1;
+	n.a = x;
+	n.b = y;
+	n.var = var;
+	n.ival = c;
+	return push(a, k, &n);
+}
+
+/* item * count + idx, as new nodes after idx */
+static KRef
+slice_index(Arena *a, KKernel *k, int item, int64_t count, KRef idx)
+{
+	KRef v, c, m;
+
+	if (k->node[idx].dtype != DT_I64) {
+		KNode n;
+		memset(&n, 0, sizeof n);
+		n.kind = KE_CAST;
+		n.dtype = DT_I64;
+		n.lanes = 1;
+		n.a = idx;
+		if (!(idx = push(a, k, &n)))
+			return 0;
+	}
+	if (!(v = push_i64(a, k, KE_VAR, 0, 0, 0, item, 0)) ||
+	    !(c = push_i64(a, k, KE_CONST, 0, 0, 0, 0, count)) ||
+	    !(m = push_i64(a, k, KE_BIN, KO_MUL, v, c, 0, 0)))
+		return 0;
+	return push_i64(a, k, KE_BIN, KO_ADD, m, idx, 0, 0);
+}
+
+static int
+is_stmt(int kind)
+{
+	return kind >= KS_FOR && kind <= KS_BARRIER;
+}
+
+/*
+ * Peel kernel k if it touches a batched buffer (b: per storage value; a
+ * scratch value, neither a graph input, a constant nor made by a node, of
+ * a peeled kernel is per item).  The pool gets a copy of every node, in
+ * index order so that operands still precede their users, with the loads
+ * and stores of batched buffers moved to the item's slice; the body
+ * becomes the loop over the items around the copy.
+ */
+static int
+peel_kernel(Ctx *c, Graph *g, KProgram *p, KKernel *k, const char *dim,
+            unsigned char *b, int nval0)
+{
+	Arena *a = p->arena;
+	int n0 = k->nnode, item, any = 0, rc = BURN_OK;
+	int64_t *cnt = NULL;
+	KRef *map = NULL, zero, hi, loop;
+	KNode fn;
+	KVar *nv;
+
+	for (int i = 0; i < k->nbuf; i++) {
+		int v = k->buf[i].value;
+		if (k->buf[i].space == KS_GLOBAL && v >= 0 && b[kprog_storage(p, v)])
+			any = 1;
+	}
+	if (!any)
+		return BURN_OK;
+	if (k->sched || k->ndim)
+		return burn_fail(c, BURN_ERR_INTERNAL, "kernel %s: peeled twice or "
+		                 "after scheduling", k->name);
+	for (int i = 0; i < k->nbuf; i++) {
+		int v = k->buf[i].value, s;
+		const Value *sv;
+		if (k->buf[i].space != KS_GLOBAL || v < 0)
+			continue;
+		s = kprog_storage(p, v);
+		sv = GV(g, s);
+		if (!b[s] && !sv->data && sv->kind != VK_INPUT && sv->producer < 0 &&
+		    !sv->is_output && s >= nval0)
+			b[s] = 1;   /* the lowering's scratch: one per item */
+		if (!b[s] && (k->buf[i].access & KA_WRITE))
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "kernel %s (%s) writes "
+			                 "'%s', which does not depend on the dynamic dim "
+			                 "'%s', from values that do", k->name, k->ops,
+			                 sv->name, dim);
+	}
+	cnt = calloc((size_t)k->nbuf + 1, sizeof *cnt);
+	map = calloc((size_t)n0 + 1, sizeof *map);
+	if (!cnt || !map || shift_vars(a, k, dim))
+		goto nomem;
+	/* the item variable, last */
+	if (!(nv = arena_grow(a, k->var, sizeof *k->var, (size_t)k->nvar,
+	                      (size_t)k->nvar + 1)))
+		goto nomem;
+	k->var = nv;
+	k->var[k->nvar].dtype = DT_I64;
+	k->var[k->nvar].name = "item";
+	item = k->nvar++;
+	k->capvar = k->nvar;
+	for (int i = 0; i < k->nbuf; i++) {
+		int v = k->buf[i].value;
+		KRef d, m;
+		cnt[i] = -1;
+		if (k->buf[i].space != KS_GLOBAL || v < 0 || !b[kprog_storage(p, v)])
+			continue;
+		cnt[i] = k->buf[i].count;
+		if (!(d = push_i64(a, k, KE_VAR, 0, 0, 0, 0, 0)) ||
+		    !(m = push_i64(a, k, KE_CONST, 0, 0, 0, 0, cnt[i])) ||
+		    !(k->buf[i].ext = push_i64(a, k, KE_BIN, KO_MUL, d, m, 0, 0)))
+			goto nomem;
+		k->buf[i].count = 0;
+	}
+	/* the copy: expressions and statements in index order, then the
+	 * statements' links */
+	for (int pass = 0; pass < 2; pass++)   /* expressions, then statements */
+	for (int i = 1; i < n0; i++) {
+		KNode n = k->node[i];
+		if (n.kind == KN_NONE || is_stmt(n.kind) != pass)
+			continue;
+		if (n.a > 0 && n.a < n0)
+			n.a = map[n.a];
+		if (n.b > 0 && n.b < n0 && !(is_stmt(n.kind) && n.kind != KS_STORE &&
+		                               n.kind != KS_FOR))
+			n.b = map[n.b];
+		if (n.c > 0 && n.c < n0 && !is_stmt(n.kind))
+			n.c = map[n.c];
+		if ((n.kind == KE_LOAD || n.kind == KS_STORE) && cnt[n.buf] >= 0 &&
+		    !(n.a = slice_index(a, k, item, cnt[n.buf], n.a)))
+			goto nomem;
+		if (!(map[i] = push(a, k, &n)))
+			goto nomem;
+	}
+	for (int i = 1; i < n0; i++) {
+		KNode *n;
+		if (!map[i] || !is_stmt(k->node[i].kind))
+			continue;
+		n = &k->node[map[i]];
+		n->next = n->next > 0 && n->next < n0 ? map[n->next] : 0;
+		n->body = n->body > 0 && n->body < n0 ? map[n->body] : 0;
+		n->orelse = n->orelse > 0 && n->orelse < n0 ? map[n->orelse] : 0;
+	}
+	if (!(zero = push_i64(a, k, KE_CONST, 0, 0, 0, 0, 0)) ||
+	    !(hi = push_i64(a, k, KE_VAR, 0, 0, 0, 0, 0)))
+		goto nomem;
+	memset(&fn, 0, sizeof fn);
+	fn.kind = KS_FOR;
+	fn.lanes = 1;
+	fn.var = item;
+	fn.a = zero;
+	fn.b = hi;
+	fn.flags = KF_PARALLEL;   /* the items are independent */
+	fn.body = k->body > 0 && k->body < n0 ? map[k->body] : 0;
+	if (!(loop = push(a, k, &fn)))
+		goto nomem;
+	k->body = loop;
+	free(cnt);
+	free(map);
+	return kir_verify(c, k);
+nomem:
+	rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	free(cnt);
+	free(map);
+	return rc;
+}
+
+int
+dyn_peel(Ctx *c, Graph *g, KProgram *p, const char *dim,
+         const unsigned char *batched, int nval0)
+{
+	unsigned char *b = calloc((size_t)g->nval + 1, 1);
+	int rc = BURN_OK;
+
+	if (!b)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	/* batched covers the values before lowering (nval0 of them); the
+	 * lowering's scratch values come after */
+	for (int v = 0; v < nval0 && v < g->nval; v++)
+		b[v] = batched[v];
+	/* a batched value living in the memory of one that is not (a pointwise
+	 * kernel writing in place over an operand broadcast along the batch)
+	 * would need that memory per item */
+	for (int v = 0; v < nval0 && v < g->nval; v++) {
+		int s = kprog_storage(p, v);
+		if (b[v] && s != v && s < nval0 && !b[s]) {
+			free(b);
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "value '%s' depends on "
+			                 "the dynamic dim '%s' but is computed in place of "
+			                 "'%s', which does not", GV(g, v)->name, dim,
+			                 GV(g, s)->name);
+		}
+		if (b[v])
+			b[s] = 1;
+	}
+	for (int i = 0; i < p->nkernel && !rc; i++)
+		rc = peel_kernel(c, g, p, p->kernel[i], dim, b, nval0);
+	/* the shapes get the dim back */
+	for (int v = 0; v < g->nval && !rc; v++) {
+		Value *val = GV(g, v);
+		if (!b[v])
+			continue;
+		if (v < nval0) {
+			val->dim[0] = -1;
+			val->sym[0] = dim;
+		} else {
+			/* scratch of one item: [dim, its elements] */
+			int64_t n = value_numel(val);
+			if (n < 0) {
+				rc = burn_fail(c, BURN_ERR_INTERNAL, "scratch '%s' has no size",
+				               val->name);
+				break;
+			}
+			val->rank = 2;
+			val->dim[0] = -1;
+			val->sym[0] = dim;
+			val->dim[1] = n;
+			val->sym[1] = NULL;
+		}
+	}
+	free(b);
+	return rc;
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/python3
+"""Models with a symbolic batch dim N for the dynamic-dim test (dyn_test.c).
+Run with Debian's python3 (onnx 1.12); the models are checked in, CI does
+not run this.
+
+  batch/         x f32[N,5,7], z f32[7] ->
+                   y1 = Sigmoid(x * w + z)             f32[N,5,7]
+                   y2 = ReduceSum(y1 * x, axes=[2])    f32[N,5]
+                   y3 = ReduceMax(Exp(x - 1), axes=[1], keepdims=1)  f32[N,1,7]
+  reduce_batch/  ReduceSum over axis 0: must be refused
+  transpose/     Transpose of x: must be refused
+"""
+import os
+import numpy as np
+import onnx
+from onnx import helper as h, TensorProto as T, numpy_helper as nh
+
+here = os.path.dirname(os.path.abspath(__file__))
+W = (np.arange(7, dtype=np.float32) - 3.0) / 4.0   # -0.75 .. 0.75
+
+def save(name, nodes, inputs, outputs, inits=()):
+    g = h.make_graph(nodes, name, inputs, outputs,
+                     initializer=[nh.from_array(v, n) for n, v in inits])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)],
+                     producer_name="burncc-tests")
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    os.makedirs(os.path.join(here, name), exist_ok=True)
+    onnx.save(m, os.path.join(here, name, "model.onnx"))
+
+x = h.make_tensor_value_info("x", T.FLOAT, ["N", 5, 7])
+z = h.make_tensor_value_info("z", T.FLOAT, [7])
+save("batch", [
+    h.make_node("Mul", ["x", "w"], ["xw"], name="mul_w"),
+    h.make_node("Add", ["xw", "z"], ["a"], name="add_z"),
+    h.make_node("Sigmoid", ["a"], ["y1"], name="sigmoid"),
+    h.make_node("Mul", ["y1", "x"], ["p"], name="mul_x"),
+    h.make_node("ReduceSum", ["p", "axes"], ["y2"], name="sum_last", keepdims=0),
+    h.make_node("Sub", ["x", "one"], ["xm"], name="sub_one"),
+    h.make_node("Exp", ["xm"], ["e"], name="exp"),
+    h.make_node("ReduceMax", ["e"], ["y3"], name="max_mid", axes=[1], keepdims=1),
+], [x, z], [h.make_tensor_value_info("y1", T.FLOAT, ["N", 5, 7]),
+            h.make_tensor_value_info("y2", T.FLOAT, ["N", 5]),
+            h.make_tensor_value_info("y3", T.FLOAT, ["N", 1, 7])],
+   [("w", W), ("axes", np.array([2], np.int64)), ("one", np.array(1.0, np.float32))])
+
+save("reduce_batch", [
+    h.make_node("Relu", ["x"], ["r"], name="relu"),
+    h.make_node("ReduceSum", ["r", "axes"], ["y"], name="sum_batch", keepdims=1),
+], [x], [h.make_tensor_value_info("y", T.FLOAT, [1, 5, 7])],
+   [("axes", np.array([0], np.int64))])
+
+save("transpose", [
+    h.make_node("Transpose", ["x"], ["y"], name="swap", perm=[1, 0, 2]),
+], [x], [h.make_tensor_value_info("y", T.FLOAT, [5, "N", 7])])
