@@ -84,10 +84,23 @@ plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 			case LK_WEIGHT:
 				bufs[e->buf] = GV(g, e->value)->data;
 				break;
-			case LK_ARENA:
-				if (!(rc = eval(c, plan, &e->offset, dims, &off)))
-					bufs[e->buf] = (char *)arena + off;
+			case LK_ARENA: {
+				int64_t nb, end;
+				/* the launch list stays inside the arena it sized */
+				if ((rc = eval(c, plan, &e->offset, dims, &off)) ||
+				    (rc = bytes_at(c, g, plan, e->value, dims, &nb)))
+					break;
+				if (off < 0 || burn_add_ovf(off, nb, &end) || end > abytes) {
+					rc = burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: b%d "
+					               "at %lld + %lld bytes is outside the "
+					               "arena of %lld", kk->name, e->buf,
+					               (long long)off, (long long)nb,
+					               (long long)abytes);
+					break;
+				}
+				bufs[e->buf] = (char *)arena + off;
 				break;
+			}
 			case LK_INPUT:
 				bufs[e->buf] = (void *)in[e->index];
 				break;

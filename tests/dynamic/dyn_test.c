@@ -200,8 +200,9 @@ run_c(const char *work, int64_t n, int64_t dim, const float *x, const float *z)
 }
 
 /* A driver around the generated module: drv N DIM IN OUT reads x (N items)
- * and z, runs bm_run with the dim DIM (outputs NaN-filled first) and
- * writes y1, y2, y3. */
+ * and z, runs bm_run with the dim DIM (outputs NaN-filled first) in an
+ * arena of exactly bm_arena_bytes(DIM) bytes followed by a guard, and
+ * writes y1, y2, y3 (exit 8: the run wrote past its arena). */
 static int
 write_driver(const char *work)
 {
@@ -228,9 +229,13 @@ write_driver(const char *work)
 	      "\tfclose(f);\n"
 	      "\tab = bm_arena_bytes(d);\n"
 	      "\tif (ab < 0) return 4;\n"
-	      "\tif (ab > 0 && !(ar = aligned_alloc(BM_ARENA_ALIGN, (ab + 63) / 64 * 64))) return 5;\n"
-	      "\trc = bm_run(d, x, z, y1, y2, y3, ar);\n"
+	      "\t/* exactly the bytes asked for, then a guard that must stay */\n"
+	      "\tif (!(ar = aligned_alloc(BM_ARENA_ALIGN, (ab + 64 + 63) / 64 * 64))) return 5;\n"
+	      "\tmemset((char *)ar + ab, 0x5a, 64);\n"
+	      "\trc = bm_run(d, x, z, y1, y2, y3, ab > 0 ? ar : NULL);\n"
 	      "\tif (rc != BM_OK) return 6;\n"
+	      "\tfor (int i = 0; i < 64; i++)\n"
+	      "\t\tif (((unsigned char *)ar)[ab + i] != 0x5a) return 8;\n"
 	      "\tif (!(f = fopen(argv[4], \"wb\"))) return 7;\n"
 	      "\tfwrite(y1, 4, n * 35, f);\n\tfwrite(y2, 4, n * 5, f);\n"
 	      "\tfwrite(y3, 4, n * 7, f);\n\tfclose(f);\n"
