@@ -423,6 +423,57 @@ kb_dim(KB *kb, const char *name)
 	return kb_var(kb, DT_I64, name);
 }
 
+/* ext's value (see vext for what it may hold); 0 on success */
+static int
+ext_eval(const KKernel *k, KRef e, const int64_t *dims, int depth, int64_t *out)
+{
+	const KNode *n;
+	int64_t x, y;
+
+	if (e <= 0 || e >= k->nnode || depth > 64)
+		return 1;
+	n = &k->node[e];
+	switch (n->kind) {
+	case KE_CONST:
+		*out = n->ival;
+		return 0;
+	case KE_VAR:
+		if (n->var < 0 || n->var >= k->ndim || !dims)
+			return 1;
+		*out = dims[n->var];
+		return 0;
+	case KE_BIN:
+		if (ext_eval(k, n->a, dims, depth + 1, &x) ||
+		    ext_eval(k, n->b, dims, depth + 1, &y))
+			return 1;
+		switch (n->op) {
+		case KO_ADD: return burn_add_ovf(x, y, out);
+		case KO_SUB: return burn_add_ovf(x, y == INT64_MIN ? 0 : -y, out) || y == INT64_MIN;
+		case KO_MUL: return burn_mul_ovf(x, y, out);
+		case KO_DIV: if (!y || (x == INT64_MIN && y == -1)) return 1; *out = x / y; return 0;
+		case KO_MOD: if (!y || (x == INT64_MIN && y == -1)) return 1; *out = x % y; return 0;
+		case KO_MIN: *out = x < y ? x : y; return 0;
+		case KO_MAX: *out = x > y ? x : y; return 0;
+		}
+	}
+	return 1;
+}
+
+int
+kbuf_extent(Ctx *c, const KKernel *k, int b, const int64_t *dims, int64_t *out)
+{
+	if (b < 0 || b >= k->nbuf)
+		return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: no buffer b%d", k->name, b);
+	if (!k->buf[b].ext) {
+		*out = k->buf[b].count;
+		return BURN_OK;
+	}
+	if (ext_eval(k, k->buf[b].ext, dims, 0, out) || *out < 0)
+		return burn_fail(c, BURN_ERR_INVALID, "kir %s: the extent of b%d is "
+		                 "negative or not computable at these dims", k->name, b);
+	return BURN_OK;
+}
+
 /* ---- expressions ------------------------------------------------------- */
 
 KRef
@@ -1127,6 +1178,10 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop,
 			if (k->node[n->a].dtype != DT_I64 || k->node[n->b].dtype != DT_I64)
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: for %d: bounds not i64", k->name, s);
+			if (n->var < k->ndim)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: for %d: loops over the dim parameter %s",
+				                 k->name, s, k->var[n->var].name);
 			if (inloop[n->var])
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: for %d: variable %s of an enclosing loop",
@@ -1178,6 +1233,10 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop,
 			if (n->var < 0 || n->var >= k->nvar)
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: set %d: bad var", k->name, s);
+			if (n->var < k->ndim)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: set %d: to the dim parameter %s",
+				                 k->name, s, k->var[n->var].name);
 			if (inloop[n->var])
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: set %d: to the variable %s of an "

@@ -308,6 +308,12 @@ void kb_store(KB *kb, int buf, KRef idx, KRef val);
 void kb_set(KB *kb, int var, KRef val);
 void kb_barrier(KB *kb);
 
+/* The extent of buffer b of k in elements: its count, or its ext
+ * evaluated with dim parameter i = dims[i] (dims may be NULL when k has
+ * none).  BURN_ERR_INVALID for a negative extent, a division by zero or
+ * int64 overflow. */
+int kbuf_extent(Ctx *c, const KKernel *k, int b, const int64_t *dims, int64_t *out);
+
 /* Expression dtype, and whether it is an integer constant (value in *v). */
 int kb_dtype(const KKernel *k, KRef e);
 int kb_is_const_i(const KKernel *k, KRef e, int64_t *v);

@@ -3,7 +3,7 @@
  * prints), verify it, and print it back or run it in the interpreter.
  *
  *   burncc kir FILE                      parse, verify, print (canonical)
- *   burncc kir --run [--in vN=X,Y,...]... FILE
+ *   burncc kir --run [--in vN=X,Y,...]... [--dim NAME=N]... FILE
  *
  * --run runs the kernels in program order on the interpreter (ir/kir_interp.c)
  * with one memory block per graph value (values that alias share theirs),
@@ -11,6 +11,7 @@
  * Values start as zeros unless given by --in.  Elements print with %.9g
  * (f32), %.17g (f64), as integers, or for storage types (f16, bf16,
  * float8) as their bit patterns in hex; --in reads them the same way.
+ * Kernels with dim parameters (`dim NAME`) take NAME's value from --dim.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,13 +22,14 @@
 #include "tools/kir_tool.h"
 
 static const char kir_usage[] =
-"usage: burncc kir [--run] [--in vN=X,Y,...]... FILE\n"
+"usage: burncc kir [--run] [--in vN=X,Y,...]... [--dim NAME=N]... FILE\n"
 "  FILE is kernel-IR text (burncc --emit=kernels prints it; '-' is stdin).\n"
 "  Without --run: parse, verify and print it back.\n"
 "  --run            run the kernels in order in the interpreter and print\n"
 "                   every value they write (vN: DTYPE[COUNT] = ...)\n"
 "  --in vN=X,Y,...  the elements of value vN (default: zeros); storage\n"
-"                   types (f16, bf16, float8) as bit patterns\n";
+"                   types (f16, bf16, float8) as bit patterns\n"
+"  --dim NAME=N     the value of dim parameter NAME (kernels that have one)\n";
 
 typedef struct Mem {
 	int value;        /* storage value */
@@ -39,6 +41,42 @@ typedef struct Input {
 	int value;
 	const char *list;
 } Input;
+
+/* --dim bindings */
+typedef struct Dims {
+	int n;
+	const char **name;
+	int64_t *value;
+} Dims;
+
+/* The dim arguments of k into kd (k->ndim of them). */
+static int
+kernel_dims(Ctx *c, const KKernel *k, const Dims *d, int64_t *kd)
+{
+	for (int i = 0; i < k->ndim; i++) {
+		int j = 0;
+		while (j < d->n && strcmp(d->name[j], k->var[i].name))
+			j++;
+		if (j == d->n)
+			return burn_fail(c, BURN_ERR_INVALID, "kernel %s: give dim %s "
+			                 "with --dim %s=N", k->name, k->var[i].name,
+			                 k->var[i].name);
+		kd[i] = d->value[j];
+	}
+	return BURN_OK;
+}
+
+/* Buffer i of k: its elements at the --dim values. */
+static int
+extent(Ctx *c, const KKernel *k, int i, const Dims *d, int64_t *n)
+{
+	int64_t kd[64];
+
+	if (k->ndim > 64)
+		return burn_fail(c, BURN_ERR_LIMIT, "more than 64 dim parameters");
+	TRY(kernel_dims(c, k, d, kd));
+	return kbuf_extent(c, k, i, kd, n);
+}
 
 static char *
 read_all(const char *path, int64_t max, size_t *len)
@@ -132,20 +170,22 @@ parse_elem(int dt, const char *s, unsigned char *p)
 	return errno || end == s || (*end && *end != ',');
 }
 
-/* The first buffer bound to value v in any kernel, or NULL. */
+/* The first buffer bound to value v in any kernel, or NULL; its
+ * elements in *count. */
 static const KBuf *
-buf_of(const KProgram *p, int v)
+buf_of(Ctx *c, const KProgram *p, int v, const Dims *d, int64_t *count)
 {
 	for (int k = 0; k < p->nkernel; k++)
 		for (int i = 0; i < p->kernel[k]->nbuf; i++)
 			if (p->kernel[k]->buf[i].space == KS_GLOBAL &&
 			    p->kernel[k]->buf[i].value == v)
-				return &p->kernel[k]->buf[i];
+				return extent(c, p->kernel[k], i, d, count) ? NULL
+				       : &p->kernel[k]->buf[i];
 	return NULL;
 }
 
 static int
-run(Ctx *c, const KProgram *p, const Input *in, int nin)
+run(Ctx *c, const KProgram *p, const Input *in, int nin, const Dims *dims)
 {
 	Mem *mem = NULL;
 	int nmem = 0, rc = 0, *written = NULL, nw = 0;
@@ -156,9 +196,18 @@ run(Ctx *c, const KProgram *p, const Input *in, int nin)
 		for (int i = 0; i < p->kernel[k]->nbuf; i++) {
 			const KBuf *b = &p->kernel[k]->buf[i];
 			int s = kprog_storage(p, b->value);
+			int64_t cnt, nb;
 			Mem *m;
 			if (b->space != KS_GLOBAL)
 				continue;
+			if ((rc = extent(c, p->kernel[k], i, dims, &cnt)))
+				goto done;
+			if (burn_mul_ovf(cnt, dtype_size(b->dtype), &nb) ||
+			    nb > c->limits.max_tensor_bytes) {
+				rc = burn_fail(c, BURN_ERR_LIMIT, "v%d: more than "
+				               "--max-tensor-bytes at these dims", b->value);
+				goto done;
+			}
 			if (!(m = mem_of(mem, nmem, s))) {
 				Mem *nm = realloc(mem, (size_t)(nmem + 1) * sizeof *mem);
 				if (!nm)
@@ -169,8 +218,8 @@ run(Ctx *c, const KProgram *p, const Input *in, int nin)
 				m->bytes = 0;
 				m->p = NULL;
 			}
-			if (b->count * dtype_size(b->dtype) > m->bytes)
-				m->bytes = b->count * dtype_size(b->dtype);
+			if (nb > m->bytes)
+				m->bytes = nb;
 			if (b->access & KA_WRITE) {
 				int seen = 0;
 				for (int j = 0; j < nw; j++)
@@ -188,7 +237,8 @@ run(Ctx *c, const KProgram *p, const Input *in, int nin)
 		if (!(mem[i].p = calloc((size_t)mem[i].bytes + 1, 1)))
 			goto nomem;
 	for (int i = 0; i < nin; i++) {
-		const KBuf *b = buf_of(p, in[i].value);
+		int64_t count = 0;
+		const KBuf *b = buf_of(c, p, in[i].value, dims, &count);
 		Mem *m = mem_of(mem, nmem, kprog_storage(p, in[i].value));
 		const char *s = in[i].list;
 		int64_t n = 0;
@@ -200,9 +250,9 @@ run(Ctx *c, const KProgram *p, const Input *in, int nin)
 		}
 		sz = dtype_size(b->dtype);
 		for (; *s; n++) {
-			if (n >= b->count) {
+			if (n >= count) {
 				rc = burn_fail(c, BURN_ERR_INVALID, "--in v%d: more than %" PRId64
-				               " elements", in[i].value, b->count);
+				               " elements", in[i].value, count);
 				goto done;
 			}
 			if (parse_elem(b->dtype, s, m->p + n * sz)) {
@@ -213,15 +263,16 @@ run(Ctx *c, const KProgram *p, const Input *in, int nin)
 			s = strchr(s, ',');
 			s = s ? s + 1 : "";
 		}
-		if (n != b->count) {
+		if (n != count) {
 			rc = burn_fail(c, BURN_ERR_INVALID, "--in v%d: %" PRId64 " elements "
-			               "given, %" PRId64 " needed", in[i].value, n, b->count);
+			               "given, %" PRId64 " needed", in[i].value, n, count);
 			goto done;
 		}
 	}
 	for (int k = 0; k < p->nkernel && !rc; k++) {
 		const KKernel *kk = p->kernel[k];
 		void **nb = realloc(bufs, ((size_t)kk->nbuf + 1) * sizeof *bufs);
+		int64_t kd[64];
 		if (!nb)
 			goto nomem;
 		bufs = nb;
@@ -229,7 +280,12 @@ run(Ctx *c, const KProgram *p, const Input *in, int nin)
 			bufs[i] = kk->buf[i].space == KS_GLOBAL
 			        ? mem_of(mem, nmem, kprog_storage(p, kk->buf[i].value))->p
 			        : NULL;
-		rc = kir_interp(c, kk, bufs);
+		if (kk->ndim > 64)
+			rc = burn_fail(c, BURN_ERR_LIMIT, "more than 64 dim parameters");
+		if (!rc)
+			rc = kernel_dims(c, kk, dims, kd);
+		if (!rc)
+			rc = kir_interp_dims(c, kk, bufs, kd, NULL);
 	}
 	/* the written values, in value order */
 	for (int i = 0; i < nw && !rc; i++)
@@ -240,11 +296,16 @@ run(Ctx *c, const KProgram *p, const Input *in, int nin)
 				written[j] = t;
 			}
 	for (int i = 0; i < nw && !rc; i++) {
-		const KBuf *b = buf_of(p, written[i]);
+		int64_t count = 0;
+		const KBuf *b = buf_of(c, p, written[i], dims, &count);
 		const Mem *m = mem_of(mem, nmem, kprog_storage(p, written[i]));
+		if (!b) {
+			rc = c->code ? c->code : BURN_ERR_INTERNAL;
+			break;
+		}
 		printf("v%d: %s[%" PRId64 "] =", written[i], dtype_name(b->dtype),
-		       b->count);
-		for (int64_t e = 0; e < b->count; e++) {
+		       count);
+		for (int64_t e = 0; e < count; e++) {
 			putchar(' ');
 			print_elem(b->dtype, m->p + e * dtype_size(b->dtype));
 		}
@@ -267,6 +328,9 @@ kir_main(int argc, char **argv)
 {
 	const char *path = NULL;
 	Input *in = calloc((size_t)argc, sizeof *in);
+	const char **dname = calloc((size_t)argc, sizeof *dname);
+	int64_t *dval = calloc((size_t)argc, sizeof *dval);
+	Dims dims = { 0, dname, dval };
 	int nin = 0, dorun = 0, rc;
 	Arena arena;
 	KProgram prog;
@@ -274,8 +338,11 @@ kir_main(int argc, char **argv)
 	size_t len = 0;
 	Ctx c;
 
-	if (!in) {
+	if (!in || !dname || !dval) {
 		fprintf(stderr, "burncc: out of memory\n");
+		free(in);
+		free(dname);
+		free(dval);
 		return 1;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -283,6 +350,8 @@ kir_main(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(kir_usage, stdout);
 			free(in);
+			free(dname);
+			free(dval);
 			return 0;
 		} else if (!strcmp(a, "--run")) {
 			dorun = 1;
@@ -294,17 +363,36 @@ kir_main(int argc, char **argv)
 			    errno || v < 0 || v > INT32_MAX || end == argv[i] + 1) {
 				fprintf(stderr, "burncc: --in needs vN=X,Y,...\n");
 				free(in);
+				free(dname);
+				free(dval);
 				return 2;
 			}
 			in[nin].value = (int)v;
 			in[nin++].list = end + 1;
+		} else if (!strcmp(a, "--dim")) {
+			char *eq, *end;
+			if (++i >= argc || !(eq = strchr(argv[i], '=')) || eq == argv[i] ||
+			    (errno = 0, dval[dims.n] = strtoll(eq + 1, &end, 10), *end) ||
+			    errno || end == eq + 1 || dval[dims.n] < 0) {
+				fprintf(stderr, "burncc: --dim needs NAME=N (N >= 0)\n");
+				free(in);
+				free(dname);
+				free(dval);
+				return 2;
+			}
+			*eq = 0;
+			dname[dims.n++] = argv[i];
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "burncc: unknown option: %s\ntry 'burncc kir --help'\n", a);
 			free(in);
+			free(dname);
+			free(dval);
 			return 2;
 		} else if (path) {
 			fprintf(stderr, "burncc: more than one kernel file given: %s\n", a);
 			free(in);
+			free(dname);
+			free(dval);
 			return 2;
 		} else {
 			path = a;
@@ -313,19 +401,23 @@ kir_main(int argc, char **argv)
 	if (!path) {
 		fputs(kir_usage, stderr);
 		free(in);
+		free(dname);
+		free(dval);
 		return 2;
 	}
 	burn_ctx_init(&c, path);
 	if (!(text = read_all(path, c.limits.max_file_bytes, &len))) {
 		fprintf(stderr, "burncc: cannot read %s: %s\n", path, strerror(errno));
 		free(in);
+		free(dname);
+		free(dval);
 		return 1;
 	}
 	arena_init(&arena);
 	kprog_init(&prog, &arena);
 	rc = kprog_parse(&c, &prog, text, len);
 	if (!rc && dorun)
-		rc = run(&c, &prog, in, nin);
+		rc = run(&c, &prog, in, nin, &dims);
 	else if (!rc)
 		kprog_print(stdout, &prog);
 	if (rc)
@@ -333,5 +425,7 @@ kir_main(int argc, char **argv)
 	arena_free(&arena);
 	free(text);
 	free(in);
+	free(dname);
+	free(dval);
 	return rc ? 1 : 0;
 }
