@@ -64,6 +64,12 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 
 	TRY(verify(c, g, o));
 	TRY(graph_check_attrs(c, g));
+	if (dyn && m->target->max_block_threads > 0)
+		/* its schedules map loops of constant bounds onto blocks and
+		 * threads; a grid as an expression over the dims is still to come */
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim: target %s "
+		                 "schedules static loop bounds only, so far; compile "
+		                 "for it with --dim %s=VALUE", m->target->name, o->dyn[0]);
 	if (dyn) {
 		if (!(inb = calloc((size_t)g->nin + 1, 1)))
 			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");

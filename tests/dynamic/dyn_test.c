@@ -19,7 +19,8 @@
  * programs given N-1 as the dim (a wrong bound, as a mis-evaluated launch
  * list would pass) must leave the last item unwritten and be caught.
  * Then models the mode does not support must be refused, naming the node,
- * its op and the reason.  Prints one line per check; exits 1 on a failure.
+ * its op and the reason (and the gpu target, whose schedules need static
+ * loop bounds so far).  Prints one line per check; exits 1 on a failure.
  */
 #include <math.h>
 #include <stdio.h>
@@ -247,7 +248,8 @@ write_driver(const char *work)
 /* Compiling dir/name/model.onnx with N dynamic fails naming each of
  * want[] (NULL-terminated). */
 static void
-refused(const char *dir, const char *name, const char *dyn, const char *const *want)
+refused(const char *dir, const char *name, const char *dyn, const Target *t,
+        const char *const *want)
 {
 	char path[2048];
 	const char *d[1] = { dyn };
@@ -259,6 +261,7 @@ refused(const char *dir, const char *name, const char *dyn, const char *const *w
 	snprintf(path, sizeof path, "%s/%s/model.onnx", dir, name);
 	o.ndyn = 1;
 	o.dyn = d;
+	o.target = t;
 	burn_ctx_init(&c, NULL);
 	rc = burn_compile_file(&c, path, &o, &m);
 	CHECK(rc != BURN_OK, "%s: compiled with --dynamic-dim %s", name, dyn);
@@ -360,9 +363,11 @@ main(int argc, char **argv)
 		static const char *const red[] = { "sum_batch", "ReduceSum", "batch axis", NULL };
 		static const char *const tr[] = { "swap", "Transpose", "--dim N=VALUE", NULL };
 		static const char *const nodim[] = { "no input", "M", NULL };
-		refused(dir, "reduce_batch", "N", red);
-		refused(dir, "transpose", "N", tr);
-		refused(dir, "batch", "M", nodim);
+		static const char *const gpu[] = { "target gpu", "--dim N=VALUE", NULL };
+		refused(dir, "reduce_batch", "N", NULL, red);
+		refused(dir, "transpose", "N", NULL, tr);
+		refused(dir, "batch", "M", NULL, nodim);
+		refused(dir, "batch", "N", &target_gpu, gpu);
 	}
 	printf(failures ? "dynamic dims: %d failures\n" : "dynamic dims: ok\n", failures);
 	return failures != 0;
