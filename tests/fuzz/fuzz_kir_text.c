@@ -64,13 +64,24 @@ try_interp(const KKernel *k)
 	Ctx c;
 	int i, ok = bufs != NULL;
 
-	for (i = 0; ok && i < k->nbuf; i++)
-		total += k->buf[i].count * dtype_size(k->buf[i].dtype);
+	/* extents as the interpreter sees them (a kernel with dim parameters
+	 * is not run: it has no dims here) */
+	burn_ctx_init(&c, "fuzz.kir");
+	ok = ok && k->ndim == 0;
+	for (i = 0; ok && i < k->nbuf; i++) {
+		int64_t n;
+		ok = kbuf_extent(&c, k, i, NULL, &n) == BURN_OK && n <= (1 << 20);
+		if (ok)
+			total += n * dtype_size(k->buf[i].dtype);
+	}
 	if (ok && total <= (1 << 20) && work(k, k->body, 20001) <= 20000) {
-		for (i = 0; ok && i < k->nbuf; i++)
+		for (i = 0; ok && i < k->nbuf; i++) {
+			int64_t n = 0;
+			kbuf_extent(&c, k, i, NULL, &n);
 			if (k->buf[i].space == KS_GLOBAL)
-				ok = (bufs[i] = calloc((size_t)(k->buf[i].count *
-				                       dtype_size(k->buf[i].dtype)) + 1, 1)) != NULL;
+				ok = (bufs[i] = calloc((size_t)(n * dtype_size(k->buf[i].dtype)) + 1,
+				                       1)) != NULL;
+		}
 		burn_ctx_init(&c, "fuzz.kir");
 		if (ok)
 			kir_interp(&c, k, bufs);
