@@ -350,6 +350,9 @@ kir_legalize(Ctx *c, KProgram *p, KKernel *k, const KCaps *caps)
 		}
 	}
 	redirect(k, k->body, map, 0);
+	for (int i = 0; i < k->nbuf; i++)   /* run-time extents (kir.h) */
+		if (k->buf[i].ext > 0 && k->buf[i].ext < n0)
+			k->buf[i].ext = map[k->buf[i].ext];
 	free(map);
 	return BURN_OK;
 }
