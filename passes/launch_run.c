@@ -88,7 +88,7 @@ plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 				int64_t nb, end;
 				/* the launch list stays inside the arena it sized */
 				if ((rc = eval(c, plan, &e->offset, dims, &off)) ||
-				    (rc = bytes_at(c, g, plan, e->value, dims, &nb)))
+				    (rc = eval(c, plan, &e->bytes, dims, &nb)))
 					break;
 				if (off < 0 || burn_add_ovf(off, nb, &end) || end > abytes) {
 					rc = burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: b%d "

@@ -77,6 +77,8 @@ typedef struct LaunchArg {
 	                     * followed: kprog_storage) */
 	int index;          /* LK_INPUT, LK_OUTPUT: position in g->in, g->out */
 	PlanExpr offset;    /* LK_ARENA: bytes from the arena's start */
+	PlanExpr bytes;     /* the value's size (a device file's copies and
+	                     * allocations, checks that a binding fits) */
 } LaunchArg;
 
 typedef struct Launch {

@@ -109,6 +109,12 @@ launch_list(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out,
 			e->buf = b;
 			e->value = v;
 			e->index = -1;
+			if (value_shape_known(GV(g, v)))
+				e->bytes.c = value_nbytes(GV(g, v));
+			else if (!(e->bytes.e = plan_value_bytes(a, g, v, out->ndims,
+			                                         out->dims)))
+				return burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no "
+				                 "size over the plan's dims", GV(g, v)->name);
 			if (GV(g, v)->data) {
 				e->kind = LK_WEIGHT;
 			} else if (out->offset[v] >= 0) {
