@@ -998,6 +998,183 @@ kb_barrier(KB *kb)
 	append(kb, newnode(kb, KS_BARRIER));
 }
 
+/* ---- GPU statements (kgpu.def) ---------------------------------------- */
+
+static const struct { const char *name; int coll; } kgpu_tab[] = {
+#define KGPU(id, name, coll) [KS_##id - KS_VCOPY] = { name, coll },
+#include "kgpu.def"
+#undef KGPU
+};
+
+static int
+is_gpu_stmt(int kind)
+{
+	return kind >= KS_VCOPY && kind < KN_COUNT_;
+}
+
+const char *
+kgpu_name(int kind)
+{
+	return is_gpu_stmt(kind) ? kgpu_tab[kind - KS_VCOPY].name : NULL;
+}
+
+int
+kgpu_collective(int kind)
+{
+	return is_gpu_stmt(kind) && kgpu_tab[kind - KS_VCOPY].coll;
+}
+
+static const KTileInfo tile_tab[KT_COUNT_] = {
+	[KT_M16N8K16_F16] = { "m16n8k16", 16, 8, 16, DT_F16 },
+	[KT_M16N8K8_F32] = { "m16n8k8", 16, 8, 8, DT_F32 },
+};
+
+const KTileInfo *
+ktile_info(int shape)
+{
+	return shape > 0 && shape < KT_COUNT_ ? &tile_tab[shape] : NULL;
+}
+
+int64_t
+ktile_elems(int shape, int role)
+{
+	const KTileInfo *t = ktile_info(shape);
+
+	if (!t)
+		return 0;
+	switch (role) {
+	case KTR_A: return (int64_t)t->m * t->k;
+	case KTR_B: return (int64_t)t->k * t->n;
+	case KTR_C: return (int64_t)t->m * t->n;
+	}
+	return 0;
+}
+
+static KRef
+gpu_node(KB *kb, int kind, int op, int ival)
+{
+	KRef s = newnode(kb, kind);
+
+	kb->k->node[s].op = op;
+	kb->k->node[s].ival = ival;
+	kb->k->node[s].var = -1;
+	return s;
+}
+
+static void
+copy_stmt(KB *kb, int kind, int dst, KRef di, int src, KRef si, int lanes)
+{
+	KRef s = gpu_node(kb, kind, 0, lanes);
+	KNode *n = &kb->k->node[s];
+
+	n->buf = dst;
+	n->a = di;
+	n->buf2 = src;
+	n->b = si;
+	append(kb, s);
+}
+
+void
+kb_vcopy(KB *kb, int dst, KRef di, int src, KRef si, int lanes)
+{
+	copy_stmt(kb, KS_VCOPY, dst, di, src, si, lanes);
+}
+
+void
+kb_cpasync(KB *kb, int dst, KRef di, int src, KRef si, int lanes)
+{
+	copy_stmt(kb, KS_CPASYNC, dst, di, src, si, lanes);
+}
+
+void
+kb_cpwait(KB *kb)
+{
+	append(kb, gpu_node(kb, KS_CPWAIT, 0, 0));
+}
+
+void
+kb_atomic(KB *kb, int var, int op, int buf, KRef idx, KRef x, KRef y)
+{
+	KRef s = gpu_node(kb, KS_ATOMIC, op, 0);
+	KNode *n = &kb->k->node[s];
+
+	n->var = var;
+	n->buf = buf;
+	n->a = idx;
+	n->b = x;
+	n->c = y;
+	append(kb, s);
+}
+
+void
+kb_shfl(KB *kb, int var, int mode, KRef x, KRef lane, int width)
+{
+	KRef s = gpu_node(kb, KS_SHFL, mode, width);
+
+	kb->k->node[s].var = var;
+	kb->k->node[s].a = x;
+	kb->k->node[s].b = lane;
+	append(kb, s);
+}
+
+void
+kb_sgred(KB *kb, int var, int op, KRef x, int width)
+{
+	KRef s = gpu_node(kb, KS_SGRED, op, width);
+
+	kb->k->node[s].var = var;
+	kb->k->node[s].a = x;
+	append(kb, s);
+}
+
+void
+kb_tfill(KB *kb, int shape, int frag, KRef x)
+{
+	KRef s = gpu_node(kb, KS_TFILL, KTR_C, shape);
+
+	kb->k->node[s].buf = frag;
+	kb->k->node[s].a = x;
+	append(kb, s);
+}
+
+void
+kb_tload(KB *kb, int shape, int role, int frag, int src, KRef idx, KRef stride)
+{
+	KRef s = gpu_node(kb, KS_TLOAD, role, shape);
+	KNode *n = &kb->k->node[s];
+
+	n->buf = frag;
+	n->buf2 = src;
+	n->a = idx;
+	n->b = stride;
+	append(kb, s);
+}
+
+void
+kb_tmma(KB *kb, int shape, int c, int a, int b)
+{
+	KRef s = gpu_node(kb, KS_TMMA, 0, shape);
+	KNode *n = &kb->k->node[s];
+
+	n->buf = c;
+	n->buf2 = a;
+	n->buf3 = b;
+	append(kb, s);
+}
+
+void
+kb_tstore(KB *kb, int shape, int dst, KRef idx, KRef stride, int frag)
+{
+	KRef s = gpu_node(kb, KS_TSTORE, KTR_C, shape);
+	KNode *n = &kb->k->node[s];
+
+	n->buf = dst;
+	n->a = idx;
+	n->b = stride;
+	n->buf2 = frag;
+	append(kb, s);
+}
+
 /* ---- op names ---------------------------------------------------------- */
 
 const char *
@@ -1057,6 +1234,10 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 		if (!dtype_is_int(k->node[n->a].dtype))
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: index not integer", k->name, e);
+		if (k->buf[n->buf].space == KS_FRAG)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: load of fragment b%d (tile ops only)",
+			                 k->name, e, n->buf);
 		bd = k->buf[n->buf].dtype;
 		if (dtype_is_storage(bd))
 			bd = DT_F32;
@@ -1150,6 +1331,198 @@ kir_verify_expr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e)
 	return vexpr(c, k, seen, e, 0);
 }
 
+/* ---- verifying GPU statements ---- */
+
+#define GFAIL(...) burn_fail(c, BURN_ERR_INTERNAL, __VA_ARGS__)
+
+static int
+vbuf(Ctx *c, const KKernel *k, KRef s, int b)
+{
+	if (b < 0 || b >= k->nbuf)
+		return GFAIL("kir %s: %s %d: bad buf %d", k->name,
+		             kgpu_name(k->node[s].kind), s, b);
+	return BURN_OK;
+}
+
+/* An index (or stride) expression: integer. */
+static int
+vindex(Ctx *c, const KKernel *k, unsigned char *seen, KRef s, KRef e)
+{
+	TRY(vexpr(c, k, seen, e, 0));
+	if (!dtype_is_int(k->node[e].dtype))
+		return GFAIL("kir %s: %s %d: index not integer", k->name,
+		             kgpu_name(k->node[s].kind), s);
+	return BURN_OK;
+}
+
+/* The statement's result variable: dtype dt, not a loop's. */
+static int
+vresult(Ctx *c, const KKernel *k, const unsigned char *inloop, KRef s, int dt)
+{
+	const KNode *n = &k->node[s];
+
+	if (n->var < 0 || n->var >= k->nvar)
+		return GFAIL("kir %s: %s %d: bad var", k->name, kgpu_name(n->kind), s);
+	if (inloop[n->var])
+		return GFAIL("kir %s: %s %d: sets the variable %s of an enclosing loop",
+		             k->name, kgpu_name(n->kind), s, k->var[n->var].name);
+	if (k->var[n->var].dtype != dt)
+		return GFAIL("kir %s: %s %d: %s value into %s var %s", k->name,
+		             kgpu_name(n->kind), s, dtype_name(dt),
+		             dtype_name(k->var[n->var].dtype), k->var[n->var].name);
+	return BURN_OK;
+}
+
+static int
+is_pow2(int64_t v)
+{
+	return v > 0 && !(v & (v - 1));
+}
+
+/* A fragment buffer of role r of shape. */
+static int
+vfrag(Ctx *c, const KKernel *k, KRef s, int b, int shape, int role)
+{
+	const KTileInfo *t = ktile_info(shape);
+	int dt = role == KTR_C ? DT_F32 : t->ab_dtype;
+
+	TRY(vbuf(c, k, s, b));
+	if (k->buf[b].space != KS_FRAG || k->buf[b].dtype != dt ||
+	    k->buf[b].count != ktile_elems(shape, role))
+		return GFAIL("kir %s: %s %d: b%d is not a %s fragment %s[%lld] of %s",
+		             k->name, kgpu_name(k->node[s].kind), s, b,
+		             role == KTR_A ? "a" : role == KTR_B ? "b" : "c",
+		             dtype_name(dt), (long long)ktile_elems(shape, role), t->name);
+	return BURN_OK;
+}
+
+/* A memory buffer a GPU statement reads (write 0) or writes. */
+static int
+vmem(Ctx *c, const KKernel *k, KRef s, int b, int write)
+{
+	TRY(vbuf(c, k, s, b));
+	if (k->buf[b].space == KS_FRAG)
+		return GFAIL("kir %s: %s %d: fragment b%d used as memory", k->name,
+		             kgpu_name(k->node[s].kind), s, b);
+	if (write && k->buf[b].space == KS_GLOBAL && !(k->buf[b].access & KA_WRITE))
+		return GFAIL("kir %s: %s %d to read-only b%d", k->name,
+		             kgpu_name(k->node[s].kind), s, b);
+	return BURN_OK;
+}
+
+static int
+vgpu(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop, KRef s)
+{
+	const KNode *n = &k->node[s];
+	const char *nm = kgpu_name(n->kind);
+	int dt;
+
+	switch (n->kind) {
+	case KS_VCOPY:
+	case KS_CPASYNC: {
+		int64_t bytes;
+		TRY(vmem(c, k, s, n->buf, 1));
+		TRY(vmem(c, k, s, n->buf2, 0));
+		TRY(vindex(c, k, seen, s, n->a));
+		TRY(vindex(c, k, seen, s, n->b));
+		dt = k->buf[n->buf].dtype;
+		bytes = n->ival * dtype_size(dt);
+		if (dt != k->buf[n->buf2].dtype || !is_pow2(n->ival) || bytes > 16 ||
+		    n->ival > 16)
+			return GFAIL("kir %s: %s %d: %lld lanes of %s from %s (at most 16 "
+			             "bytes, a power of two, one dtype)", k->name, nm, s,
+			             (long long)n->ival, dtype_name(dt),
+			             dtype_name(k->buf[n->buf2].dtype));
+		if (n->kind == KS_CPASYNC &&
+		    (k->buf[n->buf].space != KS_SHARED || k->buf[n->buf2].space != KS_GLOBAL ||
+		     (bytes != 4 && bytes != 8 && bytes != 16)))
+			return GFAIL("kir %s: cpasync %d: copies 4, 8 or 16 bytes from "
+			             "global to shared memory", k->name, s);
+		break;
+	}
+	case KS_CPWAIT:
+		break;
+	case KS_ATOMIC: {
+		TRY(vmem(c, k, s, n->buf, 1));
+		TRY(vindex(c, k, seen, s, n->a));
+		dt = k->buf[n->buf].dtype;
+		if (k->buf[n->buf].space == KS_LOCAL)
+			return GFAIL("kir %s: atomic %d on local b%d", k->name, s, n->buf);
+		if (n->op < KAT_ADD || n->op > KAT_CAS ||
+		    !(dt == DT_I32 || dt == DT_U32 || dt == DT_I64 || dt == DT_U64 ||
+		      (n->op != KAT_CAS && (dt == DT_F32 || dt == DT_F64))))
+			return GFAIL("kir %s: atomic %d: op %d on %s", k->name, s, n->op,
+			             dtype_name(dt));
+		TRY(vexpr(c, k, seen, n->b, 0));
+		if (k->node[n->b].dtype != dt)
+			return GFAIL("kir %s: atomic %d: %s operand on %s", k->name, s,
+			             dtype_name(k->node[n->b].dtype), dtype_name(dt));
+		if (n->op == KAT_CAS) {
+			TRY(vexpr(c, k, seen, n->c, 0));
+			if (k->node[n->c].dtype != dt)
+				return GFAIL("kir %s: atomic %d: cas operands", k->name, s);
+		} else if (n->c) {
+			return GFAIL("kir %s: atomic %d: extra operand", k->name, s);
+		}
+		if (n->var != -1)
+			TRY(vresult(c, k, inloop, s, dt));
+		break;
+	}
+	case KS_SHFL:
+	case KS_SGRED:
+		TRY(vexpr(c, k, seen, n->a, 0));
+		dt = k->node[n->a].dtype;
+		if (!is_pow2(n->ival) || n->ival < 2 || n->ival > 64)
+			return GFAIL("kir %s: %s %d: subgroup width %lld (a power of two, "
+			             "2 to 64)", k->name, nm, s, (long long)n->ival);
+		if (n->kind == KS_SHFL) {
+			if (n->op < KSH_IDX || n->op > KSH_DOWN)
+				return GFAIL("kir %s: shfl %d: bad mode", k->name, s);
+			TRY(vindex(c, k, seen, s, n->b));
+		} else if ((n->op != KO_ADD && n->op != KO_MUL && n->op != KO_MIN &&
+		            n->op != KO_MAX) || dt == DT_BOOL) {
+			return GFAIL("kir %s: sgreduce %d: %s on %s", k->name, s,
+			             kop_name(n->op), dtype_name(dt));
+		}
+		TRY(vresult(c, k, inloop, s, dt));
+		break;
+	case KS_TFILL:
+	case KS_TLOAD:
+	case KS_TMMA:
+	case KS_TSTORE:
+		if (!ktile_info((int)n->ival))
+			return GFAIL("kir %s: %s %d: bad tile shape", k->name, nm, s);
+		if (n->kind == KS_TFILL) {
+			TRY(vfrag(c, k, s, n->buf, (int)n->ival, KTR_C));
+			TRY(vexpr(c, k, seen, n->a, 0));
+			if (k->node[n->a].dtype != DT_F32)
+				return GFAIL("kir %s: tilefill %d: value not f32", k->name, s);
+		} else if (n->kind == KS_TMMA) {
+			TRY(vfrag(c, k, s, n->buf, (int)n->ival, KTR_C));
+			TRY(vfrag(c, k, s, n->buf2, (int)n->ival, KTR_A));
+			TRY(vfrag(c, k, s, n->buf3, (int)n->ival, KTR_B));
+		} else {
+			int load = n->kind == KS_TLOAD;
+			int fb = load ? n->buf : n->buf2, mb = load ? n->buf2 : n->buf;
+			int role = load ? n->op : KTR_C;
+			if (role < KTR_A || role > KTR_C)
+				return GFAIL("kir %s: tileload %d: bad role", k->name, s);
+			TRY(vfrag(c, k, s, fb, (int)n->ival, role));
+			TRY(vmem(c, k, s, mb, !load));
+			if (k->buf[mb].space == KS_LOCAL ||
+			    k->buf[mb].dtype != k->buf[fb].dtype)
+				return GFAIL("kir %s: %s %d: b%d is not global or shared %s",
+				             k->name, nm, s, mb, dtype_name(k->buf[fb].dtype));
+			TRY(vindex(c, k, seen, s, n->a));
+			TRY(vindex(c, k, seen, s, n->b));
+		}
+		break;
+	default:
+		return GFAIL("kir %s: node %d is not a statement", k->name, s);
+	}
+	return BURN_OK;
+}
+
 /* inloop[v]: v is the variable of a loop enclosing s.  The body of a loop
  * never writes its variable (by a set or an inner loop), so every loop
  * with constant bounds ends (a fuzzed kernel once made the interpreter
@@ -1209,6 +1582,10 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop,
 			if (!dtype_is_int(k->node[n->a].dtype))
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: store %d: index not integer", k->name, s);
+			if (k->buf[n->buf].space == KS_FRAG)
+				return burn_fail(c, BURN_ERR_INTERNAL,
+				                 "kir %s: store %d to fragment b%d (tile ops only)",
+				                 k->name, s, n->buf);
 			bd = k->buf[n->buf].dtype;
 			if (dtype_is_storage(bd))
 				bd = DT_F32;
@@ -1252,8 +1629,7 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop,
 		case KS_BARRIER:
 			break;
 		default:
-			return burn_fail(c, BURN_ERR_INTERNAL,
-			                 "kir %s: node %d is not a statement", k->name, s);
+			TRY(vgpu(c, k, seen, inloop, s));
 		}
 	}
 	return BURN_OK;
@@ -1308,7 +1684,7 @@ kir_verify(Ctx *c, const KKernel *k)
 	for (i = 0; i < k->nbuf; i++) {
 		const KBuf *b = &k->buf[i];
 		if (!dtype_supported(b->dtype) || b->count < 0 ||
-		    b->space < KS_GLOBAL || b->space > KS_SHARED ||
+		    b->space < KS_GLOBAL || b->space > KS_FRAG ||
 		    b->access < 1 || b->access > 3)
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: bad buffer b%d (%s[%" PRId64 "])", k->name,

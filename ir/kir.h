@@ -73,6 +73,11 @@ enum KNodeKind {
 	KE_CONST, KE_VAR, KE_LOAD, KE_UN, KE_BIN, KE_SELECT, KE_CAST, KE_SPECIAL,
 	/* statements */
 	KS_FOR, KS_STORE, KS_SET, KS_IF, KS_BARRIER,
+	/* GPU statements (kgpu.def) */
+#define KGPU(id, name, coll) KS_##id,
+#include "kgpu.def"
+#undef KGPU
+	KN_COUNT_
 };
 
 /* Operators of KE_UN and KE_BIN, from the op table ir/kops.def. */
@@ -128,7 +133,66 @@ enum KLoopFlag {
 	KF_BLOCK_X = 16, KF_BLOCK_Y = 32, KF_BLOCK_Z = 64,
 };
 
-enum KSpace { KS_GLOBAL = 0, KS_LOCAL, KS_SHARED };
+enum KSpace { KS_GLOBAL = 0, KS_LOCAL, KS_SHARED, KS_FRAG };
+
+/* ---- GPU statements ------------------------------------------------------
+ * The rows of kgpu.def.  Fields:
+ *
+ *   KS_VCOPY    buf[a .. a+ival) = buf2[b .. b+ival): one vector access of
+ *               ival lanes (ival * size <= 16 bytes, a power of two), a and
+ *               b multiples of ival (misaligned is an error), same dtype
+ *   KS_ATOMIC   op KAtomic on buf[a] (global or shared): add, max, min with
+ *               value b; cas: if buf[a] == b then buf[a] = c.  var gets the
+ *               old value, or is -1.  Atomics of one element by several
+ *               threads between barriers are no race; mixed with plain
+ *               accesses they are.
+ *   KS_CPASYNC  as KS_VCOPY but asynchronous, buf shared and buf2 global,
+ *               ival * size 4, 8 or 16 bytes: the copy lands at the
+ *               thread's next KS_CPWAIT; touching its destination before
+ *               that (any thread) is an error, as is ending without a wait
+ *   KS_CPWAIT   the thread's pending async copies complete (other threads
+ *               see them after a barrier, like any shared store)
+ *   KS_SHFL     var = a of lane src, op KShfl: idx src = b mod W, xor
+ *               src = lane ^ (b mod W), down src = lane + b or the lane
+ *               itself when that is >= W (W = ival, the subgroup width)
+ *   KS_SGRED    var = op over the W lanes' a (op KO_ADD, KO_MUL, KO_MIN,
+ *               KO_MAX with KO_'s semantics), combined as the xor butterfly
+ *               (offsets W/2 .. 1), so every lane gets the same value
+ *   KS_TFILL    every element of fragment buf (role c) = a (f32)
+ *   KS_TLOAD    fragment buf (role op: KTR_A m x k, KTR_B k x n, KTR_C
+ *               m x n of shape ival) = the row-major tile at buf2[a + r*b
+ *               + c] (buf2 global or shared, the fragment's dtype)
+ *   KS_TMMA     buf = buf2 x buf3 + buf: C (m x n, f32) += A (m x k) x
+ *               B (k x n); each element sum_k in k order, f32 products and
+ *               sums (f16 inputs are exact in f32)
+ *   KS_TSTORE   buf[a + r*b + c] = fragment buf2 (role c)
+ *
+ * Fragments are buffers of space KS_FRAG: a whole tile, m*k, k*n or m*n
+ * elements of the shape's dtype, that belongs to a subgroup (32 lanes);
+ * only tile ops touch them, so a renderer keeps them in its own layout
+ * (PTX mma.sync registers, a Vulkan cooperative matrix).  Tile operands
+ * (indices, strides, fill value) must be the same in every lane.
+ */
+enum KShfl { KSH_IDX = 1, KSH_XOR, KSH_DOWN };
+enum KAtomic { KAT_ADD = 1, KAT_MAX, KAT_MIN, KAT_CAS };
+enum KTileRole { KTR_A = 1, KTR_B, KTR_C };
+/* Tile shapes (KNode.ival of tile ops): m x n x k, the dtype of A and B;
+ * C is f32.  Listed in a Target's mma shapes. */
+enum KTileShape { KT_M16N8K16_F16 = 1, KT_M16N8K8_F32, KT_COUNT_ };
+typedef struct KTileInfo {
+	const char *name;        /* "m16n8k16" */
+	int m, n, k;
+	int ab_dtype;            /* DT_F16, DT_F32 */
+} KTileInfo;
+/* The shape's description, or NULL for a bad id. */
+const KTileInfo *ktile_info(int shape);
+/* Elements of a fragment of role r (KTileRole) of shape. */
+int64_t ktile_elems(int shape, int role);
+/* Whether statement kind `kind` is a subgroup collective (kgpu.def). */
+int kgpu_collective(int kind);
+/* The printed name of a statement kind of kgpu.def, or NULL. */
+const char *kgpu_name(int kind);
+#define KT_SUBGROUP 32       /* lanes that execute one tile op */
 enum KAccess { KA_READ = 1, KA_WRITE = 2, KA_RW = 3 };
 
 typedef struct KNode {
@@ -138,7 +202,8 @@ typedef struct KNode {
 	int lanes;       /* expressions: 1, or vector width */
 	KRef a, b, c;    /* operands; for KS_FOR a=lo b=hi */
 	int var;         /* KE_VAR, KS_FOR, KS_SET */
-	int buf;         /* KE_LOAD, KS_STORE */
+	int buf;         /* KE_LOAD, KS_STORE, GPU statements */
+	int buf2, buf3;  /* GPU statements: more buffers (see above) */
 	int flags;       /* KS_FOR: KLoopFlag */
 	KRef body;       /* KS_FOR, KS_IF: first statement of the block */
 	KRef orelse;     /* KS_IF: else block */
@@ -307,6 +372,17 @@ void kb_end(KB *kb);
 void kb_store(KB *kb, int buf, KRef idx, KRef val);
 void kb_set(KB *kb, int var, KRef val);
 void kb_barrier(KB *kb);
+/* GPU statements (see "GPU statements" above); var -1: no result. */
+void kb_vcopy(KB *kb, int dst, KRef di, int src, KRef si, int lanes);
+void kb_cpasync(KB *kb, int dst, KRef di, int src, KRef si, int lanes);
+void kb_cpwait(KB *kb);
+void kb_atomic(KB *kb, int var, int op, int buf, KRef idx, KRef x, KRef y);
+void kb_shfl(KB *kb, int var, int mode, KRef x, KRef lane, int width);
+void kb_sgred(KB *kb, int var, int op, KRef x, int width);
+void kb_tfill(KB *kb, int shape, int frag, KRef x);
+void kb_tload(KB *kb, int shape, int role, int frag, int src, KRef idx, KRef stride);
+void kb_tmma(KB *kb, int shape, int c, int a, int b);
+void kb_tstore(KB *kb, int shape, int dst, KRef idx, KRef stride, int frag);
 
 /* The extent of buffer b of k in elements: its count, or its ext
  * evaluated with dim parameter i = dims[i] (dims may be NULL when k has

@@ -58,9 +58,19 @@ typedef struct Interp {
 	Shadow *shadow;    /* per buffer: race-detection state (shared only) */
 	uint32_t *epoch;   /* barrier intervals so far (the kernel's Interp) */
 	KRef tbody;        /* a thread's body (simt_run) */
+	/* GPU statements */
+	KVal sga, sgb;     /* this lane's operands at a subgroup op */
+	struct Pend *pend; /* async copies issued and not yet waited for */
+	int npend, cappend;
 } Interp;
 
+typedef struct Pend {      /* one KS_CPASYNC in flight */
+	int dbuf, sbuf;
+	int64_t di, si, n;
+} Pend;
+
 static int simt_run(Interp *in, KRef s);
+static int gpu_stmt(Interp *in, KRef s);
 static int simt_barrier(Interp *in, KRef s);
 static int simt_access(Interp *in, int b, int64_t i, int write);
 static void simt_block_start(Interp *in);
@@ -844,7 +854,9 @@ exec(Interp *in, KRef s)
 				TRY(simt_barrier(in, s));
 			break;
 		default:
-			return fail(in, BURN_ERR_INTERNAL, "not a statement", s, 0);
+			if (!kgpu_name(n->kind))
+				return fail(in, BURN_ERR_INTERNAL, "not a statement", s, 0);
+			TRY(gpu_stmt(in, s));
 		}
 	}
 	return in->err;
@@ -885,9 +897,13 @@ struct Shadow {            /* race state per element of a shared buffer */
 	uint32_t *w_epoch;
 	int32_t *r_tid;        /* reader in r_epoch; -2 several threads */
 	uint32_t *r_epoch;
+	int32_t *p_tid;        /* thread whose async copy targets it, or -1 */
+	unsigned char *w_atom; /* the last write was an atomic */
 };
 
-enum { ST_RUN, ST_BAR, ST_DONE };
+/* ST_SG: waiting at a subgroup operation (Simt.bar says which) for the
+ * other lanes of its subgroup */
+enum { ST_RUN, ST_BAR, ST_DONE, ST_SG };
 
 struct Simt {
 	pthread_mutex_t mu;
@@ -901,6 +917,7 @@ struct Simt {
 	uint64_t rng, seed;
 	Ctx *c;
 	const char *kname;
+	Interp *th;            /* the threads (subgroup ops read their lanes) */
 };
 
 static uint64_t
@@ -929,6 +946,20 @@ simt_pass(Simt *s, uint32_t *epoch)
 		nbar += s->st[i] == ST_BAR;
 		ndone += s->st[i] == ST_DONE;
 	}
+	if (!nrun)
+		for (i = 0; i < s->n; i++) {
+			/* a subgroup completes its operation as its last lane arrives
+			 * (sg_arrive): a lane still waiting has a lane elsewhere */
+			if (s->st[i] != ST_SG)
+				continue;
+			s->err = burn_fail(s->c, BURN_ERR_INTERNAL,
+			        "kir_interp %s: subgroup op s%d reached by thread %d but not "
+			        "by every lane of its subgroup (divergent control flow) "
+			        "(BURN_SIMT_SEED=%llu)", s->kname, s->bar[i], i,
+			        (unsigned long long)s->seed);
+			s->abort = 1;
+			return;
+		}
 	if (!nrun && nbar) {
 		int first = -1;
 		for (i = 0; i < s->n; i++) {
@@ -1017,7 +1048,10 @@ simt_access(Interp *in, int b, int64_t i, int write)
 	const char *why = NULL;
 	int other = 0;
 
-	if (!write && w < 0) {
+	if (sh->p_tid[i] >= 0) {
+		why = "touches the destination of an async copy before its wait";
+		other = sh->p_tid[i];
+	} else if (!write && w < 0) {
 		why = "reads an element no thread has written";
 	} else if (w >= 0 && w != t && sh->w_epoch[i] == ep) {
 		why = write ? "writes an element another thread wrote since the last barrier"
@@ -1039,6 +1073,7 @@ simt_access(Interp *in, int b, int64_t i, int write)
 	if (write) {
 		sh->w_tid[i] = t;
 		sh->w_epoch[i] = ep;
+		sh->w_atom[i] = 0;
 	} else if (sh->r_epoch[i] != ep || sh->r_tid[i] == -1) {
 		sh->r_tid[i] = t;
 		sh->r_epoch[i] = ep;
@@ -1062,6 +1097,7 @@ simt_block_start(Interp *in)
 		for (int64_t i = 0; i < k->buf[b].count; i++) {
 			in->shadow[b].w_tid[i] = -1;
 			in->shadow[b].r_tid[i] = -1;
+			in->shadow[b].p_tid[i] = -1;
 		}
 	}
 }
@@ -1078,6 +1114,11 @@ simt_thread(void *arg)
 	pthread_mutex_unlock(&s->mu);
 	if (!ab)
 		exec(in, in->tbody);
+	if (!ab && !in->err && in->npend)
+		in->err = burn_fail(in->c, BURN_ERR_INTERNAL, "kir_interp %s: thread %d "
+		                    "ends with %d async copies never waited for (cpwait) "
+		                    "(BURN_SIMT_SEED=%llu)", in->k->name, in->tid,
+		                    in->npend, (unsigned long long)s->seed);
 	pthread_mutex_lock(&s->mu);
 	s->st[in->tid] = ST_DONE;
 	if (in->err && !s->abort) {
@@ -1109,8 +1150,9 @@ thread_free(const KKernel *k, Interp *t)
 {
 	if (t->buf)
 		for (int b = 0; b < k->nbuf; b++)
-			if (k->buf[b].space == KS_LOCAL)
+			if (k->buf[b].space == KS_LOCAL || k->buf[b].space == KS_FRAG)
 				free(t->buf[b]);
+	free(t->pend);
 	free(t->buf);
 	free(t->var);
 	free(t->memo);
@@ -1161,11 +1203,13 @@ simt_run(Interp *in, KRef st)
 	s.c = in->c;
 	s.kname = k->name;
 	s.seed = s.rng = simt_seed();
+	s.th = NULL;
 	s.st = calloc((size_t)n, 1);
 	s.bar = calloc((size_t)n, sizeof *s.bar);
 	th = calloc((size_t)n, sizeof *th);
 	pt = calloc((size_t)n, sizeof *pt);
 	s.cv = calloc((size_t)n, sizeof *s.cv);
+	s.th = th;
 	if (!s.st || !s.bar || !th || !pt || !s.cv) {
 		rc = burn_fail(in->c, BURN_ERR_NOMEM, "kir_interp: out of memory");
 		goto out;
@@ -1180,6 +1224,8 @@ simt_run(Interp *in, KRef st)
 		t->simt = &s;
 		t->tid = i;
 		t->gen = 0;
+		t->pend = NULL;
+		t->npend = t->cappend = 0;
 		t->buf = calloc((size_t)k->nbuf + 1, sizeof *t->buf);
 		t->var = malloc(((size_t)k->nvar + 1) * sizeof *t->var);
 		t->memo = calloc((size_t)k->nnode, sizeof *t->memo);
@@ -1192,7 +1238,7 @@ simt_run(Interp *in, KRef st)
 		memcpy(t->var, in->var, ((size_t)k->nvar + 1) * sizeof *t->var);
 		for (b = 0; b < k->nbuf; b++) {
 			t->buf[b] = in->buf[b];
-			if (k->buf[b].space == KS_LOCAL &&
+			if ((k->buf[b].space == KS_LOCAL || k->buf[b].space == KS_FRAG) &&
 			    !(t->buf[b] = calloc((size_t)(k->buf[b].count > 0 ? k->buf[b].count : 1),
 			                         (size_t)dtype_size(k->buf[b].dtype)))) {
 				rc = burn_fail(in->c, BURN_ERR_NOMEM, "kir_interp: out of memory");
@@ -1253,6 +1299,409 @@ out:
 	free(s.bar);
 	free(s.cv);
 	return rc;
+}
+
+/* ---- GPU statements (kgpu.def) ----------------------------------------- *
+ *
+ * Vector copies, atomics and async copies run in the thread that reaches
+ * them.  Subgroup operations (shuffles, reductions, tile ops) run in
+ * lockstep: a lane evaluates its operands, then waits at the statement
+ * (ST_SG) until every lane of its subgroup is there; the last to arrive
+ * performs the operation for all of them (it holds the baton, so it may
+ * write the other lanes' variables and fragments) and they run on.  A lane
+ * that cannot arrive (it finished, or waits at a barrier or another
+ * subgroup op) is reported by simt_pass as divergence.
+ */
+
+/* Combine for sgreduce and atomics: KO_ADD, KO_MUL, KO_MIN, KO_MAX with
+ * the kernel IR's semantics (float min/max propagate NaN; integers wrap). */
+static KVal
+combine(int op, int dt, KVal a, KVal b)
+{
+	KVal r = {0, 0, 0};
+
+	if (cls(dt) == C_F)
+		return bin(op, dt, a, b);
+	if (cls(dt) == C_S) {
+		switch (op) {
+		case KO_ADD: r.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i); break;
+		case KO_MUL: r.i = (int64_t)((uint64_t)a.i * (uint64_t)b.i); break;
+		case KO_MIN: r.i = a.i < b.i ? a.i : b.i; break;
+		case KO_MAX: r.i = a.i > b.i ? a.i : b.i; break;
+		}
+		r.i = wrap_s(dt, r.i);
+	} else {
+		switch (op) {
+		case KO_ADD: r.u = a.u + b.u; break;
+		case KO_MUL: r.u = a.u * b.u; break;
+		case KO_MIN: r.u = a.u < b.u ? a.u : b.u; break;
+		case KO_MAX: r.u = a.u > b.u ? a.u : b.u; break;
+		}
+		r.u = wrap_u(dt, r.u);
+	}
+	return r;
+}
+
+static int
+gfail(Interp *in, KRef s, const char *fmt, long long a, long long b)
+{
+	char msg[200];
+
+	if (in->err)
+		return in->err;
+	snprintf(msg, sizeof msg, fmt, a, b);
+	if (in->simt)
+		in->err = burn_fail(in->c, BURN_ERR_INTERNAL, "kir_interp %s: %s s%d: "
+		                    "thread %d: %s (BURN_SIMT_SEED=%llu)", in->k->name,
+		                    kgpu_name(in->k->node[s].kind), s, in->tid, msg,
+		                    (unsigned long long)in->simt->seed);
+	else
+		in->err = burn_fail(in->c, BURN_ERR_INTERNAL, "kir_interp %s: %s s%d: %s",
+		                    in->k->name, kgpu_name(in->k->node[s].kind), s, msg);
+	return in->err;
+}
+
+/* Elements [i, i+n) of buffer b are in bounds. */
+static int
+grange(Interp *in, KRef s, int b, int64_t i, int64_t n)
+{
+	if (i < 0 || n > in->k->buf[b].count || i > in->k->buf[b].count - n)
+		return gfail(in, s, "b%lld[%lld] out of bounds", b, i);
+	return BURN_OK;
+}
+
+/* An atomic access of shared element i: atomics of one element by several
+ * threads are no race; a plain access by another thread since the last
+ * barrier is. */
+static int
+simt_atomic(Interp *in, KRef s, int b, int64_t i)
+{
+	Shadow *sh = &in->shadow[b];
+	uint32_t ep = *in->epoch;
+	int32_t t = in->tid, w = sh->w_tid[i];
+
+	if (sh->p_tid[i] >= 0)
+		return gfail(in, s, "atomic on the destination of an async copy of "
+		             "thread %lld before its wait (b%lld)", sh->p_tid[i], b);
+	if (w < 0)
+		return gfail(in, s, "atomic on an element no thread has written "
+		             "(b%lld[%lld])", b, i);
+	if ((w != t && sh->w_epoch[i] == ep && !sh->w_atom[i]) ||
+	    (sh->r_epoch[i] == ep && sh->r_tid[i] != -1 && sh->r_tid[i] != t))
+		return gfail(in, s, "shared memory race: atomic and plain access of "
+		             "b%lld[%lld] since the last barrier", b, i);
+	sh->w_tid[i] = t;
+	sh->w_epoch[i] = ep;
+	sh->w_atom[i] = 1;
+	return BURN_OK;
+}
+
+/* Copy n elements buf2[si..] -> buf[di..] now (vcopy, a landing cpasync),
+ * with the race checks of shared memory. */
+static int
+gcopy(Interp *in, KRef s, int db, int64_t di, int sb, int64_t si, int64_t n)
+{
+	const KKernel *k = in->k;
+	size_t sz = (size_t)dtype_size(k->buf[db].dtype);
+
+	for (int64_t e = 0; e < n && in->simt; e++) {
+		if (k->buf[sb].space == KS_SHARED)
+			TRY(simt_access(in, sb, si + e, 0));
+		if (k->buf[db].space == KS_SHARED)
+			TRY(simt_access(in, db, di + e, 1));
+	}
+	memmove((char *)in->buf[db] + (size_t)di * sz,
+	        (const char *)in->buf[sb] + (size_t)si * sz, (size_t)n * sz);
+	(void)s;
+	return BURN_OK;
+}
+
+static int
+atomic_stmt(Interp *in, KRef s)
+{
+	const KKernel *k = in->k;
+	const KNode *n = &k->node[s];
+	int dt = k->buf[n->buf].dtype;
+	int64_t i = as_index(k->node[n->a].dtype, eval_root(in, n->a));
+	KVal x = eval(in, n->b), y = {0, 0, 0}, old, nv;
+
+	if (n->op == KAT_CAS)
+		y = eval(in, n->c);
+	if (in->err)
+		return in->err;
+	TRY(grange(in, s, n->buf, i, 1));
+	if (in->simt && k->buf[n->buf].space == KS_SHARED)
+		TRY(simt_atomic(in, s, n->buf, i));
+	old = read_elem(dt, in->buf[n->buf], i);
+	switch (n->op) {
+	case KAT_ADD: nv = combine(KO_ADD, dt, old, x); break;
+	case KAT_MAX: nv = combine(KO_MAX, dt, old, x); break;
+	case KAT_MIN: nv = combine(KO_MIN, dt, old, x); break;
+	default:      /* cas: integers only (kir_verify) */
+		nv = (cls(dt) == C_S ? old.i == x.i : old.u == x.u) ? y : old;
+	}
+	write_elem(dt, in->buf[n->buf], i, nv);
+	if (n->var >= 0)
+		in->var[n->var] = old;
+	return BURN_OK;
+}
+
+static int
+cpasync_stmt(Interp *in, KRef s)
+{
+	const KKernel *k = in->k;
+	const KNode *n = &k->node[s];
+	int64_t di, si, e;
+	Shadow *sh;
+
+	if (!in->simt)
+		return gfail(in, s, "async copy outside a thread loop", 0, 0);
+	di = as_index(k->node[n->a].dtype, eval_root(in, n->a));
+	si = as_index(k->node[n->b].dtype, eval(in, n->b));
+	if (in->err)
+		return in->err;
+	if (di % n->ival || si % n->ival)
+		return gfail(in, s, "misaligned (destination %lld, source %lld)", di, si);
+	TRY(grange(in, s, n->buf, di, n->ival));
+	TRY(grange(in, s, n->buf2, si, n->ival));
+	sh = &in->shadow[n->buf];
+	for (e = 0; e < n->ival; e++)
+		if (sh->p_tid[di + e] >= 0)
+			return gfail(in, s, "b%lld[%lld] is already the destination of an "
+			             "async copy in flight", n->buf, di + e);
+	if (in->npend == in->cappend) {
+		int cap = in->cappend ? 2 * in->cappend : 8;
+		Pend *np = cap > (1 << 24) ? NULL : realloc(in->pend, (size_t)cap * sizeof *np);
+		if (!np)
+			return in->err = burn_fail(in->c, BURN_ERR_NOMEM,
+			                           "kir_interp: out of memory");
+		in->pend = np;
+		in->cappend = cap;
+	}
+	for (e = 0; e < n->ival; e++)
+		sh->p_tid[di + e] = in->tid;
+	in->pend[in->npend++] = (Pend){ n->buf, n->buf2, di, si, n->ival };
+	return BURN_OK;
+}
+
+static int
+cpwait_stmt(Interp *in, KRef s)
+{
+	for (int p = 0; p < in->npend; p++) {
+		Pend *q = &in->pend[p];
+		for (int64_t e = 0; e < q->n; e++)
+			in->shadow[q->dbuf].p_tid[q->di + e] = -1;
+		TRY(gcopy(in, s, q->dbuf, q->di, q->sbuf, q->si, q->n));
+	}
+	in->npend = 0;
+	return BURN_OK;
+}
+
+/* The width of subgroup op n. */
+static int
+sg_width(const KNode *n)
+{
+	return n->kind == KS_SHFL || n->kind == KS_SGRED ? (int)n->ival : KT_SUBGROUP;
+}
+
+/* Tile operands must be the same in every lane. */
+static int
+sg_uniform(Interp *in, KRef s, Interp *lane, int w, int ints)
+{
+	for (int l = 1; l < w; l++)
+		if (ints ? (lane[l].sga.i != lane[0].sga.i || lane[l].sga.u != lane[0].sga.u ||
+		            lane[l].sgb.i != lane[0].sgb.i || lane[l].sgb.u != lane[0].sgb.u)
+		         : memcmp(&lane[l].sga.f, &lane[0].sga.f, sizeof(double)) != 0)
+			return gfail(in, s, "lanes %lld and %lld give different tile operands",
+			             lane[0].tid, lane[l].tid);
+	return BURN_OK;
+}
+
+/* The subgroup op s for the w lanes lane[0 .. w), all arrived. */
+static int
+sg_exec(Interp *in, KRef s, Interp *lane, int w)
+{
+	const KKernel *k = in->k;
+	const KNode *n = &k->node[s];
+	KVal v[64], t[64];
+	int l;
+
+	switch (n->kind) {
+	case KS_SHFL: {
+		int dt = k->node[n->b].dtype;
+		for (l = 0; l < w; l++) {
+			int64_t x = as_index(dt, lane[l].sgb), src;
+			if (n->op == KSH_IDX)
+				src = x & (w - 1);
+			else if (n->op == KSH_XOR)
+				src = l ^ (x & (w - 1));
+			else
+				src = x >= 0 && x < w && l + x < w ? l + x : l;
+			v[l] = lane[src].sga;
+		}
+		for (l = 0; l < w; l++)
+			lane[l].var[n->var] = v[l];
+		return BURN_OK;
+	}
+	case KS_SGRED: {
+		int dt = k->node[n->a].dtype;
+		for (l = 0; l < w; l++)
+			v[l] = lane[l].sga;
+		for (int o = w / 2; o >= 1; o /= 2) {
+			for (l = 0; l < w; l++)
+				t[l] = combine(n->op, dt, v[l], v[l ^ o]);
+			memcpy(v, t, (size_t)w * sizeof *v);
+		}
+		for (l = 0; l < w; l++)
+			lane[l].var[n->var] = v[l];
+		return BURN_OK;
+	}
+	default:
+		break;
+	}
+	/* tile ops */
+	{
+		const KTileInfo *ti = ktile_info((int)n->ival);
+		int64_t m = ti->m, nn = ti->n, kk = ti->k, rows, cols, r, c;
+		int fb, mb, role, load;
+		int64_t base, stride;
+		if (n->kind == KS_TFILL) {
+			TRY(sg_uniform(in, s, lane, w, 0));
+			for (l = 0; l < w; l++)
+				for (r = 0; r < m * nn; r++)
+					((float *)lane[l].buf[n->buf])[r] = (float)lane[0].sga.f;
+			return BURN_OK;
+		}
+		if (n->kind == KS_TMMA) {
+			/* every lane holds the whole tile (the same in each) */
+			const void *A = lane[0].buf[n->buf2], *B = lane[0].buf[n->buf3];
+			int adt = k->buf[n->buf2].dtype;
+			float acc[16 * 8];
+			for (r = 0; r < m; r++)
+				for (c = 0; c < nn; c++) {
+					float a = ((const float *)lane[0].buf[n->buf])[r * nn + c];
+					for (int64_t q = 0; q < kk; q++) {
+						float x = (float)read_elem(adt, A, r * kk + q).f;
+						float y = (float)read_elem(adt, B, q * nn + c).f;
+						float p = x * y;
+						a = a + p;
+					}
+					acc[r * nn + c] = a;
+				}
+			for (l = 0; l < w; l++)
+				memcpy(lane[l].buf[n->buf], acc, (size_t)(m * nn) * sizeof(float));
+			return BURN_OK;
+		}
+		load = n->kind == KS_TLOAD;
+		TRY(sg_uniform(in, s, lane, w, 1));
+		fb = load ? n->buf : n->buf2;
+		mb = load ? n->buf2 : n->buf;
+		role = load ? n->op : KTR_C;
+		rows = role == KTR_B ? kk : m;
+		cols = role == KTR_A ? kk : nn;
+		base = as_index(k->node[n->a].dtype, lane[0].sga);
+		stride = as_index(k->node[n->b].dtype, lane[0].sgb);
+		{
+			int dt = k->buf[fb].dtype;
+			size_t sz = (size_t)dtype_size(dt);
+			for (r = 0; r < rows; r++)
+				for (c = 0; c < cols; c++) {
+					int64_t e = r * cols + c, off;
+					Interp *who = &lane[e % w];   /* the lane that moves it */
+					if (burn_mul_ovf(r, stride, &off) || off > INT64_MAX - base - c)
+						return gfail(in, s, "tile index overflows (stride %lld)",
+						             stride, 0);
+					off += base + c;
+					TRY(grange(in, s, mb, off, 1));
+					if (in->simt && k->buf[mb].space == KS_SHARED &&
+					    simt_access(who, mb, off, !load)) {
+						in->err = who->err;
+						return in->err;
+					}
+					if (load)
+						for (l = 0; l < w; l++)
+							memcpy((char *)lane[l].buf[fb] + (size_t)e * sz,
+							       (const char *)in->buf[mb] + (size_t)off * sz, sz);
+					else
+						memcpy((char *)in->buf[mb] + (size_t)off * sz,
+						       (const char *)lane[0].buf[fb] + (size_t)e * sz, sz);
+				}
+		}
+	}
+	return BURN_OK;
+}
+
+/* Lane `in` arrives at subgroup op s. */
+static int
+sg_arrive(Interp *in, KRef s)
+{
+	const KNode *n = &in->k->node[s];
+	Simt *sm = in->simt;
+	int w = sg_width(n), g0, all = 1, ab, rc = BURN_OK;
+
+	if (!sm)
+		return gfail(in, s, "subgroup op outside a thread loop", 0, 0);
+	in->gen++;
+	if (n->a)
+		in->sga = eval(in, n->a);
+	if (n->b)
+		in->sgb = eval(in, n->b);
+	if (in->err)
+		return in->err;
+	if (sm->n % w)
+		return gfail(in, s, "a block of %lld threads is no whole number of "
+		             "subgroups of %lld", sm->n, w);
+	g0 = in->tid / w * w;
+	pthread_mutex_lock(&sm->mu);
+	sm->st[in->tid] = ST_SG;
+	sm->bar[in->tid] = s;
+	for (int l = g0; l < g0 + w; l++)
+		if (sm->st[l] != ST_SG || sm->bar[l] != s)
+			all = 0;
+	if (all) {
+		rc = sg_exec(in, s, &sm->th[g0], w);
+		for (int l = g0; l < g0 + w; l++)
+			sm->st[l] = ST_RUN;
+		pthread_mutex_unlock(&sm->mu);
+		return rc;
+	}
+	simt_pass(sm, in->epoch);
+	simt_wake_all(sm);
+	ab = simt_wait(sm, in->tid);
+	pthread_mutex_unlock(&sm->mu);
+	if (ab)
+		in->err = BURN_ERR_INTERNAL;   /* unwind quietly: sm->err says why */
+	return in->err;
+}
+
+static int
+gpu_stmt(Interp *in, KRef s)
+{
+	const KKernel *k = in->k;
+	const KNode *n = &k->node[s];
+
+	switch (n->kind) {
+	case KS_VCOPY: {
+		int64_t di = as_index(k->node[n->a].dtype, eval_root(in, n->a));
+		int64_t si = as_index(k->node[n->b].dtype, eval(in, n->b));
+		if (in->err)
+			return in->err;
+		if (di % n->ival || si % n->ival)
+			return gfail(in, s, "misaligned vector access (destination %lld, "
+			             "source %lld)", di, si);
+		TRY(grange(in, s, n->buf, di, n->ival));
+		TRY(grange(in, s, n->buf2, si, n->ival));
+		return gcopy(in, s, n->buf, di, n->buf2, si, n->ival);
+	}
+	case KS_ATOMIC:
+		return atomic_stmt(in, s);
+	case KS_CPASYNC:
+		return cpasync_stmt(in, s);
+	case KS_CPWAIT:
+		return cpwait_stmt(in, s);
+	default:
+		return sg_arrive(in, s);
+	}
 }
 
 /* Whether any reachable expression is a vector or hardware index is left
@@ -1350,12 +1799,16 @@ kir_interp_dims(Ctx *c, const KKernel *k, void *const *bufs,
 				sh->r_tid = malloc(m * sizeof *sh->r_tid);
 				sh->w_epoch = calloc(m, sizeof *sh->w_epoch);
 				sh->r_epoch = calloc(m, sizeof *sh->r_epoch);
-				if (!sh->w_tid || !sh->r_tid || !sh->w_epoch || !sh->r_epoch) {
+				sh->p_tid = malloc(m * sizeof *sh->p_tid);
+				sh->w_atom = calloc(m, 1);
+				if (!sh->w_tid || !sh->r_tid || !sh->w_epoch || !sh->r_epoch ||
+				    !sh->p_tid || !sh->w_atom) {
 					rc = burn_fail(c, BURN_ERR_NOMEM, "kir_interp: out of memory");
 					goto done;
 				}
 				memset(sh->w_tid, 0xff, m * sizeof *sh->w_tid);
 				memset(sh->r_tid, 0xff, m * sizeof *sh->r_tid);
+				memset(sh->p_tid, 0xff, m * sizeof *sh->p_tid);
 			}
 		}
 	}
@@ -1371,9 +1824,12 @@ done:
 			free(in.shadow[i].r_tid);
 			free(in.shadow[i].w_epoch);
 			free(in.shadow[i].r_epoch);
+			free(in.shadow[i].p_tid);
+			free(in.shadow[i].w_atom);
 		}
 	free(in.shadow);
 	free(count);
+	free(in.pend);
 	free(in.buf);
 	free(in.var);
 	free(in.memo);

@@ -39,7 +39,10 @@
 #include <string.h>
 #include "kir.h"
 
-static const char *const space_name[] = { "global", "local", "shared" };
+static const char *const space_name[] = { "global", "local", "shared", "frag" };
+static const char *const shfl_name[] = { "?", "idx", "xor", "down" };
+static const char *const atomic_name[] = { "?", "add", "max", "min", "cas" };
+static const char *const role_name[] = { "?", "a", "b", "c" };
 static const char *const access_name[] = { "none", "read", "write", "rw" };
 /* KLoopFlag bit i prints as flag_name[i]; KSpecial k as flag_name[k]. */
 static const char *const flag_name[] = { "parallel", "thread.x", "thread.y",
@@ -52,7 +55,11 @@ static const char *const keyword[] = {
 	"alias", "barrier", "block", "buf", "dim", "else", "false", "for", "global",
 	"if", "in", "inf", "kernel", "let", "load", "local", "nan", "none",
 	"parallel", "read", "rw", "select", "shared", "thread", "true", "var",
-	"write", NULL
+	"write", "frag",
+#define KGPU(id, name, coll) name,
+#include "kgpu.def"
+#undef KGPU
+	NULL
 };
 
 static int
@@ -401,11 +408,85 @@ pstmt_begin(Printer *P, const KNode *n, int ind)
 		return;
 	P->sid++;
 	pcount(P, n->a);
-	if (n->kind == KS_FOR || n->kind == KS_STORE)
+	if (n->kind == KS_FOR || n->kind == KS_STORE || kgpu_name(n->kind))
 		pcount(P, n->b);
+	if (kgpu_name(n->kind))
+		pcount(P, n->c);
 	pshared(P, n->a, ind);
-	if (n->kind == KS_FOR || n->kind == KS_STORE)
+	if (n->kind == KS_FOR || n->kind == KS_STORE || kgpu_name(n->kind))
 		pshared(P, n->b, ind);
+	if (kgpu_name(n->kind))
+		pshared(P, n->c, ind);
+}
+
+/* A GPU statement (kgpu.def; the forms are listed there). */
+static void
+pgpu(Printer *P, const KNode *n)
+{
+	FILE *f = P->f;
+	const KTileInfo *t = ktile_info((int)n->ival);
+	const char *tn = t ? t->name : "?";
+
+	if ((n->kind == KS_SHFL || n->kind == KS_SGRED || n->kind == KS_ATOMIC) &&
+	    n->var >= 0) {
+		pvar(P, n->var);
+		fprintf(f, " = ");
+	}
+	fputs(kgpu_name(n->kind), f);
+	switch (n->kind) {
+	case KS_VCOPY:
+	case KS_CPASYNC:
+		fprintf(f, ".%" PRId64 " b%d[", n->ival, n->buf);
+		pexpr(P, n->a, 0);
+		fprintf(f, "] = b%d[", n->buf2);
+		pexpr(P, n->b, 0);
+		fprintf(f, "]");
+		break;
+	case KS_ATOMIC:
+		fprintf(f, ".%s b%d[", atomic_name[n->op >= KAT_ADD && n->op <= KAT_CAS
+		                                   ? n->op : 0], n->buf);
+		pexpr(P, n->a, 0);
+		fprintf(f, "], ");
+		pexpr(P, n->b, 0);
+		if (n->op == KAT_CAS) {
+			fprintf(f, ", ");
+			pexpr(P, n->c, 0);
+		}
+		break;
+	case KS_SHFL:
+		fprintf(f, ".%s.w%" PRId64 " ", shfl_name[n->op >= KSH_IDX &&
+		        n->op <= KSH_DOWN ? n->op : 0], n->ival);
+		pexpr(P, n->a, 0);
+		fprintf(f, ", ");
+		pexpr(P, n->b, 0);
+		break;
+	case KS_SGRED:
+		fprintf(f, ".%s.w%" PRId64 " ", kop_name(n->op), n->ival);
+		pexpr(P, n->a, 0);
+		break;
+	case KS_TFILL:
+		fprintf(f, ".%s b%d = ", tn, n->buf);
+		pexpr(P, n->a, 0);
+		break;
+	case KS_TLOAD:
+		fprintf(f, ".%s.%s b%d = b%d[", tn, role_name[n->op >= KTR_A &&
+		        n->op <= KTR_C ? n->op : 0], n->buf, n->buf2);
+		pexpr(P, n->a, 0);
+		fprintf(f, "], ");
+		pexpr(P, n->b, 0);
+		break;
+	case KS_TMMA:
+		fprintf(f, ".%s b%d += b%d * b%d", tn, n->buf, n->buf2, n->buf3);
+		break;
+	case KS_TSTORE:
+		fprintf(f, ".%s b%d[", tn, n->buf);
+		pexpr(P, n->a, 0);
+		fprintf(f, "], ");
+		pexpr(P, n->b, 0);
+		fprintf(f, " = b%d", n->buf2);
+		break;
+	}
+	fprintf(f, "\n");
 }
 
 static void
@@ -464,7 +545,10 @@ pblock(Printer *P, KRef s, int ind)
 			fprintf(f, "barrier\n");
 			break;
 		default:
-			fprintf(f, "<expr %d as statement>\n", s);
+			if (kgpu_name(n->kind))
+				pgpu(P, n);
+			else
+				fprintf(f, "<expr %d as statement>\n", s);
 		}
 	}
 }
@@ -524,7 +608,7 @@ print_kernel(FILE *f, const KKernel *k, int index)
 			pexpr(&P, b->ext, 0);
 		else
 			fprintf(f, "%" PRId64, b->count);
-		fprintf(f, "] %s", b->space >= 0 && b->space <= 2 ? space_name[b->space]
+		fprintf(f, "] %s", b->space >= 0 && b->space <= 3 ? space_name[b->space]
 		                                                  : "?");
 		if (b->space == KS_GLOBAL)
 			fprintf(f, " v%d", b->value);
@@ -590,13 +674,17 @@ kprog_print(FILE *f, const KProgram *p)
  *   buf     = 'buf' BUF ':' DTYPE '[' (INT | expr) ']' space ACCESS
  *             BUF is b0, b1, ... in order; an expr (over the dims) is
  *             an extent known at run time
- *   space   = 'global' VAL | 'local' | 'shared'
+ *   space   = 'global' VAL | 'local' | 'shared' | 'frag'
  *   ACCESS  = 'read' | 'write' | 'rw' | 'none'
  *   var     = 'var' VARNAME ':' DTYPE
  *   VARNAME = IDENT                      a hint no other variable has
  *           | (IDENT | STR) '.' INT      any hint; INT is the var's index
  *   block   = {stmt}
- *   stmt    = {let} (for | if | store | set | 'barrier')
+ *   stmt    = {let} (for | if | store | set | 'barrier' | gpu)
+ *   gpu     = the GPU statements of ir/kgpu.def, e.g.
+ *             'vcopy' '.' INT store-like, VARNAME '=' 'shfl' '.' MODE
+ *             '.' 'w' INT expr ',' expr, 'tilemma' '.' SHAPE BUF '+=' BUF
+ *             '*' BUF (all forms are listed in kgpu.def)
  *   let     = 'let' TMP '=' expr         TMP = t0, t1, ... increasing;
  *                                        visible in the next statement's
  *                                        own expressions only
@@ -1312,8 +1400,11 @@ pbuf(P *ps)
 	} else if (isword(tk(ps), "shared")) {
 		adv(ps);
 		b.space = KS_SHARED;
+	} else if (isword(tk(ps), "frag")) {
+		adv(ps);
+		b.space = KS_FRAG;
 	} else {
-		return expected(ps, "'global', 'local' or 'shared'");
+		return expected(ps, "'global', 'local', 'shared' or 'frag'");
 	}
 	for (i = 0; i < 4; i++)
 		if (isword(tk(ps), access_name[i]))
@@ -1873,7 +1964,193 @@ plet(P *ps)
 	return BURN_OK;
 }
 
-/* stmt = {let} (for | if | store | set | 'barrier') */
+/* ---- GPU statements (kgpu.def) ---- */
+
+/* The GPU statement kind word t names, or 0. */
+static int
+gpu_kind(const Tok *t)
+{
+	if (t->kind != TK_ID)
+		return 0;
+	for (int kd = KS_VCOPY; kd < KN_COUNT_; kd++)
+		if (isword(t, kgpu_name(kd)))
+			return kd;
+	return 0;
+}
+
+/* Does a GPU statement start here?  `result`: after `VAR =`, where only
+ * the kinds with a result may.  NAME.N = ... is a variable. */
+static int
+gpu_start(P *ps, int result)
+{
+	Tok *t1 = peek(ps, 1), *t2 = peek(ps, 2);
+	int kd = gpu_kind(tk(ps));
+
+	if (!kd)
+		return 0;
+	if (result)
+		return (kd == KS_SHFL || kd == KS_SGRED || kd == KS_ATOMIC) &&
+		       ispunct_(t1, '.') && t2->kind == TK_ID;
+	if (kd == KS_CPWAIT)
+		return !ispunct_(t1, '.') && !ispunct_(t1, '=');
+	if (kd == KS_SHFL || kd == KS_SGRED)
+		return 0;   /* these have a result */
+	return ispunct_(t1, '.') && (t2->kind == TK_ID ||
+	       (t2->kind == TK_INT && !ispunct_(peek(ps, 3), '=')));
+}
+
+/* '.' WORD with WORD one of names[1 .. n) */
+static int
+pmod(P *ps, const char *const *names, int n, int *out, const char *what)
+{
+	TRY(expect(ps, '.', "'.'"));
+	for (int i = 1; i < n; i++)
+		if (names[i] && isword(tk(ps), names[i])) {
+			*out = i;
+			adv(ps);
+			return BURN_OK;
+		}
+	return expected(ps, what);
+}
+
+/* BUF, an existing buffer */
+static int
+pbufname(P *ps, int *out)
+{
+	const char *at = tk(ps)->p;
+
+	TRY(pnumbered(ps, 'b', INT_MAX, out, "a buffer"));
+	if (*out >= ps->k->nbuf)
+		return err_at(ps, at, "no buffer b%d", *out);
+	return BURN_OK;
+}
+
+/* BUF '[' expr ']' */
+static int
+pbufidx(P *ps, int *buf, KRef *e)
+{
+	TRY(pbufname(ps, buf));
+	TRY(expect(ps, '[', "'['"));
+	TRY(pexpr_(ps, e));
+	return expect(ps, ']', "']'");
+}
+
+/* The GPU statement at the token (its word), with result variable var
+ * (-1 none); the forms are listed in kgpu.def.  Types are checked by
+ * kir_verify when the kernel is complete. */
+static int
+pgpu_stmt(P *ps, const char *at, int var, KRef *out)
+{
+	const char *tname[KT_COUNT_];
+	int kd = gpu_kind(tk(ps)), m = 0, buf = 0, buf2 = 0, buf3 = 0, shape = 0;
+	int64_t ival = 0;
+	KRef a = 0, b = 0, c = 0, s;
+	uint64_t u;
+
+	tname[0] = NULL;
+	for (int i = 1; i < KT_COUNT_; i++)
+		tname[i] = ktile_info(i)->name;
+	adv(ps);
+	switch (kd) {
+	case KS_VCOPY:
+	case KS_CPASYNC:
+		TRY(expect(ps, '.', "'.'"));
+		TRY(pint(ps, 64, &u, "a lane count"));
+		ival = (int64_t)u;
+		TRY(pbufidx(ps, &buf, &a));
+		TRY(expect(ps, '=', "'='"));
+		TRY(pbufidx(ps, &buf2, &b));
+		break;
+	case KS_CPWAIT:
+		break;
+	case KS_ATOMIC:
+		TRY(pmod(ps, atomic_name, 5, &m, "add, max, min or cas"));
+		TRY(pbufidx(ps, &buf, &a));
+		TRY(expect(ps, ',', "','"));
+		TRY(pexpr_(ps, &b));
+		if (m == KAT_CAS) {
+			TRY(expect(ps, ',', "','"));
+			TRY(pexpr_(ps, &c));
+		}
+		break;
+	case KS_SHFL:
+	case KS_SGRED: {
+		Tok *t;
+		if (kd == KS_SHFL) {
+			TRY(pmod(ps, shfl_name, 4, &m, "idx, xor or down"));
+		} else {
+			TRY(expect(ps, '.', "'.'"));
+			t = tk(ps);
+			if (t->kind != TK_ID || !(m = op_by_name(t->p, (size_t)t->len)))
+				return expected(ps, "add, mul, min or max");
+			adv(ps);
+		}
+		TRY(expect(ps, '.', "'.'"));
+		t = tk(ps);
+		if (t->kind != TK_ID || t->len < 2 || t->len > 3 || t->p[0] != 'w' ||
+		    !isdigit((unsigned char)t->p[1]) ||
+		    (t->len == 3 && !isdigit((unsigned char)t->p[2])))
+			return expected(ps, "a subgroup width w2 .. w64");
+		ival = strtol(t->p + 1, NULL, 10);
+		adv(ps);
+		TRY(pexpr_(ps, &a));
+		if (kd == KS_SHFL) {
+			TRY(expect(ps, ',', "','"));
+			TRY(pexpr_(ps, &b));
+		}
+		break;
+	}
+	default:   /* tile ops */
+		TRY(pmod(ps, tname, KT_COUNT_, &shape, "a tile shape"));
+		ival = shape;
+		if (kd == KS_TFILL) {
+			m = KTR_C;
+			TRY(pbufname(ps, &buf));
+			TRY(expect(ps, '=', "'='"));
+			TRY(pexpr_(ps, &a));
+		} else if (kd == KS_TLOAD) {
+			TRY(pmod(ps, role_name, 4, &m, "a, b or c"));
+			TRY(pbufname(ps, &buf));
+			TRY(expect(ps, '=', "'='"));
+			TRY(pbufidx(ps, &buf2, &a));
+			TRY(expect(ps, ',', "','"));
+			TRY(pexpr_(ps, &b));
+		} else if (kd == KS_TMMA) {
+			TRY(pbufname(ps, &buf));
+			TRY(expect(ps, '+', "'+='"));
+			TRY(expect(ps, '=', "'+='"));
+			TRY(pbufname(ps, &buf2));
+			TRY(expect(ps, '*', "'*'"));
+			TRY(pbufname(ps, &buf3));
+		} else {
+			m = KTR_C;
+			TRY(pbufidx(ps, &buf, &a));
+			TRY(expect(ps, ',', "','"));
+			TRY(pexpr_(ps, &b));
+			TRY(expect(ps, '=', "'='"));
+			TRY(pbufname(ps, &buf2));
+		}
+		break;
+	}
+	TRY(mk(ps, kd, at, &s));
+	{
+		KNode *n = &ps->k->node[s];
+		n->op = m;
+		n->ival = ival;
+		n->var = var;
+		n->buf = buf;
+		n->buf2 = buf2;
+		n->buf3 = buf3;
+		n->a = a;
+		n->b = b;
+		n->c = c;
+	}
+	ps->nlet = 0;
+	*out = s;
+	return BURN_OK;
+}
+
+/* stmt = {let} (for | if | store | set | 'barrier' | gpu) */
 static int
 pstmt(P *ps, int nest, KRef *out)
 {
@@ -1890,6 +2167,8 @@ pstmt(P *ps, int nest, KRef *out)
 	t = tk(ps);
 	t1 = peek(ps, 1);
 	at = t->p;
+	if (gpu_start(ps, 0))
+		return pgpu_stmt(ps, at, -1, out);
 	/* a keyword followed by '.' or '=' is a variable (for.3 = ...) */
 	if (t->kind == TK_ID && !ispunct_(t1, '.') && !ispunct_(t1, '=')) {
 		if (isword(t, "for")) {
@@ -2005,6 +2284,8 @@ pstmt(P *ps, int nest, KRef *out)
 		if (ps->inloop[v])
 			return err_at(ps, at, "a loop's variable is set by the loop alone");
 		TRY(expect(ps, '=', "'='"));
+		if (gpu_start(ps, 1))
+			return pgpu_stmt(ps, at, v, out);
 		TRY(pexpr_(ps, &a));
 		if (kb_dtype(ps->k, a) != ps->k->var[v].dtype)
 			return err_at(ps, ps->pos[a], "%s value set to %s variable",

@@ -511,6 +511,10 @@ pre_block(R *r, KRef s, int depth)
 		case KS_BARRIER:
 			break;
 		default:
+			if (kgpu_name(n->kind))
+				return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
+				                 "render_c %s: the GPU statement %s (the C target "
+				                 "schedules none)", k->name, kgpu_name(n->kind));
 			return burn_fail(r->c, BURN_ERR_INTERNAL,
 			                 "render_c %s: node %d is not a statement",
 			                 k->name, s);
@@ -1328,9 +1332,10 @@ render_c_kernel(Ctx *c, const KKernel *k, FILE *f)
 		goto done;
 	}
 	for (i = 0; i < k->nbuf; i++) {
-		if (k->buf[i].space == KS_SHARED) {
+		if (k->buf[i].space == KS_SHARED || k->buf[i].space == KS_FRAG) {
 			rc = burn_fail(c, BURN_ERR_UNSUPPORTED,
-			               "render_c %s: shared buffers", k->name);
+			               "render_c %s: %s buffers", k->name,
+			               k->buf[i].space == KS_SHARED ? "shared" : "fragment");
 			goto done;
 		}
 		if (!ctype(k->buf[i].dtype)) {
