@@ -95,7 +95,10 @@ typedef struct GpuSchedOpts {
 	int64_t max_blocks;  /* larger grids loop (grid-stride) */
 	int64_t min_row;     /* shorter reductions stay in one thread */
 	int drop_barrier;    /* tests only: a seeded bug, no barrier after the
-	                      * tree steps of block reductions */
+	                      * tree steps of block reductions (after the
+	                      * subgroup partials' stores with subgroups) */
+	int subgroup;        /* lanes of a subgroup: block reductions reduce
+	                      * within subgroups first; 0: shared memory only */
 } GpuSchedOpts;
 int pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o);
 

@@ -84,6 +84,12 @@ block_uses(const KKernel *k, KRef s, KRef skip, Uses *u)
 			u->var[n->var] |= 2;
 		if (n->kind == KS_STORE)
 			u->buf[n->buf] = 1;
+		if (kgpu_name(n->kind)) {   /* GPU statements (no cpu kernel has them) */
+			if (n->var >= 0 && n->kind != KS_VCOPY && n->kind != KS_CPASYNC)
+				u->var[n->var] |= 2;
+			u->buf[n->buf] = u->buf[n->buf2] = u->buf[n->buf3] = 1;
+			expr_uses(k, n->c, u);
+		}
 		expr_uses(k, n->a, u);
 		expr_uses(k, n->b, u);
 		block_uses(k, n->body, skip, u);
@@ -269,7 +275,7 @@ int pass_schedule(Ctx *c, KProgram *p, const Target *t)
 		/* blocks and threads first (schedule_gpu.c); FMA marks below are
 		 * made on the kernels as rewritten */
 		GpuSchedOpts g = { t->tune.block_threads, t->tune.grid_blocks,
-		                   t->subgroup, 0 };
+		                   t->subgroup, 0, t->subgroup };
 		if (g.threads > t->max_block_threads)
 			g.threads = t->max_block_threads;
 		TRY(pass_schedule_gpu(c, p, &g));

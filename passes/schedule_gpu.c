@@ -14,10 +14,18 @@
  *                   accumulation  acc = init; for r (serial) acc = acc (op) f(r)
  *                   over R >= min_row elements, the nest's iterations become blocks
  *                   and the reduction is split across the block's threads:
- *                   each thread folds a strided part, writes its partial to
- *                   shared memory, and a tree of barriers combines them
+ *                   each thread folds a strided part, each subgroup
+ *                   combines its lanes' parts in lockstep (sgreduce, no
+ *                   barrier), lane 0 of each subgroup writes the result to
+ *                   shared memory and after one barrier every thread folds
+ *                   those (a second barrier frees the buffer); without
+ *                   subgroups (GpuSchedOpts.subgroup 0) the partials go to
+ *                   shared memory and a tree of barriers combines them
  *                   (softmax, layernorm and mean/variance rows do this for
  *                   each of their reductions, in one kernel);
+ *   matmul          MatMul and Gemm are not mapped here: their lowering
+ *                   (passes/ops_linalg.c, gemm_gpu) builds the shared-memory
+ *                   tiled kernel with matrix-tile ops for GPU targets;
  *
  * Everything else stays as it was: a statement that is not a parallel
  * nest runs as one thread.  A nest is mapped only when each variable it
@@ -100,6 +108,17 @@ block_uses(const KKernel *k, KRef s, int all, Uses *u, unsigned char *seen)
 		case KS_SET:
 			u->vset[n->var] = 1;
 			expr_uses(k, n->a, u, seen);
+			break;
+		default:
+			if (!kgpu_name(n->kind))
+				break;
+			/* GPU statements: what they set, read and touch */
+			if (n->var >= 0 && n->kind != KS_VCOPY && n->kind != KS_CPASYNC)
+				u->vset[n->var] = 1;
+			u->bused[n->buf] = u->bused[n->buf2] = u->bused[n->buf3] = 1;
+			expr_uses(k, n->a, u, seen);
+			expr_uses(k, n->b, u, seen);
+			expr_uses(k, n->c, u, seen);
 			break;
 		}
 	}
@@ -386,7 +405,7 @@ strided(KB *kb, int var, int64_t lo, int64_t hi, int tid, int64_t T, KRef body)
  * the top of the file). */
 static void
 emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
-          int drop_barrier)
+          int drop_barrier, int64_t W)
 {
 	KKernel *k = kb->k;
 	int shbuf[DT_COUNT_];
@@ -420,6 +439,32 @@ emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
 			k->node[init].next = 0;
 			kb_splice(kb, init);
 			strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T, k->node[s].body);
+			if (W > 1 && T % W == 0) {
+				/* each subgroup reduces its lanes in lockstep (no shared
+				 * memory, no barrier); lane 0 of each puts the subgroup's
+				 * value in shared memory and, after one barrier, every
+				 * thread folds the T/W values */
+				int w;
+				kb_sgred(kb, acc, op, kb_get(kb, acc), W);
+				if (T == W)
+					break;
+				if (shbuf[dt] < 0)
+					shbuf[dt] = kb_buf(kb, dt, T / W, -1, KS_SHARED, KA_RW);
+				kb_if(kb, kb_bin(kb, KO_EQ, kb_bin(kb, KO_MOD, kb_get(kb, tid),
+				      kb_idx(kb, W)), kb_idx(kb, 0)));
+				kb_store(kb, shbuf[dt], kb_bin(kb, KO_DIV, kb_get(kb, tid),
+				         kb_idx(kb, W)), kb_get(kb, acc));
+				kb_end(kb);
+				if (!drop_barrier)
+					kb_barrier(kb);
+				kb_set(kb, acc, kb_load(kb, shbuf[dt], kb_idx(kb, 0)));
+				w = kb_for(kb, "w", kb_idx(kb, 1), kb_idx(kb, T / W), 0);
+				kb_set(kb, acc, kb_bin(kb, op, kb_get(kb, acc),
+				       kb_load(kb, shbuf[dt], kb_get(kb, w))));
+				kb_end(kb);
+				kb_barrier(kb);   /* the buffer is free for the next one */
+				break;
+			}
 			if (shbuf[dt] < 0)
 				shbuf[dt] = kb_buf(kb, dt, T, -1, KS_SHARED, KA_RW);
 			kb_store(kb, shbuf[dt], kb_get(kb, tid), kb_get(kb, acc));
@@ -512,7 +557,7 @@ map_nest(S *st, KB *kb, KRef s)
 		stride *= ext[d];
 	}
 	if (nrow)
-		emit_rows(kb, rs, nrow, tid, T, logT, o->drop_barrier);
+		emit_rows(kb, rs, nrow, tid, T, logT, o->drop_barrier, o->subgroup);
 	else
 		kb_splice(kb, body);
 	kb_end(kb);

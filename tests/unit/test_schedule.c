@@ -12,11 +12,12 @@
 #include "frontend/onnx.h"
 #include "passes/legalize.h"
 
-static const GpuSchedOpts gpu = { 256, 64, 32, 0 };
+static const GpuSchedOpts gpu = { 256, 64, 32, 0, 32 };
+static const GpuSchedOpts gpu_nosg = { 256, 64, 32, 0, 0 };   /* no subgroups */
 
 typedef struct Shape {
 	int64_t blocks, threads;   /* largest block and thread loop extents */
-	int barriers, shared;
+	int barriers, shared, sgreduce;
 } Shape;
 
 static void
@@ -27,6 +28,8 @@ walk(const KKernel *k, KRef s, Shape *sh)
 		int64_t lo, hi;
 		if (n->kind == KS_BARRIER)
 			sh->barriers++;
+		if (n->kind == KS_SGRED)
+			sh->sgreduce++;
 		if (n->kind == KS_FOR && kb_is_const_i(k, n->a, &lo) &&
 		    kb_is_const_i(k, n->b, &hi)) {
 			if ((n->flags & KF_BLOCK_X) && hi - lo > sh->blocks)
@@ -94,7 +97,14 @@ Test(schedule, layernorm_is_one_kernel_of_block_reductions)
 	Shape sh;
 
 	burn_ctx_init(&c, "test");
+	/* rows of at most a subgroup: one sgreduce each, no barrier needed */
 	cr_assert_eq(run_case("layernorm_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_gt(sh.blocks, 1, "blocks %lld", (long long)sh.blocks);
+	cr_assert_gt(sh.threads, 1, "threads %lld", (long long)sh.threads);
+	cr_assert_geq(sh.sgreduce, 2, "subgroup reductions %d", sh.sgreduce);
+	/* the fallback for targets without subgroups: a shared-memory tree */
+	cr_assert_eq(run_case("layernorm_composed", &gpu_nosg, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_eq(sh.sgreduce, 0);
 	cr_assert_gt(sh.blocks, 1, "blocks %lld", (long long)sh.blocks);
 	cr_assert_gt(sh.threads, 1, "threads %lld", (long long)sh.threads);
 	cr_assert_gt(sh.barriers, 2, "barriers %d", sh.barriers);
@@ -110,7 +120,10 @@ Test(schedule, rmsnorm_and_pointwise)
 	cr_assert_eq(run_case("rmsnorm_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
 	cr_assert_gt(sh.blocks, 1);
 	cr_assert_gt(sh.threads, 32, "a row of 64 gets 64 threads");
+	/* two subgroups: subgroup reductions, then shared memory */
 	cr_assert_gt(sh.barriers, 0);
+	cr_assert_geq(sh.shared, 1, "shared buffers %d", sh.shared);
+	cr_assert_geq(sh.sgreduce, 1, "subgroup reductions %d", sh.sgreduce);
 	cr_assert_eq(run_case("gelu_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
 	cr_assert_gt(sh.blocks, 1);
 	cr_assert_gt(sh.threads, 1);
@@ -125,7 +138,12 @@ Test(schedule, missing_barrier_is_caught)
 
 	bad.drop_barrier = 1;
 	burn_ctx_init(&c, "test");
-	cr_assert_neq(run_case("layernorm_composed", &bad, &sh, &c), BURN_OK,
+	cr_assert_neq(run_case("rmsnorm_composed", &bad, &sh, &c), BURN_OK,
 	              "the race was not found");
+	cr_assert(strstr(c.msg, "shared memory race"), "%s", c.msg);
+	bad = gpu_nosg;
+	bad.drop_barrier = 1;
+	cr_assert_neq(run_case("layernorm_composed", &bad, &sh, &c), BURN_OK,
+	              "the race was not found (tree)");
 	cr_assert(strstr(c.msg, "shared memory race"), "%s", c.msg);
 }
