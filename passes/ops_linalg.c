@@ -370,6 +370,203 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 		gemm_rows(lw, kb, n, t, I(kb, mf * MR), mr);
 }
 
+/* ---- the GPU matmul template -------------------------------------------- *
+ *
+ * For targets with blocks of threads and matrix-tile ops (Target.mma_tiles),
+ * MatMul and Gemm become one kernel tiled for the GPU:
+ *
+ *   for blk (batch x M/BM x N/BN blocks) block.x:
+ *     for tid (GT_THREADS = 4 subgroups) thread.x:
+ *       subgroup w owns the 16 x 16 part (w/2*16, w%2*16) of the 32 x 32
+ *       block tile: two accumulator fragments of the tile shape (m16n8)
+ *       for each BK = 16 slice of K:
+ *         stage A (BM x BK) and B (BK x BN) in shared memory: cp.async of
+ *         16 bytes per thread where rows are contiguous and every extent
+ *         divides (then cpwait), else plain loads with out-of-range
+ *         elements zero (clamped indices, so no load is out of bounds)
+ *         barrier
+ *         tileload a, b; tilemma c += a * b  (k-steps of the tile shape)
+ *         barrier            (the stage is overwritten next)
+ *       tilestore the accumulators to a shared C tile; barrier
+ *       each thread writes its elements: Y = alpha * C + beta * bias
+ *
+ * The tile op's f32 accumulation in k order is the C lowering's order.
+ * A and B both f16 use the m16n8k16 f16 shape, both f32 the m16n8k8 f32
+ * shape (full f32 products: no TF32 rounding unless asked for, which
+ * nothing does yet); anything else, a fused epilogue, or a target without
+ * tiles falls back to the blocked lowering that schedule_gpu maps onto
+ * blocks and threads.
+ */
+#define GT_BM 32
+#define GT_BN 32
+#define GT_BK 16
+#define GT_THREADS 128
+
+/* lo <= v < hi ? v : clamp, as select (both arms in bounds) */
+static KRef
+clampi(KB *kb, KRef v, int64_t hi)
+{
+	return kb_select(kb, kb_bin(kb, KO_LT, v, I(kb, hi)), v, I(kb, hi > 0 ? hi - 1 : 0));
+}
+
+/* Stage rows x cols of matrix m (row r0, column c0 of the logical
+ * matrix of rows x cols = R x C) into shared buffer sh (row-major, cols
+ * wide) by the block's threads; zero outside R x C. */
+static void
+gemm_gpu_stage(KB *kb, int sh, const Mat *m, KRef off, KRef r0, KRef c0,
+               int64_t rows, int64_t cols, int64_t R, int64_t C, int tid,
+               int async, int lanes)
+{
+	int d = kb->depth, dt = kb->k->buf[sh].dtype;
+	int64_t chunk = async ? lanes : 1, n = rows * cols / chunk;
+	KRef e, idx, r, c, i, j, src;
+
+	e = loop(kb, "e", (n + GT_THREADS - 1) / GT_THREADS, 0);
+	idx = add(kb, mul(kb, e, I(kb, GT_THREADS)), kb_get(kb, tid));
+	if (n % GT_THREADS)
+		kb_if(kb, kb_bin(kb, KO_LT, idx, I(kb, n)));
+	idx = mul(kb, idx, I(kb, chunk));
+	r = kb_bin(kb, KO_DIV, idx, I(kb, cols));
+	c = kb_bin(kb, KO_MOD, idx, I(kb, cols));
+	i = add(kb, r0, r);
+	j = add(kb, c0, c);
+	if (async) {
+		src = add(kb, off, add(kb, mul(kb, i, I(kb, m->rs)), j));
+		kb_cpasync(kb, sh, idx, m->buf, src, lanes);
+	} else {
+		KRef in = kb_bin(kb, KO_AND, kb_bin(kb, KO_LT, i, I(kb, R)),
+		                 kb_bin(kb, KO_LT, j, I(kb, C)));
+		src = add(kb, off, add(kb, mul(kb, clampi(kb, i, R), I(kb, m->rs)),
+		                       mul(kb, clampi(kb, j, C), I(kb, m->cs))));
+		(void)dt;
+		kb_store(kb, sh, idx, kb_select(kb, in, kb_load(kb, m->buf, src),
+		                                cnum(kb, DT_F32, 0)));
+	}
+	close_to(kb, d);
+}
+
+static int
+gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
+         const int64_t *as, const int64_t *bs)
+{
+	const Target *tg = target_or_default(lw->target);
+	const KKernel *k = kb->k;
+	int adt = k->buf[t->a.buf].dtype, bdt = k->buf[t->b.buf].dtype;
+	int shape, async, lanes, blk, tid, sa, sb, sc, fa, fb, fc[2], d = kb->depth;
+	int64_t nbat = prod(nb, bat), tm, tn, nblk, tk;
+	const KTileInfo *ti;
+	KRef bt, rem, bm, bn, aoff, boff, yoff, w, wm, wn, k0;
+
+	if (tg->max_block_threads < GT_THREADS || !tg->mma_tiles || t->dt != DT_F32 ||
+	    (lw->epi && &lw->g->node[lw->epi->anchor] == n) || t->M <= 0 || t->N <= 0 ||
+	    adt != bdt || tg->subgroup != KT_SUBGROUP)
+		return 0;
+	shape = adt == DT_F16 ? KT_M16N8K16_F16 : adt == DT_F32 ? KT_M16N8K8_F32 : 0;
+	if (!shape || !(tg->mma_tiles & (1u << shape)))
+		return 0;
+	ti = ktile_info(shape);
+	tk = ti->k;
+	if ((GT_BM * GT_BK + GT_BK * GT_BN) * (int64_t)dtype_size(adt) +
+	    GT_BM * GT_BN * 4 > tg->shared_bytes)
+		return 0;
+	tm = (t->M + GT_BM - 1) / GT_BM;
+	tn = (t->N + GT_BN - 1) / GT_BN;
+	if (nbat > ((int64_t)1 << 31) / tm / tn)
+		return 0;
+	nblk = nbat * tm * tn;
+	/* 16-byte async copies: whole tiles, contiguous rows, aligned starts */
+	lanes = 16 / dtype_size(adt);
+	async = t->M % GT_BM == 0 && t->N % GT_BN == 0 && t->K % GT_BK == 0 &&
+	        t->a.cs == 1 && t->b.cs == 1 && t->a.rs % lanes == 0 &&
+	        t->b.rs % lanes == 0 && kb_is_const_i(k, t->a.off, &tk) && tk == 0 &&
+	        kb_is_const_i(k, t->b.off, &tk) && tk == 0;
+	for (int i = 0; i < nb; i++)
+		async = async && as[i] % lanes == 0 && bs[i] % lanes == 0;
+	tk = ti->k;
+
+	sa = kb_buf(kb, adt, GT_BM * GT_BK, -1, KS_SHARED, KA_RW);
+	sb = kb_buf(kb, adt, GT_BK * GT_BN, -1, KS_SHARED, KA_RW);
+	sc = kb_buf(kb, DT_F32, GT_BM * GT_BN, -1, KS_SHARED, KA_RW);
+	fa = kb_buf(kb, adt, ktile_elems(shape, KTR_A), -1, KS_FRAG, KA_RW);
+	fb = kb_buf(kb, adt, ktile_elems(shape, KTR_B), -1, KS_FRAG, KA_RW);
+	fc[0] = kb_buf(kb, DT_F32, ktile_elems(shape, KTR_C), -1, KS_FRAG, KA_RW);
+	fc[1] = kb_buf(kb, DT_F32, ktile_elems(shape, KTR_C), -1, KS_FRAG, KA_RW);
+
+	blk = kb_for(kb, "blk", I(kb, 0), I(kb, nblk), KF_BLOCK_X);
+	tid = kb_for(kb, "tid", I(kb, 0), I(kb, GT_THREADS), KF_THREAD_X);
+	bt = kb_bin(kb, KO_DIV, kb_get(kb, blk), I(kb, tm * tn));
+	rem = kb_bin(kb, KO_MOD, kb_get(kb, blk), I(kb, tm * tn));
+	bm = mul(kb, kb_bin(kb, KO_DIV, rem, I(kb, tn)), I(kb, GT_BM));
+	bn = mul(kb, kb_bin(kb, KO_MOD, rem, I(kb, tn)), I(kb, GT_BN));
+	aoff = t->a.off;
+	boff = t->b.off;
+	yoff = add(kb, t->yoff, mul(kb, bt, I(kb, t->M * t->N)));
+	for (int i = nb - 1, q = 1; i >= 0; q *= (int)bat[i], i--) {
+		KRef v = kb_bin(kb, KO_MOD, kb_bin(kb, KO_DIV, bt, I(kb, q)), I(kb, bat[i]));
+		aoff = add(kb, aoff, mul(kb, v, I(kb, as[i])));
+		boff = add(kb, boff, mul(kb, v, I(kb, bs[i])));
+	}
+	w = kb_bin(kb, KO_DIV, kb_get(kb, tid), I(kb, KT_SUBGROUP));
+	wm = mul(kb, kb_bin(kb, KO_DIV, w, I(kb, 2)), I(kb, 16));
+	wn = mul(kb, kb_bin(kb, KO_MOD, w, I(kb, 2)), I(kb, 16));
+	kb_tfill(kb, shape, fc[0], cnum(kb, DT_F32, 0));
+	kb_tfill(kb, shape, fc[1], cnum(kb, DT_F32, 0));
+	{
+		int dk = kb->depth;
+		KRef kt = loop(kb, "kt", (t->K + GT_BK - 1) / GT_BK, 0);
+		k0 = mul(kb, kt, I(kb, GT_BK));
+		gemm_gpu_stage(kb, sa, &t->a, aoff, bm, k0, GT_BM, GT_BK, t->M, t->K,
+		               tid, async, lanes);
+		gemm_gpu_stage(kb, sb, &t->b, boff, k0, bn, GT_BK, GT_BN, t->K, t->N,
+		               tid, async, lanes);
+		if (async)
+			kb_cpwait(kb);
+		kb_barrier(kb);
+		for (int64_t ks = 0; ks < GT_BK / tk; ks++) {
+			kb_tload(kb, shape, KTR_A, fa, sa, add(kb, mul(kb, wm, I(kb, GT_BK)),
+			         I(kb, ks * tk)), I(kb, GT_BK));
+			for (int h = 0; h < 2; h++) {
+				kb_tload(kb, shape, KTR_B, fb, sb, add(kb, I(kb, ks * tk * GT_BN + h * 8),
+				         wn), I(kb, GT_BN));
+				kb_tmma(kb, shape, fc[h], fa, fb);
+			}
+		}
+		kb_barrier(kb);
+		close_to(kb, dk);
+	}
+	for (int h = 0; h < 2; h++)
+		kb_tstore(kb, shape, sc, add(kb, mul(kb, wm, I(kb, GT_BN)), add(kb, wn, I(kb, h * 8))),
+		          I(kb, GT_BN), fc[h]);
+	kb_barrier(kb);
+	{
+		int de = kb->depth;
+		KRef e = loop(kb, "e", GT_BM * GT_BN / GT_THREADS, 0);
+		KRef idx = add(kb, mul(kb, e, I(kb, GT_THREADS)), kb_get(kb, tid));
+		KRef r = kb_bin(kb, KO_DIV, idx, I(kb, GT_BN)), c = kb_bin(kb, KO_MOD, idx, I(kb, GT_BN));
+		KRef i = add(kb, bm, r), j = add(kb, bn, c), v;
+		kb_if(kb, kb_bin(kb, KO_AND, kb_bin(kb, KO_LT, i, I(kb, t->M)),
+		                 kb_bin(kb, KO_LT, j, I(kb, t->N))));
+		v = kb_load(kb, sc, idx);
+		if (t->alpha != 1)
+			v = mul(kb, cnum(kb, DT_F32, t->alpha), v);
+		if (t->c.buf >= 0) {
+			KRef cv = mat_at(kb, DT_F32, &t->c, i, j);
+			if (t->beta != 1)
+				cv = mul(kb, cnum(kb, DT_F32, t->beta), cv);
+			v = add(kb, v, cv);
+		}
+		kb_store(kb, t->y, add(kb, yoff, add(kb, mul(kb, i, I(kb, t->N)), j)), v);
+		kb_end(kb);
+		close_to(kb, de);
+	}
+	close_to(kb, d);
+	kb->k->grid = arena_printf(lw->prog->arena, "matmul blocks=%lld threads=%d "
+	                           "tile=%dx%dx%d mma=%s%s", (long long)nblk, GT_THREADS,
+	                           GT_BM, GT_BN, GT_BK, ti->name,
+	                           async ? " cp.async" : "");
+	return 1;
+}
+
 /* ---- MatMul, MatMulInteger --------------------------------------------- */
 
 /* The matmul geometry: batch dims (broadcast), M, K, N, and where the
@@ -501,6 +698,15 @@ lower_matmul(Lower *lw, Node *n)
 	bb = lower_in(lw, &kb, n, 1);
 	by = lower_out(lw, &kb, n, 0);
 	d0 = kb.depth;
+	if (!isint && mm.N > 1) {
+		GT t = { dt, mm.M, mm.N, mm.K, { ba, I(&kb, 0), mm.K, 1 },
+		         { bb, I(&kb, 0), mm.N, 1 }, { -1, 0, 0, 0 }, 1, 0, by, -1,
+		         I(&kb, 0), 0 };
+		if (gemm_gpu(lw, &kb, n, &t, mm.nb, mm.bat, mm.as, mm.bs)) {
+			lower_end(lw, &kb);
+			return BURN_OK;
+		}
+	}
 	ao = bo = yo = I(&kb, 0);
 	for (int i = 0; i < mm.nb; i++) {
 		KRef v = loop(&kb, bname[i], mm.bat[i], KF_PARALLEL);
@@ -751,6 +957,17 @@ lower_gemm(Lower *lw, Node *n)
 		bc = lower_in(lw, &kb, n, 2);
 	by = lower_out(lw, &kb, n, 0);
 	d0 = kb.depth;
+	{
+		/* A'[i,k] = A[i*K + k] or A[k*M + i]; B'[k,j] = B[k*N + j] or B[j*K + k] */
+		GT t = { dt, gm.M, gm.N, gm.K,
+		         { ba, I(&kb, 0), gm.ta ? 1 : gm.K, gm.ta ? gm.M : 1 },
+		         { bb, I(&kb, 0), gm.tb ? 1 : gm.N, gm.tb ? gm.K : 1 },
+		         { bc, I(&kb, 0), gm.csm, gm.csn }, alpha, beta, by, -1, I(&kb, 0), 0 };
+		if (gemm_gpu(lw, &kb, n, &t, 0, NULL, NULL, NULL)) {
+			lower_end(lw, &kb);
+			return BURN_OK;
+		}
+	}
 	if (!gm.tb) {
 		GT t = { dt, gm.M, gm.N, gm.K,
 		         { ba, I(&kb, 0), gm.ta ? 1 : gm.K, gm.ta ? gm.M : 1 },

@@ -7,9 +7,10 @@
  * lowering does with its tuning.  The limits are the common floor of
  * current NVIDIA parts (compute capability 7.0 and later): 1024 threads per
  * block, 48 KiB of static shared memory per block, warps of 32, and the
- * 16x16x16 half-precision MMA tile (wmma m16n16k16).
+ * 16x8x16 half-precision MMA tile (mma.sync m16n8k16).
  */
 #include "target.h"
+#include "ir/kir.h"
 
 const Target target_gpu = {
 	.name = "gpu",
@@ -22,7 +23,10 @@ const Target target_gpu = {
 	.max_grid_dim = { 2147483647, 65535, 65535 },
 	.shared_bytes = 48 * 1024,
 	.subgroup = 32,
-	.mma_m = 16, .mma_n = 16, .mma_k = 16,
+	.mma_m = 16, .mma_n = 8, .mma_k = 16,
+	/* the kernel IR's tile shapes (ir/kir.h): m16n8k16 f16 (mma.sync,
+	 * cooperative matrices) and m16n8k8 f32 */
+	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K8_F32,
 	.index_bits = 32,        /* where a kernel's i64 values provably fit
 	                          * (passes/index_width.c); else 64 */
 	.tune = {

@@ -65,6 +65,8 @@ typedef struct Target {
 	int64_t shared_bytes;    /* GPU: shared memory per block */
 	int subgroup;            /* GPU: lanes of a warp/subgroup; 1 on CPU */
 	int mma_m, mma_n, mma_k; /* matrix-tile (tensor core) shape, 0 if none */
+	unsigned mma_tiles;      /* bit s set: the kernel IR's tile shape s
+	                          * (enum KTileShape, ir/kir.h) is available */
 	int index_bits;          /* width of buffer indices (64; 32 where a
 	                          * target proves its buffers small) */
 

@@ -8,6 +8,8 @@
  *                                   nodes): a chain that fusion cannot
  *                                   make one kernel
  *   gen_model foldmm D OUT.onnx     y = A @ B of two constant f32[D,D]
+ *   gen_model mm D OUT.onnx         y = x @ W, x an input f32[D,D], W a
+ *                                   constant f32[D,D] (tests/targets)
  *   gen_model lrn SIZE OUT.onnx     LRN with attribute size = SIZE
  *   gen_model bigplan N OUT.onnx    three Expands of f32[1] values to [N],
  *                                   summed and reduced: three intermediates
@@ -162,7 +164,7 @@ main(int argc, char **argv)
 	long n;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: gen_model relu|reluneg|matmulrelu|foldmm|lrn N OUT.onnx\n");
+		fprintf(stderr, "usage: gen_model relu|reluneg|matmulrelu|foldmm|mm|lrn|bigplan N OUT.onnx\n");
 		return 2;
 	}
 	kind = argv[1];
@@ -198,16 +200,22 @@ main(int argc, char **argv)
 		}
 		g.n_input = 1;
 		g.input = in;
-	} else if (!strcmp(kind, "foldmm")) {
+	} else if (!strcmp(kind, "foldmm") || !strcmp(kind, "mm")) {
 		int64_t d[2] = { n, n };
-		Onnx__NodeProto *nodes[1] = { node("MatMul", "mm", 2, ins("a", "b"), "y") };
-		init[0] = tensor_const("a", 2, d);
-		init[1] = tensor_const("b", 2, d);
+		int fold = !strcmp(kind, "foldmm");
+		Onnx__NodeProto *nodes[1] = { node("MatMul", "mm", 2, ins(fold ? "a" : "x", "b"), "y") };
+		init[0] = tensor_const("b", 2, d);
+		init[1] = tensor_const("a", 2, d);
 		out[0] = tensor_info("y", 2, d);
 		g.n_node = 1;
 		g.node = nodes;
-		g.n_initializer = 2;
+		g.n_initializer = fold ? 2 : 1;
 		g.initializer = init;
+		if (!fold) {
+			in[0] = tensor_info("x", 2, d);
+			g.n_input = 1;
+			g.input = in;
+		}
 		g.n_output = 1;
 		g.output = out;
 		return write_model(argv[3], &g);

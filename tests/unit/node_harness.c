@@ -181,6 +181,7 @@ t_run(T *t, void **outs)
 	lw.ctx = &t->c;
 	lw.g = t->g;
 	lw.prog = &p;
+	lw.target = t->target;
 	cr_assert_eq(op_impl[t_n(t)->op].lower(&lw, t_n(t)), BURN_OK, "lower: %s",
 	             t->c.msg);
 	mem = calloc(t->g->nval, sizeof *mem);
@@ -192,6 +193,10 @@ t_run(T *t, void **outs)
 		void **bufs = calloc(k->nbuf + 1, sizeof *bufs);
 		cr_assert(bufs);
 		cr_assert_eq(kir_verify(&t->c, k), BURN_OK, "verify: %s", t->c.msg);
+		for (KRef r = 1; r < k->nnode; r++) {
+			t->ntmma += k->node[r].kind == KS_TMMA;
+			t->ncpasync += k->node[r].kind == KS_CPASYNC;
+		}
 		for (int b = 0; b < k->nbuf; b++)
 			if (k->buf[b].value >= 0)
 				bufs[b] = mem[k->buf[b].value];

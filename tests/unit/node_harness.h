@@ -44,6 +44,8 @@ typedef struct T {
 	int out[T_MAXOUT];     /* the node's outputs y0, y1, ... */
 	int nout;
 	int node;              /* index of the node in g */
+	const Target *target;  /* lowering's target; NULL: the default */
+	int ntmma, ncpasync;   /* tile mma and cpasync statements t_run ran */
 } T;
 
 /* A fresh graph with the given ai.onnx opset. */

@@ -31,7 +31,7 @@ Test(target, registry)
 	cr_assert_null(backend_find("gpu")->render_kernel);
 	cr_assert_null(backend_find("nope"));
 	cr_assert_eq(target_gpu.subgroup, 32);
-	cr_assert_eq(target_gpu.mma_m * target_gpu.mma_n * target_gpu.mma_k, 16 * 16 * 16);
+	cr_assert_eq(target_gpu.mma_m * target_gpu.mma_n * target_gpu.mma_k, 16 * 8 * 16);
 	cr_assert_eq(target_cpu.tune.gemm_mr, 8);
 	cr_assert_eq(target_cpu.tune.gemm_nr, 32);
 }
