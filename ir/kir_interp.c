@@ -1577,6 +1577,8 @@ sg_exec(Interp *in, KRef s, Interp *lane, int w)
 			const void *A = lane[0].buf[n->buf2], *B = lane[0].buf[n->buf3];
 			int adt = k->buf[n->buf2].dtype;
 			float acc[16 * 8];
+			if (m * nn > (int64_t)(sizeof acc / sizeof acc[0]))
+				return gfail(in, s, "tile of %lld x %lld too large", m, nn);
 			for (r = 0; r < m; r++)
 				for (c = 0; c < nn; c++) {
 					float a = ((const float *)lane[0].buf[n->buf])[r * nn + c];
