@@ -7,7 +7,8 @@
  *   - buffers (KBuf): typed arrays it reads or writes.  A buffer is bound to
  *     a graph value (g->val index) or is kernel-local scratch (space
  *     KS_LOCAL: per-invocation private array, or KS_SHARED: shared by the
- *     threads of one block on GPU targets);
+ *     threads of one block on GPU targets, or KS_FRAG: a matrix-tile
+ *     fragment of a subgroup, touched only by tile ops);
  *   - variables (KVar): typed scalars.  Loop indices are i64 variables;
  *     other variables are mutable locals (accumulators);
  *   - a body: a block of statements.
@@ -26,6 +27,9 @@
  *   KS_SET      var = a
  *   KS_IF       if (a) body else orelse
  *   KS_BARRIER  all threads of a block wait (GPU); no-op on CPU
+ *   KS_VCOPY ... KS_TSTORE   GPU statements (kgpu.def; "GPU statements"
+ *               below): vector copies, atomics, async copies, subgroup
+ *               shuffles and reductions, matrix tiles
  *
  *   expression  value
  *   KE_CONST    ival (integer and bool dtypes) or fval (float dtypes)
