@@ -998,11 +998,11 @@ kb_barrier(KB *kb)
 	append(kb, newnode(kb, KS_BARRIER));
 }
 
-/* ---- GPU statements (kgpu.def) ---------------------------------------- */
+/* ---- GPU statements (kops.def) ---------------------------------------- */
 
 static const struct { const char *name; int coll; } kgpu_tab[] = {
 #define KGPU(id, name, coll) [KS_##id - KS_VCOPY] = { name, coll },
-#include "kgpu.def"
+#include "kops.def"
 #undef KGPU
 };
 

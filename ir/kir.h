@@ -27,7 +27,7 @@
  *   KS_SET      var = a
  *   KS_IF       if (a) body else orelse
  *   KS_BARRIER  all threads of a block wait (GPU); no-op on CPU
- *   KS_VCOPY ... KS_TSTORE   GPU statements (kgpu.def; "GPU statements"
+ *   KS_VCOPY ... KS_TSTORE   GPU statements (kops.def; "GPU statements"
  *               below): vector copies, atomics, async copies, subgroup
  *               shuffles and reductions, matrix tiles
  *
@@ -77,9 +77,9 @@ enum KNodeKind {
 	KE_CONST, KE_VAR, KE_LOAD, KE_UN, KE_BIN, KE_SELECT, KE_CAST, KE_SPECIAL,
 	/* statements */
 	KS_FOR, KS_STORE, KS_SET, KS_IF, KS_BARRIER,
-	/* GPU statements (kgpu.def) */
+	/* GPU statements (kops.def) */
 #define KGPU(id, name, coll) KS_##id,
-#include "kgpu.def"
+#include "kops.def"
 #undef KGPU
 	KN_COUNT_
 };
@@ -140,7 +140,7 @@ enum KLoopFlag {
 enum KSpace { KS_GLOBAL = 0, KS_LOCAL, KS_SHARED, KS_FRAG };
 
 /* ---- GPU statements ------------------------------------------------------
- * The rows of kgpu.def.  Fields:
+ * The rows of kops.def.  Fields:
  *
  *   KS_VCOPY    buf[a .. a+ival) = buf2[b .. b+ival): one vector access of
  *               ival lanes (ival * size <= 16 bytes, a power of two), a and
@@ -192,9 +192,9 @@ typedef struct KTileInfo {
 const KTileInfo *ktile_info(int shape);
 /* Elements of a fragment of role r (KTileRole) of shape. */
 int64_t ktile_elems(int shape, int role);
-/* Whether statement kind `kind` is a subgroup collective (kgpu.def). */
+/* Whether statement kind `kind` is a subgroup collective (kops.def). */
 int kgpu_collective(int kind);
-/* The printed name of a statement kind of kgpu.def, or NULL. */
+/* The printed name of a statement kind of kops.def, or NULL. */
 const char *kgpu_name(int kind);
 #define KT_SUBGROUP 32       /* lanes that execute one tile op */
 enum KAccess { KA_READ = 1, KA_WRITE = 2, KA_RW = 3 };

@@ -1301,7 +1301,7 @@ out:
 	return rc;
 }
 
-/* ---- GPU statements (kgpu.def) ----------------------------------------- *
+/* ---- GPU statements (kops.def, KGPU rows) ----------------------------------------- *
  *
  * Vector copies, atomics and async copies run in the thread that reaches
  * them.  Subgroup operations (shuffles, reductions, tile ops) run in
@@ -1314,14 +1314,26 @@ out:
  */
 
 /* Combine for sgreduce and atomics: KO_ADD, KO_MUL, KO_MIN, KO_MAX with
- * the kernel IR's semantics (float min/max propagate NaN; integers wrap). */
+ * the kernel IR's semantics (float min/max propagate NaN; integers wrap),
+ * defined here: these ops are part of the statement, not expressions that
+ * legalisation rewrites. */
 static KVal
 combine(int op, int dt, KVal a, KVal b)
 {
 	KVal r = {0, 0, 0};
 
-	if (cls(dt) == C_F)
+	if (cls(dt) == C_F) {
+		/* min and max propagate NaN (kops.def's meaning of KO_MIN/MAX,
+		 * which legalisation expands before the interpreter sees it) */
+		if (op == KO_MIN || op == KO_MAX) {
+			if (isnan(a.f) || isnan(b.f))
+				r.f = isnan(a.f) ? a.f : b.f;
+			else
+				r.f = (op == KO_MIN) == (a.f < b.f) ? a.f : b.f;
+			return r;
+		}
 		return bin(op, dt, a, b);
+	}
 	if (cls(dt) == C_S) {
 		switch (op) {
 		case KO_ADD: r.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i); break;

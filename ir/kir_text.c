@@ -57,7 +57,7 @@ static const char *const keyword[] = {
 	"parallel", "read", "rw", "select", "shared", "thread", "true", "var",
 	"write", "frag",
 #define KGPU(id, name, coll) name,
-#include "kgpu.def"
+#include "kops.def"
 #undef KGPU
 	NULL
 };
@@ -419,7 +419,7 @@ pstmt_begin(Printer *P, const KNode *n, int ind)
 		pshared(P, n->c, ind);
 }
 
-/* A GPU statement (kgpu.def; the forms are listed there). */
+/* A GPU statement (kops.def; the forms are listed there). */
 static void
 pgpu(Printer *P, const KNode *n)
 {
@@ -681,10 +681,10 @@ kprog_print(FILE *f, const KProgram *p)
  *           | (IDENT | STR) '.' INT      any hint; INT is the var's index
  *   block   = {stmt}
  *   stmt    = {let} (for | if | store | set | 'barrier' | gpu)
- *   gpu     = the GPU statements of ir/kgpu.def, e.g.
+ *   gpu     = the GPU statements of ir/kops.def, e.g.
  *             'vcopy' '.' INT store-like, VARNAME '=' 'shfl' '.' MODE
  *             '.' 'w' INT expr ',' expr, 'tilemma' '.' SHAPE BUF '+=' BUF
- *             '*' BUF (all forms are listed in kgpu.def)
+ *             '*' BUF (all forms are listed in kops.def)
  *   let     = 'let' TMP '=' expr         TMP = t0, t1, ... increasing;
  *                                        visible in the next statement's
  *                                        own expressions only
@@ -1964,7 +1964,7 @@ plet(P *ps)
 	return BURN_OK;
 }
 
-/* ---- GPU statements (kgpu.def) ---- */
+/* ---- GPU statements (kops.def) ---- */
 
 /* The GPU statement kind word t names, or 0. */
 static int
@@ -2036,7 +2036,7 @@ pbufidx(P *ps, int *buf, KRef *e)
 }
 
 /* The GPU statement at the token (its word), with result variable var
- * (-1 none); the forms are listed in kgpu.def.  Types are checked by
+ * (-1 none); the forms are listed in kops.def.  Types are checked by
  * kir_verify when the kernel is complete. */
 static int
 pgpu_stmt(P *ps, const char *at, int var, KRef *out)

@@ -309,8 +309,11 @@ redirect(KKernel *k, KRef s, const KRef *map, int depth)
 		KNode *n = &k->node[s];
 		if (n->a)
 			n->a = map[n->a];
-		if ((n->kind == KS_FOR || n->kind == KS_STORE) && n->b)
+		if ((n->kind == KS_FOR || n->kind == KS_STORE || kgpu_name(n->kind)) &&
+		    n->b)
 			n->b = map[n->b];
+		if (kgpu_name(n->kind) && n->c)   /* GPU statements: a, b, c */
+			n->c = map[n->c];
 		if (n->kind == KS_FOR || n->kind == KS_IF) {
 			redirect(k, n->body, map, depth + 1);
 			redirect(k, n->orelse, map, depth + 1);

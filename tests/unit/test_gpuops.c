@@ -1,5 +1,5 @@
 /*
- * test_gpuops.c - the kernel IR's GPU statements (ir/kgpu.def): vector
+ * test_gpuops.c - the kernel IR's GPU statements (ir/kops.def, KGPU rows): vector
  * copies, atomics, async copies, subgroup shuffles and reductions and the
  * matrix-tile ops, each run by the interpreter with GPU semantics against
  * a reference computed here, each printed and parsed back; and the misuse
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ir/kir.h"
+#include "passes/legalize.h"
 
 typedef struct T {
 	Arena a;
@@ -48,6 +49,9 @@ parse(T *t, const char *text)
 	cr_assert_str_eq(out, out2, "print -> parse -> print");
 	free(out);
 	free(out2);
+	/* integer division in the indices is legalised, as the pipeline does */
+	cr_assert_eq(kir_legalize(&t->c, &t->p, t->p.kernel[0], NULL), BURN_OK,
+	             "%s", t->c.msg);
 	return t->p.kernel[0];
 }
 
