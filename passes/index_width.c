@@ -259,6 +259,34 @@ assign(A *s, int v, Iv r)
 	s->var[v] = j;
 }
 
+/* A GPU statement (kops.def, KGPU rows): its operands; the last element
+ * a vector or tile op touches (base + (rows-1)*stride + cols-1, at most
+ * 16 rows and columns); a result variable as unbounded, except a shuffle's
+ * (one of the lanes' values). */
+static void
+gpu_stmt(A *s, const KNode *n)
+{
+	Iv a = n->a ? eval(s, n->a) : TOP, b = n->b ? eval(s, n->b) : TOP;
+
+	if (n->c)
+		eval(s, n->c);
+	if (n->kind == KS_TLOAD || n->kind == KS_TSTORE) {
+		if (a.top || b.top || b.lo < 0 || b.hi > INT32_MAX || a.lo < -BIG / 2 ||
+		    a.hi > BIG / 2)
+			s->top = 1;
+		else if (a.hi + 15 * b.hi + 15 > s->hi)
+			s->hi = a.hi + 15 * b.hi + 15;
+	}
+	if ((n->kind == KS_VCOPY || n->kind == KS_CPASYNC) && !a.top && !b.top) {
+		int64_t m = (a.hi > b.hi ? a.hi : b.hi) + n->ival;
+		if (m > s->hi)
+			s->hi = m;
+	}
+	if (n->var >= 0 && n->var < s->k->nvar &&
+	    (n->kind == KS_SHFL || n->kind == KS_SGRED || n->kind == KS_ATOMIC))
+		assign(s, n->var, n->kind == KS_SHFL ? a : TOP);
+}
+
 static void
 walk(A *s, KRef st)
 {
@@ -286,6 +314,10 @@ walk(A *s, KRef st)
 			eval(s, n->a);
 			walk(s, n->body);
 			walk(s, n->orelse);
+			break;
+		default:
+			if (kgpu_name(n->kind))
+				gpu_stmt(s, n);
 			break;
 		}
 	}
