@@ -89,6 +89,14 @@ kop_needs_legal(int op, int dt, const KCaps *caps)
 	return 0;
 }
 
+int
+kir_bits_dtype(int dt)
+{
+	if (!dtype_is_storage(dt))
+		return DT_UNDEF;
+	return dtype_size(dt) == 2 ? DT_U16 : DT_U8;
+}
+
 /* The dtype a unary/binary op yields for operand dtype dt (dt itself when
  * outside the op's domain: the verifier reports that). */
 int
@@ -1239,8 +1247,8 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 			                 "kir %s: node %d: load of fragment b%d (tile ops only)",
 			                 k->name, e, n->buf);
 		bd = k->buf[n->buf].dtype;
-		if (dtype_is_storage(bd))
-			bd = DT_F32;
+		if (dtype_is_storage(bd))   /* f32, or the bits (legalised) */
+			bd = dt == kir_bits_dtype(bd) ? dt : DT_F32;
 		if (bd != dt)
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: load dtype %s from %s buffer",
@@ -1587,8 +1595,9 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop,
 				                 "kir %s: store %d to fragment b%d (tile ops only)",
 				                 k->name, s, n->buf);
 			bd = k->buf[n->buf].dtype;
-			if (dtype_is_storage(bd))
-				bd = DT_F32;
+			if (dtype_is_storage(bd))   /* f32, or the bits */
+				bd = k->node[n->b].dtype == kir_bits_dtype(bd)
+				   ? kir_bits_dtype(bd) : DT_F32;
 			if (k->node[n->b].dtype != bd)
 				return burn_fail(c, BURN_ERR_INTERNAL,
 				                 "kir %s: store %d: %s value into %s buffer",

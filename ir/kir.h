@@ -59,9 +59,13 @@
  * per format; float8e8m0 rounds half up), and kb_cast to one of them yields an
  * f32 rounded to its precision (a KE_CAST of dtype f32 with ival = the
  * storage dtype; float8: saturating, ONNX Cast's default; kb_cast_f8 picks
- * the rounding).  `lanes` > 1 marks a vector of that many elements
- * (a vector load reads buf[a .. a+lanes-1]); renderers that do not support
- * vectors reject such kernels.
+ * the rounding).  Those conversions are defined by passes/legalize.c, as
+ * integer kernel IR on the bits: a load of dtype kir_bits_dtype(buffer's)
+ * (u16, u8; printed `loadbits`) reads a storage buffer's pattern, and a
+ * store of a value of that dtype writes it.  Only a target whose KCaps
+ * has the conversion keeps the f32 forms.  `lanes` > 1 marks a vector of
+ * that many elements (a vector load reads buf[a .. a+lanes-1]); renderers
+ * that do not support vectors reject such kernels.
  */
 #ifndef BURN_KIR_H
 #define BURN_KIR_H
@@ -126,7 +130,14 @@ struct KCaps {
 	unsigned char nan_minmax;   /* min/max that propagate NaN */
 	unsigned char isnan, isinf;
 	unsigned char sat_f2i;      /* saturating float->int conversion */
+	unsigned char f16, bf16;    /* f16/bf16 <-> f32 conversions (loads,
+	                             * stores, rounding casts), like PTX cvt */
 };
+
+/* The unsigned integer dtype as wide as storage dtype dt (u16 for f16 and
+ * bf16, u8 for float8): the dtype of a load or store of its bits; else
+ * DT_UNDEF. */
+int kir_bits_dtype(int dt);
 
 enum KSpecial { KX_THREAD_X = 1, KX_THREAD_Y, KX_THREAD_Z,
                 KX_BLOCK_X, KX_BLOCK_Y, KX_BLOCK_Z };

@@ -5,10 +5,12 @@
  * It runs kernels after passes/legalize.c: ops defined by an expansion
  * (kops.def rows with KP_LEG_*, saturating float->int casts) are reported
  * as not legalised instead of being computed by a second copy of their
- * definition.  What remains is primitive: f32 arithmetic in float with the
- * float libm functions, integer results wrapped to their type (two's
- * complement), quot/rem checked against their precondition, shifts by the
- * count mod the width.
+ * definition; so are loads, stores and rounding casts of the storage types
+ * (f16, bf16, float8), which legalisation turns into integer ops on their
+ * bits (loads and stores of u16/u8).  What remains is primitive: f32
+ * arithmetic in float with the float libm functions, integer results
+ * wrapped to their type (two's complement), quot/rem checked against
+ * their precondition, shifts by the count mod the width.
  *
  * Expressions are evaluated per statement execution with memoisation
  * (a node evaluated twice in one statement is computed once), so shared
@@ -120,202 +122,6 @@ wrap_u(int dt, uint64_t v)
 	return v;
 }
 
-/* ---- f16 / bf16 (same algorithms as render_c's prelude) ----------------- */
-
-static float
-f16_to_f32(uint16_t h)
-{
-	uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f,
-	         m = h & 0x3ff, x;
-	float f;
-
-	if (e == 0x1f)
-		x = s | 0x7f800000u | (m << 13);
-	else if (e)
-		x = s | ((e + 112) << 23) | (m << 13);
-	else if (!m)
-		x = s;
-	else {
-		e = 113;
-		while (!(m & 0x400)) {
-			m <<= 1;
-			e--;
-		}
-		x = s | (e << 23) | ((m & 0x3ff) << 13);
-	}
-	memcpy(&f, &x, 4);
-	return f;
-}
-
-static uint16_t
-f32_to_f16(float f)
-{
-	uint32_t x, s, ax, h, rem, e, m, sh;
-
-	memcpy(&x, &f, 4);
-	s = (x >> 16) & 0x8000;
-	ax = x & 0x7fffffffu;
-	if (ax > 0x7f800000u)
-		return (uint16_t)(s | 0x7e00 | ((ax >> 13) & 0x3ff));
-	if (ax >= 0x477ff000u)
-		return (uint16_t)(s | 0x7c00);
-	if (ax >= 0x38800000u) {
-		ax -= 0x38000000u;
-		h = ax >> 13;
-		rem = ax & 0x1fff;
-		if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-			h++;
-		return (uint16_t)(s | h);
-	}
-	if (ax <= 0x33000000u)
-		return (uint16_t)s;
-	e = ax >> 23;
-	m = (ax & 0x7fffff) | 0x800000;
-	sh = 126 - e;
-	h = m >> sh;
-	rem = m & ((1u << sh) - 1);
-	if (rem > (1u << (sh - 1)) || (rem == (1u << (sh - 1)) && (h & 1)))
-		h++;
-	return (uint16_t)(s | h);
-}
-
-static float
-bf16_to_f32(uint16_t h)
-{
-	uint32_t x = (uint32_t)h << 16;
-	float f;
-
-	memcpy(&f, &x, 4);
-	return f;
-}
-
-static uint16_t
-f32_to_bf16(float f)
-{
-	uint32_t x;
-
-	memcpy(&x, &f, 4);
-	if ((x & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((x >> 16) | 0x40);
-	return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
-}
-
-/* ---- float8 (same algorithms as render_c's prelude) -------------------- */
-
-/* float8 codes <-> f32.  A code is a sign bit, then exponent and m
- * mantissa bits with exponent bias b.  nan says where NaN lives: 0 IEEE
- * (exponent all ones, e5m2: also infinities), 1 FN (all bits but the sign
- * set; no infinities), 2 FNUZ (0x80 only; no infinities, no -0). */
-static float
-f8_dec(uint32_t c, int m, int b, int nan)
-{
-	uint32_t e = (c & 0x7f) >> m, f = c & ((1u << m) - 1), x;
-	float r;
-
-	x = (uint32_t)((e ? (int)e : 1) + 127 - b - m) << 23;
-	memcpy(&r, &x, 4);
-	r *= (float)(e ? f | (1u << m) : f);
-	if (nan == 0 && e == 0x7fu >> m)
-		x = 0x7f800000u | (f ? 0x400000u : 0);
-	else if ((nan == 1 && (c & 0x7f) == 0x7f) || (nan == 2 && c == 0x80))
-		x = 0x7fc00000u;
-	else
-		return c & 0x80 ? -r : r;
-	x |= (c & 0x80) << 24;
-	memcpy(&r, &x, 4);
-	return r;
-}
-
-/* f rounded to nearest even; magnitudes above the largest finite code maxc
- * give maxc when sat, else ovf (infinity or NaN); NaN gives nanc; uz: zero
- * has no sign.  The sign is or-ed in (0x80 | 0x80 is FNUZ's NaN). */
-static uint8_t
-f8_enc(float f, int sat, int m, int b, uint32_t maxc,
-       uint32_t ovf, uint32_t nanc, int uz)
-{
-	uint32_t x, s, ax, e, v, sh, h, rem, half;
-
-	memcpy(&x, &f, 4);
-	s = (x >> 24) & 0x80;
-	ax = x & 0x7fffffffu;
-	if (ax > 0x7f800000u)
-		return (uint8_t)(s | nanc);
-	e = ax >> 23;
-	if ((int)e > 127 - b) {
-		v = ax - ((uint32_t)(127 - b) << 23);
-		sh = (uint32_t)(23 - m);
-	} else {
-		v = (ax & 0x7fffffu) | (e ? 0x800000u : 0);
-		sh = (uint32_t)(151 - b - m) - (e ? e : 1);
-		if (sh > 25)
-			v = 0, sh = 25;
-	}
-	h = v >> sh;
-	rem = v & ((1u << sh) - 1);
-	half = 1u << (sh - 1);
-	h += rem > half || (rem == half && (h & 1));
-	if (h > maxc)
-		return (uint8_t)(s | (sat ? maxc : ovf));
-	return (uint8_t)(h || !uz ? s | h : 0);
-}
-
-/* float8e8m0 codes <-> f32: 2^(c - 127), 0xff NaN.  mode: 1 no saturation
- * (0xfe rounding up gives NaN), 2 round down, 4 round to nearest (ties
- * up), else up (away from zero); the sign is dropped, like ONNX's. */
-static float
-e8m0_dec(uint8_t c)
-{
-	uint32_t x = c == 0xff ? 0x7fc00000u : c ? (uint32_t)c << 23 : 0x400000u;
-	float f;
-
-	memcpy(&f, &x, 4);
-	return f;
-}
-
-static uint8_t
-e8m0_enc(float f, int mode)
-{
-	uint32_t x, e, m, up;
-
-	memcpy(&x, &f, 4);
-	e = (x >> 23) & 0xff;
-	m = x & 0x7fffff;
-	if (e == 0xff)
-		return 0xff;
-	up = mode & 2 ? 0 : mode & 4 ? (m & 0x400000) && ((m & 0x3fffff) || e) : m != 0;
-	if (up && e == 0xfe && !(mode & 1))
-		up = 0;
-	return (uint8_t)(e + up);
-}
-
-/* The value of float8 code c of type dt, and f converted to dt with
- * rounding how (KCastRound), as render_c's per-format helpers do. */
-static float
-f8_to_f32(int dt, uint8_t c)
-{
-	switch (dt) {
-	case DT_F8E8M0: return e8m0_dec(c);
-	case DT_F8E4M3FN: return f8_dec(c, 3, 7, 1);
-	case DT_F8E4M3FNUZ: return f8_dec(c, 3, 8, 2);
-	case DT_F8E5M2: return f8_dec(c, 2, 15, 0);
-	}
-	return f8_dec(c, 2, 16, 2);
-}
-
-static uint8_t
-f32_to_f8(int dt, float f, int how)
-{
-	int sat = !(how & KC_NOSAT);
-
-	switch (dt) {
-	case DT_F8E8M0: return e8m0_enc(f, how);
-	case DT_F8E4M3FN: return f8_enc(f, sat, 3, 7, 0x7e, 0x7f, 0x7f, 0);
-	case DT_F8E4M3FNUZ: return f8_enc(f, sat, 3, 8, 0x7f, 0x80, 0x80, 1);
-	case DT_F8E5M2: return f8_enc(f, sat, 2, 15, 0x7b, 0x7c, 0x7f, 0);
-	}
-	return f8_enc(f, sat, 2, 16, 0x7f, 0x80, 0x80, 1);
-}
-
 /* ---- memory ------------------------------------------------------------ */
 
 static KVal
@@ -326,12 +132,6 @@ read_elem(int dt, const void *p, int64_t i)
 	switch (dt) {
 	case DT_F32: v.f = ((const float *)p)[i]; break;
 	case DT_F64: v.f = ((const double *)p)[i]; break;
-	case DT_F16: v.f = f16_to_f32(((const uint16_t *)p)[i]); break;
-	case DT_BF16: v.f = bf16_to_f32(((const uint16_t *)p)[i]); break;
-	case DT_F8E4M3FN: case DT_F8E4M3FNUZ: case DT_F8E5M2: case DT_F8E5M2FNUZ:
-	case DT_F8E8M0:
-		v.f = f8_to_f32(dt, ((const uint8_t *)p)[i]);
-		break;
 	case DT_I8: v.i = ((const int8_t *)p)[i]; break;
 	case DT_I16: v.i = ((const int16_t *)p)[i]; break;
 	case DT_I32: v.i = ((const int32_t *)p)[i]; break;
@@ -350,12 +150,6 @@ write_elem(int dt, void *p, int64_t i, KVal v)
 	switch (dt) {
 	case DT_F32: ((float *)p)[i] = (float)v.f; break;
 	case DT_F64: ((double *)p)[i] = v.f; break;
-	case DT_F16: ((uint16_t *)p)[i] = f32_to_f16((float)v.f); break;
-	case DT_BF16: ((uint16_t *)p)[i] = f32_to_bf16((float)v.f); break;
-	case DT_F8E4M3FN: case DT_F8E4M3FNUZ: case DT_F8E5M2: case DT_F8E5M2FNUZ:
-	case DT_F8E8M0:
-		((uint8_t *)p)[i] = f32_to_f8(dt, (float)v.f, KC_NOSAT | KC_NEAREST);
-		break;
 	case DT_I8: ((int8_t *)p)[i] = (int8_t)v.i; break;
 	case DT_I16: ((int16_t *)p)[i] = (int16_t)v.i; break;
 	case DT_I32: ((int32_t *)p)[i] = (int32_t)v.i; break;
@@ -713,7 +507,13 @@ eval(Interp *in, KRef e)
 		if (in->simt && k->buf[n->buf].space == KS_SHARED &&
 		    simt_access(in, n->buf, i, 0))
 			return r;
-		r = read_elem(k->buf[n->buf].dtype, in->buf[n->buf], i);
+		if (dtype_is_storage(k->buf[n->buf].dtype) &&
+		    n->dtype != kir_bits_dtype(k->buf[n->buf].dtype)) {
+			fail(in, BURN_ERR_INTERNAL, "storage load not legalised (buffer, node)",
+			     n->buf, e);
+			return r;
+		}
+		r = read_elem(n->dtype, in->buf[n->buf], i);
 		break;
 	}
 	case KE_UN:
@@ -754,22 +554,14 @@ eval(Interp *in, KRef e)
 		r.i = in->hw[n->op - KX_THREAD_X];
 		break;
 	case KE_CAST:
-		if (!n->ival && n->op != KC_RAW && dtype_is_float(k->node[n->a].dtype) &&
-		    dtype_is_int(n->dtype)) {
-			fail(in, BURN_ERR_INTERNAL, "float->int cast not legalised (node)",
-			     e, 0);
+		if (n->ival || (n->op != KC_RAW && dtype_is_float(k->node[n->a].dtype) &&
+		                dtype_is_int(n->dtype))) {
+			fail(in, BURN_ERR_INTERNAL, "cast not legalised (node, storage type)",
+			     e, n->ival);
 			return r;
 		}
 		a = eval(in, n->a);
-		if (n->ival == DT_F16)
-			r.f = f16_to_f32(f32_to_f16((float)a.f));
-		else if (n->ival == DT_BF16)
-			r.f = bf16_to_f32(f32_to_bf16((float)a.f));
-		else if (dtype_is_f8((int)n->ival))
-			r.f = f8_to_f32((int)n->ival, f32_to_f8((int)n->ival, (float)a.f,
-			                                        n->op));
-		else
-			r = cast(n->dtype, k->node[n->a].dtype, a);
+		r = cast(n->dtype, k->node[n->a].dtype, a);
 		break;
 	default:
 		fail(in, BURN_ERR_UNSUPPORTED, "unsupported expression kind",
@@ -841,7 +633,12 @@ exec(Interp *in, KRef s)
 				            "store out of bounds (buffer, index)", n->buf, i);
 			if (in->simt && k->buf[n->buf].space == KS_SHARED)
 				TRY(simt_access(in, n->buf, i, 1));
-			write_elem(k->buf[n->buf].dtype, in->buf[n->buf], i, v);
+			if (dtype_is_storage(k->buf[n->buf].dtype) &&
+			    k->node[n->b].dtype != kir_bits_dtype(k->buf[n->buf].dtype))
+				return fail(in, BURN_ERR_INTERNAL,
+				            "storage store not legalised (buffer, statement)",
+				            n->buf, s);
+			write_elem(k->node[n->b].dtype, in->buf[n->buf], i, v);
 			break;
 		case KS_SET:
 			v = eval_root(in, n->a);

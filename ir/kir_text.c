@@ -53,7 +53,8 @@ static const char *const flag_name[] = { "parallel", "thread.x", "thread.y",
  * with another variable, prints as hint.N (N its index). */
 static const char *const keyword[] = {
 	"alias", "barrier", "block", "buf", "dim", "else", "false", "for", "global",
-	"if", "in", "inf", "kernel", "let", "load", "local", "nan", "none",
+	"if", "in", "inf", "kernel", "let", "load", "loadbits", "local", "nan",
+	"none",
 	"parallel", "read", "rw", "select", "shared", "thread", "true", "var",
 	"write", "frag",
 #define KGPU(id, name, coll) name,
@@ -280,7 +281,9 @@ pexpr(Printer *P, KRef e, int prec)
 		pvar(P, n->var);
 		break;
 	case KE_LOAD:
-		fprintf(f, "load b%d[", n->buf);
+		/* a load of a storage buffer's bits (legalised) */
+		fprintf(f, "%s b%d[", n->dtype == kir_bits_dtype(P->k->buf[n->buf].dtype)
+		        ? "loadbits" : "load", n->buf);
 		pexpr(P, n->a, 0);
 		fprintf(f, "]");
 		if (n->b) {   /* guarded: guard(cond, default) */
@@ -699,6 +702,7 @@ kprog_print(FILE *f, const KProgram *p)
  *   vec     = primary ['@' INT]          a vector of INT lanes
  *   primary = '(' expr ')' | const | TMP | VARNAME
  *           | 'load' BUF '[' expr ']'
+ *           | 'loadbits' BUF '[' expr ']'   a storage buffer's bit patterns
  *           | 'select' '(' expr ',' expr ',' expr ')'
  *           | OPNAME '(' expr [',' expr] ')'   kop_name(); unary or binary
  *           | DTYPE ['.' INT] '(' expr ')'     cast; .INT: KCastRound bits
@@ -1790,8 +1794,8 @@ pprimary(P *ps, KRef *out)
 		*out = r;
 		return done(ps, r);
 	}
-	if (isword(t, "load")) {
-		int b;
+	if (isword(t, "load") || isword(t, "loadbits")) {
+		int b, bits = isword(t, "loadbits");
 		const char *bat;
 		adv(ps);
 		bat = tk(ps)->p;
@@ -1816,7 +1820,10 @@ pprimary(P *ps, KRef *out)
 		k->node[r].b = e[1];
 		k->node[r].c = e[2];
 		dt = k->buf[b].dtype;
-		k->node[r].dtype = dtype_is_storage(dt) ? DT_F32 : dt;
+		if (bits && !dtype_is_storage(dt))
+			return err_at(ps, bat, "loadbits of a %s buffer", dtype_name(dt));
+		k->node[r].dtype = bits ? kir_bits_dtype(dt)
+		                 : dtype_is_storage(dt) ? DT_F32 : dt;
 		*out = r;
 		return done(ps, r);
 	}
@@ -2261,7 +2268,9 @@ pstmt(P *ps, int nest, KRef *out)
 		TRY(expect(ps, '=', "'='"));
 		TRY(pexpr_(ps, &b));
 		bf = &ps->k->buf[buf];
-		bd = dtype_is_storage(bf->dtype) ? DT_F32 : bf->dtype;
+		bd = !dtype_is_storage(bf->dtype) ? bf->dtype
+		   : kb_dtype(ps->k, b) == kir_bits_dtype(bf->dtype)
+		   ? kir_bits_dtype(bf->dtype) : DT_F32;
 		if (kb_dtype(ps->k, b) != bd)
 			return err_at(ps, ps->pos[b], "%s value stored into a %s buffer",
 			              dtype_name(kb_dtype(ps->k, b)), dtype_name(bf->dtype));

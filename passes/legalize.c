@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <stdint.h>
 #include "legalize.h"
 
 typedef struct L {
@@ -208,6 +209,242 @@ f2i(L *l, int to, KRef x)
 	return sel(l, in, raw, out);
 }
 
+/* ---- storage types: f16, bf16, float8 <-> f32, on their bits ------------ *
+ *
+ * The one definition of these conversions (docs/ARCHITECTURE.md, "Storage-
+ * only types"): a load of a storage buffer becomes a load of its bit
+ * pattern (u16 or u8) decoded here into an f32, a store encodes the f32
+ * into a pattern, and a rounding cast is both.  Everything is u32
+ * arithmetic, comparisons and selects, without branches (loops of them
+ * vectorise), and every select arm is safe to compute.
+ *
+ * A format is a sign bit, then exponent bits with bias b and m mantissa
+ * bits.  nan says where NaN lives: SN_IEEE (exponent all ones; also the
+ * infinities), SN_FN (all bits but the sign set; no infinities), SN_FNUZ
+ * (the pattern 0x80 only; no infinities and no -0).  maxc is the largest
+ * finite code, ovf the code beyond it (inf or NaN), nanc the NaN code.
+ */
+enum { SN_IEEE, SN_FN, SN_FNUZ };
+
+typedef struct SFmt {
+	int w, m, b, nan;
+	uint32_t maxc, ovf, nanc;
+} SFmt;
+
+static int
+sfmt(int dt, SFmt *f)
+{
+	static const struct { int dt; SFmt f; } tab[] = {
+		{ DT_F16,         { 16, 10, 15, SN_IEEE, 0x7bff, 0x7c00, 0x7e00 } },
+		{ DT_F8E4M3FN,    { 8, 3, 7, SN_FN, 0x7e, 0x7f, 0x7f } },
+		{ DT_F8E4M3FNUZ,  { 8, 3, 8, SN_FNUZ, 0x7f, 0x80, 0x80 } },
+		{ DT_F8E5M2,      { 8, 2, 15, SN_IEEE, 0x7b, 0x7c, 0x7f } },
+		{ DT_F8E5M2FNUZ,  { 8, 2, 16, SN_FNUZ, 0x7f, 0x80, 0x80 } },
+	};
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+		if (tab[i].dt == dt) {
+			*f = tab[i].f;
+			return 1;
+		}
+	return 0;
+}
+
+/* Does the target convert dt itself? */
+static int
+native(L *l, int dt)
+{
+	return l->caps && ((dt == DT_F16 && l->caps->f16) ||
+	                   (dt == DT_BF16 && l->caps->bf16));
+}
+
+static KRef
+u32c(L *l, uint32_t v)
+{
+	return ci(l, DT_U32, (int64_t)v);
+}
+
+/* u32 helpers: a op constant */
+static KRef
+uop(L *l, int op, KRef a, uint32_t v)
+{
+	return bin(l, op, a, u32c(l, v));
+}
+
+static KRef
+frombits(L *l, KRef x)
+{
+	return kb_un(&l->kb, KO_FROMBITS, x);
+}
+
+/* The f32 value of code c (u32) of storage dtype dt. */
+static KRef
+decode(L *l, int dt, KRef c)
+{
+	SFmt f;
+	KRef a, e, fr, s, x, norm, sub, v, nan;
+	uint32_t sbit, emax;
+
+	if (dt == DT_BF16)   /* the top half of an f32 */
+		return frombits(l, uop(l, KO_SHLM, c, 16));
+	if (dt == DT_F8E8M0)   /* 2^(c - 127); 0: 2^-127 (an f32 subnormal) */
+		return frombits(l, sel(l, uop(l, KO_EQ, c, 0xff), u32c(l, 0x7fc00000),
+		                       sel(l, uop(l, KO_EQ, c, 0), u32c(l, 0x400000),
+		                           uop(l, KO_SHLM, c, 23))));
+	if (!sfmt(dt, &f))
+		return 0;
+	sbit = 1u << (f.w - 1);
+	emax = (sbit - 1) >> f.m;
+	a = uop(l, KO_BAND, c, sbit - 1);
+	e = uop(l, KO_SHRM, a, (uint32_t)f.m);
+	fr = uop(l, KO_BAND, c, (1u << f.m) - 1);
+	s = uop(l, KO_SHLM, uop(l, KO_BAND, c, sbit), (uint32_t)(32 - f.w));
+	/* normal: rebias the exponent; IEEE's all-ones exponent stays all
+	 * ones (inf, and NaN keeping its payload) */
+	x = uop(l, KO_SHLM, a, (uint32_t)(23 - f.m));
+	x = bin(l, KO_ADD, x, f.nan == SN_IEEE
+	        ? sel(l, uop(l, KO_EQ, e, emax), u32c(l, (255 - emax) << 23),
+	              u32c(l, (uint32_t)(127 - f.b) << 23))
+	        : u32c(l, (uint32_t)(127 - f.b) << 23));
+	norm = frombits(l, bin(l, KO_BOR, x, s));
+	/* subnormal: fr 2^(1 - b - m), exact */
+	sub = bin(l, KO_MUL, kb_cast(&l->kb, DT_F32, fr),
+	          cf(l, DT_F32, ldexp(1, 1 - f.b - f.m)));
+	sub = sel(l, uop(l, KO_NE, s, 0), kb_un(&l->kb, KO_NEG, sub), sub);
+	v = sel(l, uop(l, KO_EQ, e, 0), sub, norm);
+	nan = frombits(l, uop(l, KO_BOR, s, 0x7fc00000));
+	switch (f.nan) {
+	case SN_IEEE:   /* float8e5m2: NaN is the quiet NaN */
+		if (f.w == 8)
+			v = sel(l, uop(l, KO_GT, a, emax << f.m), nan, v);
+		break;
+	case SN_FN:
+		v = sel(l, uop(l, KO_EQ, a, sbit - 1), nan, v);
+		break;
+	case SN_FNUZ:
+		v = sel(l, uop(l, KO_EQ, c, sbit), nan, v);
+		break;
+	}
+	return v;
+}
+
+/* |x|'s bits ax (not NaN) rounded to nearest even in format f, as the
+ * code's magnitude (u32; above maxc where it overflows): a normal result
+ * rebiases and drops 23 - m bits, a subnormal one shifts the mantissa
+ * with its leading one right by (151 - b - m) - e (at most 25: smaller
+ * values round to 0).  Rounding adds half - 1 and the kept lowest bit
+ * before the shift, so the carry happens above half and at half to even. */
+static KRef
+round_code(L *l, const SFmt *f, KRef ax)
+{
+	uint32_t sh = (uint32_t)(23 - f->m), lo = (uint32_t)(127 - f->b);
+	KRef e = uop(l, KO_SHRM, ax, 23), vn, hn, vs, ss, hs, tiny, one = u32c(l, 1);
+
+	vn = uop(l, KO_SUB, ax, lo << 23);
+	hn = uop(l, KO_SHRM, bin(l, KO_ADD, uop(l, KO_ADD, vn, (1u << (sh - 1)) - 1),
+	                         uop(l, KO_BAND, uop(l, KO_SHRM, vn, sh), 1)), sh);
+	vs = bin(l, KO_BOR, uop(l, KO_BAND, ax, 0x7fffff),
+	         sel(l, uop(l, KO_EQ, e, 0), u32c(l, 0), u32c(l, 0x800000)));
+	ss = bin(l, KO_SUB, u32c(l, (uint32_t)(151 - f->b - f->m)),
+	         sel(l, uop(l, KO_EQ, e, 0), one, e));
+	tiny = uop(l, KO_GT, ss, 25);   /* also the normal range, unused */
+	vs = sel(l, tiny, u32c(l, 0), vs);
+	ss = sel(l, tiny, u32c(l, 25), ss);
+	hs = bin(l, KO_SHRM, bin(l, KO_ADD, bin(l, KO_ADD, vs,
+	                                        uop(l, KO_SUB, bin(l, KO_SHLM, one, uop(l, KO_SUB, ss, 1)), 1)),
+	                         uop(l, KO_BAND, bin(l, KO_SHRM, vs, ss), 1)), ss);
+	return sel(l, uop(l, KO_GT, e, lo), hn, hs);
+}
+
+/* The code (u32) of f32 value v in storage dtype dt, rounded as `how`
+ * (KCastRound) says. */
+static KRef
+encode(L *l, int dt, KRef v, int how)
+{
+	SFmt f;
+	KRef x = kb_un(&l->kb, KO_BITS, v), ax, s, h, isnan_, r, big;
+
+	ax = uop(l, KO_BAND, x, 0x7fffffff);
+	isnan_ = uop(l, KO_GT, ax, 0x7f800000);
+	if (dt == DT_BF16)   /* NaN: quieted; else round the low half away */
+		return sel(l, isnan_, uop(l, KO_BOR, uop(l, KO_SHRM, x, 16), 0x40),
+		           uop(l, KO_SHRM, bin(l, KO_ADD, uop(l, KO_ADD, x, 0x7fff),
+		                                  uop(l, KO_BAND, uop(l, KO_SHRM, x, 16), 1)), 16));
+	if (dt == DT_F8E8M0) {
+		/* the exponent, plus one when rounding up: up (away from zero)
+		 * for any fraction, down never, nearest from half (ties up;
+		 * below 2^-126 above 2^-127 only); without KC_NOSAT 2^127 does
+		 * not round up to the NaN code.  The sign is dropped. */
+		KRef e = uop(l, KO_BAND, uop(l, KO_SHRM, x, 23), 0xff);
+		KRef m = uop(l, KO_BAND, x, 0x7fffff), up;
+		if (how & KC_DOWN)
+			up = kb_const_i(&l->kb, DT_BOOL, 0);
+		else if (how & KC_NEAREST)
+			up = bin(l, KO_AND, uop(l, KO_NE, uop(l, KO_BAND, m, 0x400000), 0),
+			         bin(l, KO_OR, uop(l, KO_NE, uop(l, KO_BAND, m, 0x3fffff), 0),
+			             uop(l, KO_NE, e, 0)));
+		else
+			up = uop(l, KO_NE, m, 0);
+		if (!(how & KC_NOSAT))
+			up = bin(l, KO_AND, up, uop(l, KO_NE, e, 0xfe));
+		return sel(l, uop(l, KO_EQ, e, 0xff), u32c(l, 0xff),
+		           bin(l, KO_ADD, e, sel(l, up, u32c(l, 1), u32c(l, 0))));
+	}
+	if (!sfmt(dt, &f))
+		return 0;
+	s = uop(l, KO_BAND, uop(l, KO_SHRM, x, (uint32_t)(32 - f.w)), 1u << (f.w - 1));
+	h = round_code(l, &f, ax);
+	/* f16 stores overflow to inf and keep a NaN's payload; float8 per how */
+	big = u32c(l, dt == DT_F16 || (how & KC_NOSAT) ? f.ovf : f.maxc);
+	r = sel(l, uop(l, KO_GT, h, f.maxc), bin(l, KO_BOR, s, big),
+	        f.nan == SN_FNUZ ? sel(l, uop(l, KO_EQ, h, 0), u32c(l, 0),
+	                               bin(l, KO_BOR, s, h))
+	                         : bin(l, KO_BOR, s, h));
+	return sel(l, isnan_, bin(l, KO_BOR, s, dt == DT_F16
+	           ? uop(l, KO_BOR, uop(l, KO_BAND, uop(l, KO_SHRM, ax, 13), 0x3ff), f.nanc)
+	           : u32c(l, f.nanc)), r);
+}
+
+/* Is n an f32 load (or store) of a storage buffer the target does not
+ * convert itself? */
+static int
+storage_f32(L *l, const KNode *n)
+{
+	int bd = l->kb.k->buf[n->buf].dtype;
+	KRef v = n->kind == KS_STORE ? n->b : 0;
+
+	return dtype_is_storage(bd) && !native(l, bd) &&
+	       (v ? l->kb.k->node[v].dtype : n->dtype) == DT_F32;
+}
+
+/* A load of storage buffer n.buf (an f32 load): its bits, decoded.  A
+ * guarded load reads the bits under its guard (0 elsewhere) and selects
+ * the default. */
+static KRef
+storage_load(L *l, KNode n)
+{
+	int bd = l->kb.k->buf[n.buf].dtype, bits = kir_bits_dtype(bd);
+	KRef z = ci(l, bits, 0), r, v;
+
+	if (n.lanes != 1)
+		return 0;
+	r = n.b ? kb_load_guard(&l->kb, n.buf, n.a, n.b, z) : kb_load(&l->kb, n.buf, n.a);
+	if (r != z && l->kb.k->node[r].kind == KE_LOAD)
+		l->kb.k->node[r].dtype = bits;
+	v = decode(l, bd, kb_cast(&l->kb, DT_U32, r));
+	return n.b && v ? sel(l, n.b, v, n.c) : v;
+}
+
+/* The bits a store of f32 value v into a storage buffer of dtype dt
+ * writes: rounded to nearest even, float8 out of range to inf or NaN
+ * (kir.h). */
+static KRef
+storage_value(L *l, int dt, KRef v)
+{
+	KRef c = encode(l, dt, v, KC_NOSAT | KC_NEAREST);
+
+	return c ? kb_cast(&l->kb, kir_bits_dtype(dt), c) : 0;
+}
+
 /* The legal form of unary/binary op on legal operands a, b. */
 static KRef
 expand(L *l, int op, KRef a, KRef b)
@@ -247,6 +484,8 @@ rebuild(L *l, KNode n)
 
 	switch (n.kind) {
 	case KE_LOAD:
+		if (storage_f32(l, &n))
+			return storage_load(l, n);
 		r = n.b ? kb_load_guard(kb, n.buf, n.a, n.b, n.c) : kb_load(kb, n.buf, n.a);
 		if (kb->k->node[r].kind == KE_LOAD)
 			kb->k->node[r].lanes = n.lanes;
@@ -267,6 +506,10 @@ rebuild(L *l, KNode n)
 		return kb_select(kb, n.a, n.b, n.c);
 	case KE_CAST:
 		da = dt_of(l, n.a);
+		if (n.ival && !native(l, (int)n.ival)) {   /* the value it rounds to */
+			r = encode(l, (int)n.ival, n.a, n.op);
+			return r ? decode(l, (int)n.ival, r) : 0;
+		}
 		if (n.ival)
 			return kb_cast_f8(kb, (int)n.ival, n.a, n.op);
 		if (dtype_is_float(da) && dtype_is_int(n.dtype) && n.op != KC_RAW &&
@@ -292,11 +535,15 @@ needs(L *l, const KNode *n, const KRef *map, KRef e)
 	    (n->c && map[n->c] != n->c))
 		return 1;
 	switch (n->kind) {
+	case KE_LOAD:
+		return storage_f32(l, n);
 	case KE_UN: case KE_BIN:
 		return kop_needs_legal(n->op, k->node[n->a].dtype, l->caps);
 	case KE_CAST:
 		da = k->node[n->a].dtype;
-		return !n->ival && dtype_is_float(da) && dtype_is_int(n->dtype) &&
+		if (n->ival)
+			return !native(l, (int)n->ival);
+		return dtype_is_float(da) && dtype_is_int(n->dtype) &&
 		       n->op != KC_RAW && !(l->caps && l->caps->sat_f2i);
 	}
 	return 0;
@@ -357,6 +604,16 @@ kir_legalize(Ctx *c, KProgram *p, KKernel *k, const KCaps *caps)
 		if (k->buf[i].ext > 0 && k->buf[i].ext < n0)
 			k->buf[i].ext = map[k->buf[i].ext];
 	free(map);
+	/* stores of f32 into storage buffers: of the encoded bits */
+	for (KRef s = 1; s < n0; s++) {
+		KRef v;
+		if (k->node[s].kind != KS_STORE || !storage_f32(&l, &k->node[s]))
+			continue;
+		if (!(v = storage_value(&l, k->buf[k->node[s].buf].dtype, k->node[s].b)))
+			return burn_fail(c, BURN_ERR_INTERNAL, "legalize %s: store %d",
+			                 k->name, s);
+		k->node[s].b = v;
+	}
 	return BURN_OK;
 }
 

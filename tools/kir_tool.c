@@ -5,7 +5,9 @@
  *   burncc kir FILE                      parse, verify, print (canonical)
  *   burncc kir --run [--in vN=X,Y,...]... [--dim NAME=N]... FILE
  *
- * --run runs the kernels in program order on the interpreter (ir/kir_interp.c)
+ * --run legalises the kernels for the interpreter (passes/legalize.c: it
+ * runs only primitive kernel IR) and runs them in program order on it
+ * (ir/kir_interp.c)
  * with one memory block per graph value (values that alias share theirs),
  * and prints every value a kernel writes as `vN: DTYPE[COUNT] = X Y ...`.
  * Values start as zeros unless given by --in.  Elements print with %.9g
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ir/kir.h"
+#include "passes/legalize.h"
 #include "tools/kir_tool.h"
 
 static const char kir_usage[] =
@@ -185,7 +188,7 @@ buf_of(Ctx *c, const KProgram *p, int v, const Dims *d, int64_t *count)
 }
 
 static int
-run(Ctx *c, const KProgram *p, const Input *in, int nin, const Dims *dims)
+run(Ctx *c, KProgram *p, const Input *in, int nin, const Dims *dims)
 {
 	Mem *mem = NULL;
 	int nmem = 0, rc = 0, *written = NULL, nw = 0;
@@ -270,7 +273,7 @@ run(Ctx *c, const KProgram *p, const Input *in, int nin, const Dims *dims)
 		}
 	}
 	for (int k = 0; k < p->nkernel && !rc; k++) {
-		const KKernel *kk = p->kernel[k];
+		KKernel *kk = p->kernel[k];
 		void **nb = realloc(bufs, ((size_t)kk->nbuf + 1) * sizeof *bufs);
 		int64_t kd[64];
 		if (!nb)
@@ -284,6 +287,8 @@ run(Ctx *c, const KProgram *p, const Input *in, int nin, const Dims *dims)
 			rc = burn_fail(c, BURN_ERR_LIMIT, "more than 64 dim parameters");
 		if (!rc)
 			rc = kernel_dims(c, kk, dims, kd);
+		if (!rc)
+			rc = kir_legalize(c, p, kk, NULL);
 		if (!rc)
 			rc = kir_interp_dims(c, kk, bufs, kd, NULL);
 	}

@@ -17,9 +17,10 @@
  * the index's loads still run only where the guard holds.
  *
  * The kernels come legalised (passes/legalize.c): integer division by
- * zero, shift counts, pow, min/max, isnan/isinf, f32 erf and saturating
- * float->int casts are already kernel IR made of primitive ops, and an op
- * that is not is refused.  What is printed here is free of undefined
+ * zero, shift counts, pow, min/max, isnan/isinf, f32 erf, saturating
+ * float->int casts and the f16/bf16/float8 conversions (loads and stores
+ * of their bits, integer ops) are already kernel IR made of primitive
+ * ops, and an op that is not is refused.  What is printed here is free of undefined
  * behaviour for every input: signed 32- and 64-bit add, sub, mul and neg
  * compute in the unsigned type and convert back (two's complement wrap,
  * as the interpreter computes), except index arithmetic over loop
@@ -46,163 +47,6 @@ static const char prelude[] =
 "#else\n"
 "#define BURN_HELPER static inline\n"
 "#endif\n"
-"/* f16/bf16 bit patterns <-> f32; conversions round to nearest even. */\n"
-"BURN_HELPER float burn_f16_to_f32(uint16_t h)\n"
-"{\n"
-"\tuint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;\n"
-"\tfloat f;\n"
-"\tif (e == 0x1f)\n"
-"\t\tx = s | 0x7f800000u | (m << 13);\n"
-"\telse if (e)\n"
-"\t\tx = s | ((e + 112) << 23) | (m << 13);\n"
-"\telse if (!m)\n"
-"\t\tx = s;\n"
-"\telse {\n"
-"\t\te = 113;\n"
-"\t\twhile (!(m & 0x400)) {\n"
-"\t\t\tm <<= 1;\n"
-"\t\t\te--;\n"
-"\t\t}\n"
-"\t\tx = s | (e << 23) | ((m & 0x3ff) << 13);\n"
-"\t}\n"
-"\tmemcpy(&f, &x, 4);\n"
-"\treturn f;\n"
-"}\n"
-"\n"
-"BURN_HELPER uint16_t burn_f32_to_f16(float f)\n"
-"{\n"
-"\tuint32_t x, s, ax, h, rem, e, m, sh;\n"
-"\tmemcpy(&x, &f, 4);\n"
-"\ts = (x >> 16) & 0x8000;\n"
-"\tax = x & 0x7fffffffu;\n"
-"\tif (ax > 0x7f800000u)\n"
-"\t\treturn (uint16_t)(s | 0x7e00 | ((ax >> 13) & 0x3ff));\n"
-"\tif (ax >= 0x477ff000u)\n"
-"\t\treturn (uint16_t)(s | 0x7c00);\n"
-"\tif (ax >= 0x38800000u) {\n"
-"\t\tax -= 0x38000000u;\n"
-"\t\th = ax >> 13;\n"
-"\t\trem = ax & 0x1fff;\n"
-"\t\tif (rem > 0x1000 || (rem == 0x1000 && (h & 1)))\n"
-"\t\t\th++;\n"
-"\t\treturn (uint16_t)(s | h);\n"
-"\t}\n"
-"\tif (ax <= 0x33000000u)\n"
-"\t\treturn (uint16_t)s;\n"
-"\te = ax >> 23;\n"
-"\tm = (ax & 0x7fffff) | 0x800000;\n"
-"\tsh = 126 - e;\n"
-"\th = m >> sh;\n"
-"\trem = m & ((1u << sh) - 1);\n"
-"\tif (rem > (1u << (sh - 1)) || (rem == (1u << (sh - 1)) && (h & 1)))\n"
-"\t\th++;\n"
-"\treturn (uint16_t)(s | h);\n"
-"}\n"
-"\n"
-"BURN_HELPER float burn_bf16_to_f32(uint16_t h)\n"
-"{\n"
-"\tuint32_t x = (uint32_t)h << 16;\n"
-"\tfloat f;\n"
-"\tmemcpy(&f, &x, 4);\n"
-"\treturn f;\n"
-"}\n"
-"\n"
-"BURN_HELPER uint16_t burn_f32_to_bf16(float f)\n"
-"{\n"
-"\tuint32_t x;\n"
-"\tmemcpy(&x, &f, 4);\n"
-"\tif ((x & 0x7fffffffu) > 0x7f800000u)\n"
-"\t\treturn (uint16_t)((x >> 16) | 0x40);\n"
-"\treturn (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);\n"
-"}\n"
-"\n"
-"/* float8 codes <-> f32.  A code is a sign bit, then exponent and m\n"
-" * mantissa bits with exponent bias b.  nan says where NaN lives: 0 IEEE\n"
-" * (exponent all ones, e5m2: also infinities), 1 FN (all bits but the sign\n"
-" * set; no infinities), 2 FNUZ (0x80 only; no infinities, no -0). */\n"
-"BURN_HELPER float burn_f8_dec(uint32_t c, int m, int b, int nan)\n"
-"{\n"
-"	uint32_t e = (c & 0x7f) >> m, f = c & ((1u << m) - 1), x;\n"
-"	float r;\n"
-"	x = (uint32_t)((e ? (int)e : 1) + 127 - b - m) << 23;\n"
-"	memcpy(&r, &x, 4);\n"
-"	r *= (float)(e ? f | (1u << m) : f);\n"
-"	if (nan == 0 && e == 0x7fu >> m)\n"
-"		x = 0x7f800000u | (f ? 0x400000u : 0);\n"
-"	else if ((nan == 1 && (c & 0x7f) == 0x7f) || (nan == 2 && c == 0x80))\n"
-"		x = 0x7fc00000u;\n"
-"	else\n"
-"		return c & 0x80 ? -r : r;\n"
-"	x |= (c & 0x80) << 24;\n"
-"	memcpy(&r, &x, 4);\n"
-"	return r;\n"
-"}\n"
-"\n"
-"/* f rounded to nearest even; magnitudes above the largest finite code maxc\n"
-" * give maxc when sat, else ovf (infinity or NaN); NaN gives nanc; uz: zero\n"
-" * has no sign.  The sign is or-ed in (0x80 | 0x80 is FNUZ's NaN). */\n"
-"BURN_HELPER uint8_t burn_f8_enc(float f, int sat, int m, int b, uint32_t maxc,\n"
-"                                uint32_t ovf, uint32_t nanc, int uz)\n"
-"{\n"
-"	uint32_t x, s, ax, e, v, sh, h, rem, half;\n"
-"	memcpy(&x, &f, 4);\n"
-"	s = (x >> 24) & 0x80;\n"
-"	ax = x & 0x7fffffffu;\n"
-"	if (ax > 0x7f800000u)\n"
-"		return (uint8_t)(s | nanc);\n"
-"	e = ax >> 23;\n"
-"	if ((int)e > 127 - b) {\n"
-"		v = ax - ((uint32_t)(127 - b) << 23);\n"
-"		sh = (uint32_t)(23 - m);\n"
-"	} else {\n"
-"		v = (ax & 0x7fffffu) | (e ? 0x800000u : 0);\n"
-"		sh = (uint32_t)(151 - b - m) - (e ? e : 1);\n"
-"		if (sh > 25)\n"
-"			v = 0, sh = 25;\n"
-"	}\n"
-"	h = v >> sh;\n"
-"	rem = v & ((1u << sh) - 1);\n"
-"	half = 1u << (sh - 1);\n"
-"	h += rem > half || (rem == half && (h & 1));\n"
-"	if (h > maxc)\n"
-"		return (uint8_t)(s | (sat ? maxc : ovf));\n"
-"	return (uint8_t)(h || !uz ? s | h : 0);\n"
-"}\n"
-"\n"
-"BURN_HELPER float burn_f8e4m3fn_to_f32(uint8_t c) { return burn_f8_dec(c, 3, 7, 1); }\n"
-"BURN_HELPER float burn_f8e4m3fnuz_to_f32(uint8_t c) { return burn_f8_dec(c, 3, 8, 2); }\n"
-"BURN_HELPER float burn_f8e5m2_to_f32(uint8_t c) { return burn_f8_dec(c, 2, 15, 0); }\n"
-"BURN_HELPER float burn_f8e5m2fnuz_to_f32(uint8_t c) { return burn_f8_dec(c, 2, 16, 2); }\n"
-"BURN_HELPER uint8_t burn_f32_to_f8e4m3fn(float f, int sat) { return burn_f8_enc(f, sat, 3, 7, 0x7e, 0x7f, 0x7f, 0); }\n"
-"BURN_HELPER uint8_t burn_f32_to_f8e4m3fnuz(float f, int sat) { return burn_f8_enc(f, sat, 3, 8, 0x7f, 0x80, 0x80, 1); }\n"
-"BURN_HELPER uint8_t burn_f32_to_f8e5m2(float f, int sat) { return burn_f8_enc(f, sat, 2, 15, 0x7b, 0x7c, 0x7f, 0); }\n"
-"BURN_HELPER uint8_t burn_f32_to_f8e5m2fnuz(float f, int sat) { return burn_f8_enc(f, sat, 2, 16, 0x7f, 0x80, 0x80, 1); }\n"
-"\n"
-"/* float8e8m0 codes <-> f32: 2^(c - 127), 0xff NaN.  mode: 1 no saturation\n"
-" * (0xfe rounding up gives NaN), 2 round down, 4 round to nearest (ties\n"
-" * up), else up (away from zero); the sign is dropped, like ONNX's. */\n"
-"BURN_HELPER float burn_f8e8m0_to_f32(uint8_t c)\n"
-"{\n"
-"\tuint32_t x = c == 0xff ? 0x7fc00000u : c ? (uint32_t)c << 23 : 0x400000u;\n"
-"\tfloat f;\n"
-"\tmemcpy(&f, &x, 4);\n"
-"\treturn f;\n"
-"}\n"
-"\n"
-"BURN_HELPER uint8_t burn_f32_to_f8e8m0(float f, int mode)\n"
-"{\n"
-"\tuint32_t x, e, m, up;\n"
-"\tmemcpy(&x, &f, 4);\n"
-"\te = (x >> 23) & 0xff;\n"
-"\tm = x & 0x7fffff;\n"
-"\tif (e == 0xff)\n"
-"\t\treturn 0xff;\n"
-"\tup = mode & 2 ? 0 : mode & 4 ? (m & 0x400000) && ((m & 0x3fffff) || e) : m != 0;\n"
-"\tif (up && e == 0xfe && !(mode & 1))\n"
-"\t\tup = 0;\n"
-"\treturn (uint8_t)(e + up);\n"
-"}\n"
-"\n"
 "/* Bit reinterpretation (the kernel IR's bits/frombits). */\n"
 "BURN_HELPER uint32_t burn_bits_f32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }\n"
 "BURN_HELPER uint64_t burn_bits_f64(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }\n"
@@ -290,30 +134,6 @@ ctype(int dt)
 		return "uint8_t";
 	}
 	return NULL;
-}
-
-/* The prelude's name of a storage type: burn_<name>_to_f32 and
- * burn_f32_to_<name> convert it. */
-static const char *
-sname(int dt)
-{
-	switch (dt) {
-	case DT_F16: return "f16";
-	case DT_BF16: return "bf16";
-	case DT_F8E4M3FN: return "f8e4m3fn";
-	case DT_F8E4M3FNUZ: return "f8e4m3fnuz";
-	case DT_F8E5M2: return "f8e5m2";
-	case DT_F8E8M0: return "f8e8m0";
-	}
-	return "f8e5m2fnuz";
-}
-
-/* The second argument of burn_f32_to_<float8>: sat (1 saturates) for the
- * IEEE-like formats, the KCastRound bits for float8e8m0. */
-static int
-f8arg(int dt, int how)
-{
-	return dt == DT_F8E8M0 ? how : !(how & KC_NOSAT);
 }
 
 /* Types whose arithmetic C performs in int: results are cast back. */
@@ -433,17 +253,23 @@ pre_expr(R *r, KRef e)
 			return burn_fail(r->c, BURN_ERR_INTERNAL,
 			                 "render_c %s: bad buf", k->name);
 		r->bread[n->buf] = r->bused[n->buf] = 1;
+		if (dtype_is_storage(k->buf[n->buf].dtype) &&
+		    n->dtype != kir_bits_dtype(k->buf[n->buf].dtype))
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_c %s: node %d: %s load not legalised",
+			                 k->name, e, dtype_name(k->buf[n->buf].dtype));
 		if (n->b) {
 			TRY(pre_expr(r, n->b));
 			TRY(pre_expr(r, n->c));
 		}
 		return pre_expr(r, n->a);
 	case KE_CAST:
-		if (!n->ival && n->op != KC_RAW && !dtype_is_float(n->dtype) &&
-		    n->dtype != DT_BOOL && dtype_is_float(k->node[n->a].dtype))
+		if (n->ival || (n->op != KC_RAW && !dtype_is_float(n->dtype) &&
+		    n->dtype != DT_BOOL && dtype_is_float(k->node[n->a].dtype)))
 			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_c %s: node %d: float->int cast not legalised",
-			                 k->name, e);
+			                 "render_c %s: node %d: %s cast not legalised",
+			                 k->name, e, n->ival ? dtype_name((int)n->ival)
+			                                     : "float->int");
 		return pre_expr(r, n->a);
 	case KE_UN:
 	case KE_BIN:
@@ -501,6 +327,11 @@ pre_block(R *r, KRef s, int depth)
 			r->bused[n->buf] = 1;
 			TRY(pre_expr(r, n->a));
 			TRY(pre_expr(r, n->b));
+			if (dtype_is_storage(k->buf[n->buf].dtype) &&
+			    k->node[n->b].dtype != kir_bits_dtype(k->buf[n->buf].dtype))
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_c %s: store %d: %s store not legalised",
+				                 k->name, s, dtype_name(k->buf[n->buf].dtype));
 			break;
 		case KS_SET:
 			if (n->var < 0 || n->var >= k->nvar)
@@ -801,17 +632,14 @@ emit_raw(R *r, KRef e)
 		fputs(r->vname[n->var], f);
 		return;
 	case KE_LOAD: {
-		int bd = k->buf[n->buf].dtype;
 		if (n->b) {   /* guarded: C's ?: reads only where the guard holds */
 			fputs("(", f);
 			emit(r, n->b, P_LOR);
 			fputs(" ? ", f);
 		}
-		if (dtype_is_storage(bd))
-			fprintf(f, "burn_%s_to_f32(", sname(bd));
-		fprintf(f, "b%d[", n->buf);
+		fprintf(f, "b%d[", n->buf);   /* storage: the bits (legalised) */
 		emit(r, n->a, 0);
-		fputs(dtype_is_storage(bd) ? "])" : "]", f);
+		fputs("]", f);
 		if (n->b) {
 			fputs(" : ", f);
 			emit(r, n->c, P_LOR);
@@ -829,15 +657,7 @@ emit_raw(R *r, KRef e)
 		fputs(")", f);
 		return;
 	case KE_CAST:
-		if (dtype_is_storage((int)n->ival)) {
-			const char *sn = sname((int)n->ival);
-			fprintf(f, "burn_%s_to_f32(burn_f32_to_%s(", sn, sn);
-			emit(r, n->a, 0);
-			if (dtype_is_f8((int)n->ival))
-				fprintf(f, ", %d))", f8arg((int)n->ival, n->op));
-			else
-				fputs("))", f);
-		} else if (n->dtype == DT_BOOL) {
+		if (n->dtype == DT_BOOL) {
 			fputs("(", f);
 			emit(r, n->a, P_ADD);
 			fputs(" != 0)", f);
@@ -888,7 +708,7 @@ emit_raw(R *r, KRef e)
 				fprintf(f, "(u%s)", ctype(adt));
 			emit(r, n->a, P_ATOM);
 			fprintf(f, " %s (", sym);
-			emit(r, n->b, P_BAND + 1);
+			emit(r, n->b, P_UNARY);   /* -Wparentheses */
 			fprintf(f, " & %d))", bits(adt) - 1);
 			return;
 		}
@@ -1247,7 +1067,6 @@ block(R *r, KRef s, int ind)
 			fputs("}\n", f);
 			break;
 		case KS_STORE: {
-			int bd = k->buf[n->buf].dtype;
 			KRef prod;
 			open = begin_stmt(r, roots, 2, ind);
 			in = ind + open;
@@ -1255,14 +1074,7 @@ block(R *r, KRef s, int ind)
 			fprintf(f, "b%d[", n->buf);
 			emit(r, n->a, 0);
 			fputs("] = ", f);
-			if (dtype_is_storage(bd)) {
-				fprintf(f, "burn_f32_to_%s(", sname(bd));
-				emit(r, n->b, 0);
-				if (dtype_is_f8(bd))   /* out of range: inf or NaN */
-					fprintf(f, ", %d)", f8arg(bd, KC_NOSAT | KC_NEAREST));
-				else
-					fputs(")", f);
-			} else if (accumulate(r, s, &prod)) {
+			if (accumulate(r, s, &prod)) {
 				fputs("BURN_FMA(", f);
 				emit(r, k->node[prod].a, 0);
 				fputs(", ", f);

@@ -4,7 +4,9 @@
  * interpreter, checked against a reference written apart (brute force for
  * the IEEE-like formats: all 256 codes, every midpoint between neighbours
  * and the floats beside it, the specials), and the rendered C checked
- * against the interpreter bit for bit.
+ * against the interpreter bit for bit.  The kernels are legalised first:
+ * the conversions are passes/legalize.c's kernel IR (test_storage.c checks
+ * it exhaustively, f16 and bf16 too).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include "ir/kir.h"
 #include "codegen/c/render_c.h"
+#include "passes/legalize.h"
 
 static const int fmts[] = { DT_F8E4M3FN, DT_F8E4M3FNUZ, DT_F8E5M2, DT_F8E5M2FNUZ,
                             DT_F8E8M0 };
@@ -203,11 +206,13 @@ static void run_interp(Ctx *c, KProgram *p, int dt, Run *r)
 		r->in8[i] = (uint8_t)i;
 	values(dt, r->x);
 	r->kd = dec_kernel(p, dt);
+	cr_assert_eq(kir_legalize(c, p, r->kd, NULL), BURN_OK, "%s", c->msg);
 	cr_assert_eq(kir_verify(c, r->kd), BURN_OK, "%s", c->msg);
 	cr_assert_eq(kir_interp(c, r->kd, bd), BURN_OK, "%s", c->msg);
 	for (int h = 0; h < nhow(dt); h++) {
 		void *be[3] = { r->x, r->e8, r->s8[h] };
 		r->ke[h] = enc_kernel(p, dt, hows[h]);
+		cr_assert_eq(kir_legalize(c, p, r->ke[h], NULL), BURN_OK, "%s", c->msg);
 		cr_assert_eq(kir_verify(c, r->ke[h]), BURN_OK, "%s", c->msg);
 		cr_assert_eq(kir_interp(c, r->ke[h], be), BURN_OK, "%s", c->msg);
 	}
@@ -281,7 +286,7 @@ Test(float8, rounding_and_saturation)
 	cr_expect_eq(ref_e8(3e38, KC_NOSAT), 0xff);
 }
 
-/* The rendered helpers give the interpreter's bits. */
+/* The rendered legal kernels give the interpreter's bits. */
 Test(float8, render_matches_interp)
 {
 	char dir[] = "/tmp/burn_test_f8_XXXXXX", path[300], cmd[900];

@@ -671,6 +671,10 @@ Test(kir, f16_conversion)
 	kb_store(kb, o2, kb_get(kb, i), kb_cast(kb, DT_F16, kb_load(kb, a, kb_get(kb, i))));
 	kb_end(kb);
 	k = kb_finish(kb);
+	/* unlegalised storage conversions are refused */
+	cr_assert_neq(kir_interp(&t.c, k, bufs), BURN_OK);
+	cr_assert_eq(kir_legalize(&t.c, &t.p, k, NULL), BURN_OK, "%s", t.c.msg);
+	cr_assert_eq(kir_verify(&t.c, k), BURN_OK, "%s", t.c.msg);
 	cr_assert_eq(kir_interp(&t.c, k, bufs), BURN_OK, "%s", t.c.msg);
 	for (i = 0; i < N; i++) {
 		cr_expect_eq((h[i] & 0x7c00) == 0x7c00 && (h[i] & 0x3ff) ? 0x7e00 | (h[i] & 0x8000) : h[i],
