@@ -144,6 +144,34 @@ read_elem(int dt, const void *p, int64_t i)
 	return v;
 }
 
+/*
+ * An element of a matrix-tile operand.  The tile op consumes f16 as the
+ * hardware does (mma.sync and cooperative matrices take f16 inputs): the
+ * one place the interpreter reads an f16 as a number.  Every f16 is an
+ * f32 exactly, so the decode has no rounding to define; everywhere else
+ * f16 goes through the legalised kernel IR (passes/legalize.c).
+ */
+static float
+tile_elem(int dt, const void *p, int64_t i)
+{
+	uint16_t h;
+	int e, m;
+	double v;
+
+	if (dt != DT_F16)
+		return (float)read_elem(dt, p, i).f;
+	h = ((const uint16_t *)p)[i];
+	e = (h >> 10) & 31;
+	m = h & 1023;
+	if (e == 31)
+		v = m ? NAN : INFINITY;
+	else if (e == 0)
+		v = ldexp(m, -24);
+	else
+		v = ldexp(m + 1024, e - 25);
+	return (float)(h & 0x8000 ? -v : v);
+}
+
 static void
 write_elem(int dt, void *p, int64_t i, KVal v)
 {
@@ -1392,8 +1420,8 @@ sg_exec(Interp *in, KRef s, Interp *lane, int w)
 				for (c = 0; c < nn; c++) {
 					float a = ((const float *)lane[0].buf[n->buf])[r * nn + c];
 					for (int64_t q = 0; q < kk; q++) {
-						float x = (float)read_elem(adt, A, r * kk + q).f;
-						float y = (float)read_elem(adt, B, q * nn + c).f;
+						float x = tile_elem(adt, A, r * kk + q);
+						float y = tile_elem(adt, B, q * nn + c);
 						float p = x * y;
 						a = a + p;
 					}
