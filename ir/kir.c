@@ -270,13 +270,14 @@ kprog_name_ok(const KProgram *p, const char *s)
 	return i < 128 && !name_taken(p, s);
 }
 
-/* A C identifier derived from name, unique among p's kernels.  The suffix
- * starts at the kernel count so that a program of many same-named kernels
- * does not probe quadratically many candidates. */
-static const char *
-unique_name(KProgram *p, const char *name)
+/* A C identifier derived from name, unique among p's kernels, into out
+ * (cap >= 128).  The suffix starts at the kernel count so that a program
+ * of many same-named kernels does not probe quadratically many
+ * candidates. */
+void
+kprog_next_name(const KProgram *p, const char *name, char *out, size_t cap)
 {
-	char base[96], buf[128];
+	char base[96];
 	size_t i, n;
 	int k;
 
@@ -294,13 +295,18 @@ unique_name(KProgram *p, const char *name)
 	base[n] = 0;
 	if (base[0] >= '0' && base[0] <= '9')
 		base[0] = '_';
-	if (!name_taken(p, base))
-		return arena_strdup(p->arena, base);
-	for (k = p->nkernel;; k++) {
-		snprintf(buf, sizeof buf, "%s_%d", base, k);
-		if (!name_taken(p, buf))
-			return arena_strdup(p->arena, buf);
-	}
+	snprintf(out, cap, "%s", base);
+	for (k = p->nkernel; name_taken(p, out); k++)
+		snprintf(out, cap, "%s_%d", base, k);
+}
+
+static const char *
+unique_name(KProgram *p, const char *name)
+{
+	char buf[128];
+
+	kprog_next_name(p, name, buf, sizeof buf);
+	return arena_strdup(p->arena, buf);
 }
 
 void

@@ -278,6 +278,127 @@ typedef struct KSched {
 } KSched;
 
 /*
+ * Schedules as data (ir/ksteps.c).  A kernel's schedule is also kept as a
+ * short list of steps: every decision the lowering templates and the
+ * scheduling passes made for it, as plain data with a canonical text form
+ * (`--emit=kernels` prints it on the kernel's `schedule:` line,
+ * `--emit=schedule` one `KERNEL: steps` line per kernel, `--schedule`
+ * reads it back).  KSched above is what the passes derive from it for the
+ * renderers; KSteps is what was chosen, so a compile given the steps of
+ * another one (same model, same target) builds the same kernel, and an
+ * autotuner searches and caches exactly these objects.
+ *
+ *   steps   = [step {' ' step}]
+ *   step    = NAME ['(' INT {',' INT} ')']     INT: 0 .. 2^31-1
+ *
+ *   step            decision (who makes it)
+ *   threads(L,...)  outermost loops L (0-based, in order, through ifs) run
+ *   serial          on CPU threads / none do (schedule.c; cpu targets)
+ *   fma | nofma     f32 accumulations contract to fused multiply-adds or
+ *                   not (schedule.c; printed for kernels that have one)
+ *   tile(MR,NR)     register tile of the blocked GEMM core (ops_linalg.c)
+ *   dot(L)          partial sums of a float dot product
+ *   unroll(N)       Conv's last kernel dim unrolled when at most N wide
+ *   vec(L)          lanes of a contiguous innermost loop's chunk
+ *   im2col | direct 2-D f32 Conv as im2col + GEMM, or the direct loops
+ *   grid(S,B,T)     gpu: top-level statement S (0-based, before mapping)
+ *   rows(S,B,T)     as B blocks of T threads, one element per thread
+ *                   (grid) or one row per block, its reductions split
+ *                   over the threads (rows) (schedule_gpu.c)
+ *   mma(BM,BN,BK)   gpu MatMul/Gemm template: block tile BM x BN, K
+ *   nomma           slices of BK, matrix-tile ops / the blocked lowering
+ *   async | sync    gpu template: stage tiles by async copies or loads
+ *
+ * Each step has a slot (the decision it answers); a kernel's steps hold
+ * at most one per slot (grid and rows: one per statement S).  The
+ * canonical text lists them in the order of the table above (grid/rows by
+ * S) and print -> parse -> print is the identity.
+ */
+#define KSTEP_MAXARG 16
+#define KSTEPS_MAX 48
+#define KSTEP_TABLE(X) \
+	/* id       name       slot args: min max */ \
+	X(THREADS, "threads", 0, 1, KSTEP_MAXARG) \
+	X(SERIAL,  "serial",  0, 0, 0) \
+	X(FMA,     "fma",     1, 0, 0) \
+	X(NOFMA,   "nofma",   1, 0, 0) \
+	X(TILE,    "tile",    2, 2, 2) \
+	X(DOT,     "dot",     3, 1, 1) \
+	X(UNROLL,  "unroll",  4, 1, 1) \
+	X(VEC,     "vec",     5, 1, 1) \
+	X(IM2COL,  "im2col",  6, 0, 0) \
+	X(DIRECT,  "direct",  6, 0, 0) \
+	X(GRID,    "grid",    7, 3, 3) \
+	X(ROWS,    "rows",    7, 3, 3) \
+	X(MMA,     "mma",     8, 3, 3) \
+	X(NOMMA,   "nomma",   8, 0, 0) \
+	X(ASYNC,   "async",   9, 0, 0) \
+	X(SYNC,    "sync",    9, 0, 0)
+
+enum KStepKind {
+	KST_NONE_ = 0,
+#define X(id, name, slot, mn, mx) KST_##id,
+	KSTEP_TABLE(X)
+#undef X
+	KST_COUNT_
+};
+
+typedef struct KStep {
+	int kind;                 /* KStepKind */
+	int narg;
+	int arg[KSTEP_MAXARG];
+} KStep;
+
+/* Plain data: copy it, compare it with kstep_same, no pointers inside. */
+typedef struct KSteps {
+	int n;
+	KStep step[KSTEPS_MAX];   /* in canonical order */
+} KSteps;
+
+/* A step of kind with narg (<= 3) arguments a0, a1, a2. */
+KStep kstep_make(int kind, int narg, int a0, int a1, int a2);
+/* A step kind's printed name and slot; -1 / NULL for a bad kind. */
+const char *kstep_name(int kind);
+int kstep_slot(int kind);
+/* Whether a and b are the same step (kind and arguments). */
+int kstep_same(const KStep *a, const KStep *b);
+/* Put st into s at its canonical place, replacing the step of its slot
+ * (and statement, for grid/rows).  0 when s is full or st malformed. */
+int ksteps_put(KSteps *s, const KStep *st);
+/* The step of s answering the slot of kind `kind` (for grid and rows: of
+ * statement key), or NULL. */
+const KStep *ksteps_find(const KSteps *s, int kind, int key);
+/* The canonical text into out (always NUL-terminated, truncated to cap);
+ * returns the length it needs. */
+size_t ksteps_format(const KSteps *s, char *out, size_t cap);
+/* Parse text[0..len) (no NUL needed).  On error returns BURN_ERR_PARSE
+ * with the 1-based column of the fault in *col and what was expected in
+ * msg (cap bytes); *out is then unspecified. */
+int ksteps_parse(const char *text, size_t len, KSteps *out, int *col,
+                 char *msg, size_t cap);
+
+/* A schedule asked for (--schedule): the steps of the kernel named
+ * `kernel`; steps it does not give are chosen by the defaults. */
+typedef struct KWant {
+	const char *kernel;
+	KSteps steps;
+} KWant;
+
+/* Parse schedules asked for, appending to *want (*nwant of them, grown in
+ * arena a; start with NULL and 0, or with an array of exactly *nwant that
+ * kwant_parse grew).  eq == 0: text is a file of lines `KERNEL: steps`
+ * ('#' starts a comment, blank lines are skipped), as --emit=schedule
+ * prints; eq == 1: text is one `KERNEL=steps`.  A kernel given twice is
+ * an error.  Errors are BURN_ERR_PARSE "WHERE:LINE:COL: kernel K: what
+ * was expected" (eq: "WHERE: column COL: ..."). */
+int kwant_parse(Ctx *c, Arena *a, const char *where, const char *text, size_t len,
+                int eq, KWant **want, int *nwant);
+/* Every kernel's steps, one line `KERNEL: steps` each (what kwant_parse
+ * reads; --emit=schedule). */
+struct KProgram;
+void kprog_print_schedule(FILE *f, const struct KProgram *p);
+
+/*
  * Dimension parameters.  A kernel compiled for sizes known only at run
  * time takes them as arguments: variables 0 .. ndim-1 are i64 dim
  * parameters, set by the caller before the body runs (in argument order,
@@ -296,6 +417,8 @@ typedef struct KKernel {
 	KNode *node;        /* node[0] unused so KRef 0 is "none" */
 	KRef body;          /* first statement */
 	const KSched *sched;/* for the target compiled for, or NULL */
+	KSteps *steps;      /* the decisions made for it (in the program's
+	                     * arena), or NULL when none were */
 	int ndim;           /* dim parameters: variables 0 .. ndim-1 */
 } KKernel;
 
@@ -312,6 +435,10 @@ typedef struct KProgram {
 	 * of two or 0), so that naming a kernel does not scan the others. */
 	const char **names;
 	int capnames;
+	/* Schedules asked for by kernel name (borrowed; see KWant), which the
+	 * lowerings and scheduling passes take instead of their defaults. */
+	const KWant *want;
+	int nwant;
 } KProgram;
 
 /* The value whose memory holds value v (follows alias chains). */
@@ -421,6 +548,14 @@ int kprog_name_ok(const KProgram *p, const char *name);
 /* Record the name of a kernel about to be appended to p (its index will
  * be p->nkernel) by other means than kb_finish (the parser). */
 void kprog_name_add(KProgram *p, const char *name);
+/* The name kb_begin would give a kernel asked to be named name, now, into
+ * out (cap >= 128). */
+void kprog_next_name(const KProgram *p, const char *name, char *out, size_t cap);
+/* The schedule p->want asks for the kernel named name, or NULL. */
+const KSteps *kprog_want(const KProgram *p, const char *name);
+/* The steps of k, allocated (empty) in p's arena on first use; NULL when
+ * out of memory. */
+KSteps *kprog_steps(KProgram *p, KKernel *k);
 
 /* The text form (kir_text.c; the grammar is written above the parser).
  * kir_print prints one kernel; kprog_print the program: its storage

@@ -595,6 +595,11 @@ print_kernel(FILE *f, const KKernel *k, int index)
 	fprintf(f, "\n");
 	if (k->grid)   /* the GPU schedule's launch, for reading only */
 		fprintf(f, "  # grid: %s\n", k->grid);
+	if (k->steps && k->steps->n) {
+		char buf[4096];
+		ksteps_format(k->steps, buf, sizeof buf);
+		fprintf(f, "  schedule: %s\n", buf);
+	}
 	memset(&P, 0, sizeof P);
 	P.f = f;
 	P.k = k;
@@ -669,10 +674,12 @@ kprog_print(FILE *f, const KProgram *p)
  *
  *   program = {alias | kernel}
  *   alias   = 'alias' VAL '=' VAL        value v lives in w's memory
- *   kernel  = 'kernel' [INT] NAME [':' OPS] {dim} {buf} {var}
+ *   kernel  = 'kernel' [INT] NAME [':' OPS] [sched] {dim} {buf} {var}
  *             '{' block '}'
  *             INT, when given, is the kernel's index in the program;
  *             OPS is the rest of the line (\\ \n \t \r \xHH escapes)
+ *   sched   = 'schedule' ':' STEPS       the kernel's schedule steps
+ *             (KSteps, ir/kir.h), the rest of the line
  *   dim     = 'dim' VARNAME              an i64 dim parameter (kir.h)
  *   buf     = 'buf' BUF ':' DTYPE '[' (INT | expr) ']' space ACCESS
  *             BUF is b0, b1, ... in order; an expr (over the dims) is
@@ -1036,12 +1043,17 @@ lex(P *ps)
 			const char *s = p;
 			while (p < end && isidchar((unsigned char)*p))
 				p++;
+			if (header == 2)
+				header = 0;
 			if (first && p - s == 6 && memcmp(s, "kernel", 6) == 0)
 				header = 1;
+			if (first && p - s == 8 && memcmp(s, "schedule", 8) == 0)
+				header = 2;
 			if (p - s > 4096)
 				return err_at(ps, s, "name too long");
 			TRY(push(ps, TK_ID, 0, s, p));
 		} else if (*p >= '0' && *p <= '9') {
+			header = header == 2 ? 0 : header;
 			TRY(lexnum(ps, p, &p));
 		} else if (*p == '"') {
 			const char *s = p, *q;
@@ -1058,7 +1070,20 @@ lex(P *ps)
 		} else if (*p && strchr("(){}[],:=+-*/%@.", *p)) {
 			TRY(push(ps, TK_PUNCT, *p, p, p + 1));
 			p++;
-			if (header && p[-1] == ':') {
+			if (header == 2 && p[-1] == ':') {
+				/* a schedule line: the rest of the line is its steps,
+				 * raw (ksteps_parse reads them) */
+				const char *e = p;
+				header = 0;
+				while (e < end && *e != '\n')
+					e++;
+				if (e > p && e[-1] == '\r')
+					e--;
+				TRY(push(ps, TK_OPS, 0, p, e));
+				p = e;
+			} else if (header == 2) {
+				header = 0;
+			} else if (header && p[-1] == ':') {
 				const char *s = p, *q, *e = p;
 				size_t off = ps->slen;
 				header = 0;
@@ -2335,7 +2360,7 @@ pblock_(P *ps, int nest, KRef *first)
 
 /* ---- kernels and the program ---- */
 
-/* kernel = 'kernel' [INT] NAME [':' OPS] {dim} {buf} {var} '{' block '}' */
+/* kernel = 'kernel' [INT] NAME [':' OPS] [sched] {dim} {buf} {var} '{' block '}' */
 static int
 pkernel(P *ps)
 {
@@ -2379,6 +2404,20 @@ pkernel(P *ps)
 			return expected(ps, "the kernel's ops on the line of its name");
 		if (!(k->ops = arena_strdup(a, ps->sbuf + tk(ps)->s)))
 			return nomem(ps);
+		adv(ps);
+	}
+	if (isword(tk(ps), "schedule") && ispunct_(peek(ps, 1), ':')) {
+		char msg[160];
+		int col;
+		adv(ps);
+		adv(ps);
+		t = tk(ps);
+		if (t->kind != TK_OPS)
+			return expected(ps, "the kernel's schedule steps");
+		if (!(k->steps = arena_alloc(a, sizeof *k->steps)))
+			return nomem(ps);
+		if (ksteps_parse(t->p, (size_t)t->len, k->steps, &col, msg, sizeof msg))
+			return err_at(ps, t->p + col - 1, "schedule: %s", msg);
 		adv(ps);
 	}
 	k->capnode = 64;

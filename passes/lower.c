@@ -12,6 +12,84 @@ const OpImpl op_impl[OP_COUNT_] = {
 #undef OP
 };
 
+/* The name a kernel of n is asked to have (64 bytes): "k_" and the op
+ * name in lower case. */
+static void kernel_base(const Node *n, char *name)
+{
+	const char *op = op_table[n->op].name;
+	size_t i;
+
+	name[0] = 'k';
+	name[1] = '_';
+	for (i = 2; *op && i < 63; i++, op++)
+		name[i] = (*op >= 'A' && *op <= 'Z') ? *op - 'A' + 'a' : *op;
+	name[i] = 0;
+}
+
+KStep sched_decide(KProgram *p, KKernel *k, KStep d)
+{
+	const KSteps *w = kprog_want(p, k->name);
+	const KStep *got = ksteps_find(k->steps, d.kind, d.arg[0]);
+	KSteps *s;
+
+	if (got)
+		return *got;
+	if (w && (got = ksteps_find(w, d.kind, d.arg[0])))
+		d = *got;
+	if ((s = kprog_steps(p, k)))
+		ksteps_put(s, &d);
+	return d;
+}
+
+KStep lower_step(Lower *lw, KB *kb, KStep d)
+{
+	return sched_decide(lw->prog, kb->k, d);
+}
+
+int sched_check_want(Ctx *c, const KProgram *p)
+{
+	char have[1024], step[512];
+
+	for (int i = 0; i < p->nwant; i++) {
+		const KWant *w = &p->want[i];
+		const KKernel *k = NULL;
+		for (int j = 0; j < p->nkernel && !k; j++)
+			if (!strcmp(p->kernel[j]->name, w->kernel))
+				k = p->kernel[j];
+		if (!k)
+			return burn_fail(c, BURN_ERR_INVALID, "--schedule: no kernel named "
+			                 "'%s' (--emit=schedule lists them)", w->kernel);
+		for (int s = 0; s < w->steps.n; s++) {
+			const KStep *st = &w->steps.step[s], *got;
+			KSteps one = { 0 };
+			got = ksteps_find(k->steps, st->kind, st->arg[0]);
+			if (got && kstep_same(got, st))
+				continue;
+			ksteps_put(&one, st);
+			ksteps_format(&one, step, sizeof step);
+			if (k->steps)
+				ksteps_format(k->steps, have, sizeof have);
+			else
+				have[0] = 0;
+			return burn_fail(c, BURN_ERR_INVALID, "--schedule: kernel %s: step "
+			                 "'%s' %s (its schedule: '%s')", k->name, step,
+			                 got ? "cannot be built" : "does not apply to it", have);
+		}
+	}
+	return BURN_OK;
+}
+
+const KStep *lower_want(Lower *lw, Node *n, int kind)
+{
+	char name[64], next[128];
+
+	if (!lw->prog->nwant)
+		return NULL;
+	kernel_base(n, name);
+	kprog_next_name(lw->prog, name, next, sizeof next);
+	return ksteps_find(kprog_want(lw->prog, next), kind, 0);
+}
+
 /* Kernel names: "k_" and the op name in lower case, e.g. "k_conv" (the
  * prefix keeps them clear of libm's names), made unique by the builder.  ops records "Op(node)" so --emit=kernels can show what each
  * kernel implements. */
@@ -19,14 +97,8 @@ void lower_begin(Lower *lw, KB *kb, Node *n)
 {
 	char name[64];
 	const char *op = op_table[n->op].name;
-	size_t i;
 
-	name[0] = 'k';
-	name[1] = '_';
-	for (i = 2; *op && i < sizeof name - 1; i++, op++)
-		name[i] = (*op >= 'A' && *op <= 'Z') ? *op - 'A' + 'a' : *op;
-	name[i] = 0;
-	op = op_table[n->op].name;
+	kernel_base(n, name);
 	kb_begin(kb, lw->prog, name,
 	         arena_printf(lw->prog->arena, "%s(%s)%s", op, n->name ? n->name : "",
 	                      lw->epi && &lw->g->node[lw->epi->anchor] == n ?

@@ -77,6 +77,24 @@ KRef elem_expr(KB *kb, Graph *g, Node *n, const KRef *in, int out_dtype);
 KRef lower_epi_value(Lower *lw, KB *kb, Node *n, KRef lin, KRef v);
 void lower_epi_run(Lower *lw, KB *kb, Node *n, int buf, KRef base, int64_t len);
 
+/* ---- schedules (KSteps, ir/kir.h) ------------------------------------ *
+ * sched_decide: the decision of kernel k (of program p, being built or
+ * scheduled) for the slot of step d: the step p->want asks for k when it
+ * answers that slot, else d (the default, from the Target and the
+ * template's rules).  Recorded in k's steps; a slot decided before keeps
+ * its step (a kernel makes each decision once), which is returned.
+ * sched_check_want: after the passes, every step p->want asked for is in
+ * its kernel's steps (so it was applied), and every kernel it names
+ * exists; else BURN_ERR_INVALID naming the kernel and the step. */
+KStep sched_decide(KProgram *p, KKernel *k, KStep d);
+int sched_check_want(Ctx *c, const KProgram *p);
+/* sched_decide for the kernel the builder kb builds. */
+KStep lower_step(Lower *lw, KB *kb, KStep d);
+/* The step p->want asks, for the slot of kind, of the kernel that
+ * lower_begin(lw, .., n) would start now; NULL if none (for decisions
+ * made before the kernel exists, such as Conv's im2col). */
+const KStep *lower_want(Lower *lw, Node *n, int kind);
+
 /* ---- helpers shared by the families (passes/lower.c) ---------------- */
 
 /* Start a kernel for node n; the kernel's name derives from the op name. */

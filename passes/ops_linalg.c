@@ -44,6 +44,15 @@ tune(const Lower *lw)
 	return &target_or_default(lw->target)->tune;
 }
 
+/* The kernel's decision for a one-argument step (tile sizes, lanes,
+ * unroll: KSteps in ir/kir.h): what --schedule asks for, else dflt, the
+ * default from the Target's tuning; recorded in the kernel's schedule. */
+static int
+step1(Lower *lw, KB *kb, int kind, int dflt)
+{
+	return lower_step(lw, kb, kstep_make(kind, 1, dflt, 0, 0)).arg[0];
+}
+
 /* The dtype loads of a dt buffer yield. */
 static int
 cdt(int dt)
@@ -348,7 +357,8 @@ static void
 gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 {
 	const TargetTune *tu = tune(lw);
-	int64_t MR = tu->gemm_mr, NR = tu->gemm_nr;
+	KStep tile = lower_step(lw, kb, kstep_make(KST_TILE, 2, tu->gemm_mr, tu->gemm_nr, 0));
+	int64_t MR = tile.arg[0], NR = tile.arg[1];
 	int64_t mf = t->M / MR, mr = t->M % MR;
 	int d = kb->depth;
 
@@ -455,6 +465,7 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 	int shape, async, lanes, blk, tid, sa, sb, sc, fa, fb, fc[2], d = kb->depth;
 	int64_t nbat = prod(nb, bat), tm, tn, nblk, tk;
 	const KTileInfo *ti;
+	KStep st;
 	KRef bt, rem, bm, bn, aoff, boff, yoff, w, wm, wn, k0;
 
 	if (tg->max_block_threads < GT_THREADS || !tg->mma_tiles || t->dt != DT_F32 ||
@@ -483,6 +494,24 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 	for (int i = 0; i < nb; i++)
 		async = async && as[i] % lanes == 0 && bs[i] % lanes == 0;
 	tk = ti->k;
+	/* the template's schedule steps: mma(BM,BN,BK) (only 32,32,16 is
+	 * built) or nomma (the blocked lowering instead), async or sync
+	 * staging (async only where the copies are whole and aligned); a
+	 * step asked for that cannot be built is recorded as what is built,
+	 * which sched_check_want reports */
+	st = lower_step(lw, kb, kstep_make(KST_MMA, 3, GT_BM, GT_BN, GT_BK));
+	if (st.kind == KST_NOMMA)
+		return 0;
+	if (st.arg[0] != GT_BM || st.arg[1] != GT_BN || st.arg[2] != GT_BK) {
+		st = kstep_make(KST_MMA, 3, GT_BM, GT_BN, GT_BK);
+		ksteps_put(kb->k->steps, &st);
+	}
+	st = lower_step(lw, kb, kstep_make(async ? KST_ASYNC : KST_SYNC, 0, 0, 0, 0));
+	if (st.kind == KST_ASYNC && !async) {
+		st = kstep_make(KST_SYNC, 0, 0, 0, 0);
+		ksteps_put(kb->k->steps, &st);
+	}
+	async = st.kind == KST_ASYNC;
 
 	sa = kb_buf(kb, adt, GT_BM * GT_BK, -1, KS_SHARED, KA_RW);
 	sb = kb_buf(kb, adt, GT_BK * GT_BN, -1, KS_SHARED, KA_RW);
@@ -767,7 +796,8 @@ lower_matmul(Lower *lw, Node *n)
 		for (int pass = 0; pass < 2; pass++) {
 			int dp = kb.depth;
 			KRef acc = 0, yi;
-			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N), tune(lw)->vec_lanes_narrow,
+			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N),
+			             step1(lw, &kb, KST_VEC, tune(lw)->vec_lanes_narrow),
 			             pass, &vj))
 				continue;
 			for (int t = 0; t < 4; t++) {
@@ -802,7 +832,8 @@ lower_matmul(Lower *lw, Node *n)
 	for (int pass = 0; pass < 2; pass++) {
 		int dp = kb.depth;
 		KRef w, yi;
-		if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N), tune(lw)->vec_lanes_narrow,
+		if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N),
+			             step1(lw, &kb, KST_VEC, tune(lw)->vec_lanes_narrow),
 			             pass, &vj))
 			continue;
 		w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, bo, vj)));
@@ -1010,7 +1041,8 @@ lower_gemm(Lower *lw, Node *n)
 		for (int pass = 0; pass < 2; pass++) {
 			int dp = kb.depth;
 			KRef w, yi;
-			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, gm.N), tune(lw)->vec_lanes_narrow,
+			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, gm.N),
+			             step1(lw, &kb, KST_VEC, tune(lw)->vec_lanes_narrow),
 			             pass, &vj))
 				continue;
 			w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, mul(&kb, vk, I(&kb, gm.N)), vj)));
@@ -1026,7 +1058,7 @@ lower_gemm(Lower *lw, Node *n)
 		int dj;
 		vj = loop(&kb, "j", gm.N, KF_PARALLEL);
 		dj = kb.depth;
-		dot(&kb, tune(lw)->dot_lanes, av, dt, ba, gm.ta ? vi : arow, gm.ta ? gm.M : 1, bb,
+		dot(&kb, step1(lw, &kb, KST_DOT, tune(lw)->dot_lanes), av, dt, ba, gm.ta ? vi : arow, gm.ta ? gm.M : 1, bb,
 		    mul(&kb, vj, I(&kb, gm.K)), gm.K);
 		close_to(&kb, dj);
 		r = kb_get(&kb, av);
@@ -1296,10 +1328,11 @@ infer_conv(Ctx *c, Graph *g, Node *n)
  *     Y[n] (M x P) = W (M x K) * col (K x P) + bias (blocked: gemm_blocked,
  *     the fused epilogue runs over each finished row block)
  *
- * col (K x OH*OW, one image) is scratch in the arena.
+ * col (K x OH*OW, one image) is scratch in the arena.  chosen: the
+ * schedule's im2col step chose this form over the direct one.
  */
 static int
-lower_conv_gemm(Lower *lw, Node *n, CV *cv)
+lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 {
 	Win *w = &cv->w;
 	int pw = w->nsp == 1;
@@ -1313,6 +1346,8 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv)
 	KB kb;
 
 	lower_begin(lw, &kb, n);
+	if (chosen)   /* over the direct loops (lower_conv) */
+		lower_step(lw, &kb, kstep_make(KST_IM2COL, 0, 0, 0, 0));
 	bx = lower_in(lw, &kb, n, 0);
 	bw = lower_in(lw, &kb, n, 1);
 	if (has_in(n, 2))
@@ -1382,7 +1417,7 @@ lower_conv(Lower *lw, Node *n)
 	const Value *y = NOUT(g, n, 0);
 	int isint = n->op == OP_ConvInteger;
 	int dt = cdt(y->dtype);
-	int bx, bw, bb = -1, by, wv, bv, d0, drow, ns, L;
+	int bx, bw, bb = -1, by, wv, bv, d0, drow, ns, L, f32, im2col, unroll, lanes;
 	int64_t Cg, Mg, xsz, ysz, wsz, xsp[BURN_MAX_RANK], ysp[BURN_MAX_RANK],
 	        wsp[BURN_MAX_RANK];
 	KRef vn, vg, vm, vml, vc, vci, ybase, xbase, wbase, o[BURN_MAX_RANK],
@@ -1407,11 +1442,18 @@ lower_conv(Lower *lw, Node *n)
 			w->pb[0] = w->pe[0] = 0;
 		}
 	}
-	if (!isint && cv.G == 1 && y->dtype == DT_F32 &&
-	    NIN(g, n, 0)->dtype == DT_F32 && NIN(g, n, 1)->dtype == DT_F32 &&
-	    ((ns == 2 && tune(lw)->im2col) || (ns == 1 && w->k[0] == 1 && w->s[0] == 1 && !w->pb[0] &&
-	                 !w->pe[0])))
-		return lower_conv_gemm(lw, n, &cv);
+	/* f32 2-D: im2col + GEMM or the direct loops, a schedule step (the
+	 * kernel does not exist yet: its name is the one lower_begin gives) */
+	f32 = !isint && cv.G == 1 && y->dtype == DT_F32 &&
+	      NIN(g, n, 0)->dtype == DT_F32 && NIN(g, n, 1)->dtype == DT_F32;
+	if (f32 && ns == 2) {
+		const KStep *want = lower_want(lw, n, KST_IM2COL);
+		im2col = want ? want->kind == KST_IM2COL : tune(lw)->im2col;
+		if (im2col)
+			return lower_conv_gemm(lw, n, &cv, 1);
+	}
+	if (f32 && ns == 1 && w->k[0] == 1 && w->s[0] == 1 && !w->pb[0] && !w->pe[0])
+		return lower_conv_gemm(lw, n, &cv, 0);
 	L = ns - 1;
 	Cg = cv.C / cv.G;
 	Mg = cv.M / cv.G;
@@ -1420,6 +1462,8 @@ lower_conv(Lower *lw, Node *n)
 	wsz = shape_strides(ns, w->k, wsp);
 
 	lower_begin(lw, &kb, n);
+	if (f32 && ns == 2)
+		lower_step(lw, &kb, kstep_make(KST_DIRECT, 0, 0, 0, 0));
 	bx = lower_in(lw, &kb, n, 0);
 	bw = lower_in(lw, &kb, n, 1);
 	if (!isint && has_in(n, 2))
@@ -1469,9 +1513,12 @@ lower_conv(Lower *lw, Node *n)
 	}
 	/* a narrow last kernel dim is unrolled here, so that each tap's output
 	 * range is constant and its loop a plain one of known trip count */
-	for (int t = 0; t < (w->k[L] <= tune(lw)->conv_unroll ? w->k[L] : 1); t++) {
+	unroll = step1(lw, &kb, KST_UNROLL, tune(lw)->conv_unroll);
+	lanes = step1(lw, &kb, KST_VEC, w->out[L] >= tune(lw)->vec_wide_row ?
+	              tune(lw)->vec_lanes : tune(lw)->vec_lanes_narrow);
+	for (int t = 0; t < (w->k[L] <= unroll ? w->k[L] : 1); t++) {
 		int lo, hi, dk = kb.depth;
-		KRef kl = w->k[L] <= tune(lw)->conv_unroll ? I(&kb, t) :
+		KRef kl = w->k[L] <= unroll ? I(&kb, t) :
 		          loop(&kb, kname[L], w->k[L], 0);
 		KRef off = kb_bin(&kb, KO_SUB, mul(&kb, kl, I(&kb, w->d[L])), I(&kb, w->pb[L]));
 		KRef qlo = I(&kb, 0), qhi = I(&kb, w->out[L]), ol, xv, yi;
@@ -1484,8 +1531,7 @@ lower_conv(Lower *lw, Node *n)
 			win_span(&kb, off, w->s[L], w->in[L], w->out[L], &qlo, &qhi);
 		for (int pass = 0; pass < 2; pass++) {
 			int dp = kb.depth;
-			if (!vl_open(&kb, oname[L], qlo, qhi, w->out[L] >= tune(lw)->vec_wide_row ?
-			             tune(lw)->vec_lanes : tune(lw)->vec_lanes_narrow, pass, &ol))
+			if (!vl_open(&kb, oname[L], qlo, qhi, lanes, pass, &ol))
 				continue;
 			xv = kb_cast(&kb, dt, kb_load(&kb, bx, add(&kb, xbase,
 			             add(&kb, mul(&kb, ol, I(&kb, w->s[L])), off))));

@@ -99,6 +99,8 @@ typedef struct GpuSchedOpts {
 	                      * subgroup partials' stores with subgroups) */
 	int subgroup;        /* lanes of a subgroup: block reductions reduce
 	                      * within subgroups first; 0: shared memory only */
+	int64_t max_threads; /* threads a block may have (a --schedule step
+	                      * may ask for more than `threads`); 0: threads */
 } GpuSchedOpts;
 int pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o);
 
@@ -182,6 +184,11 @@ typedef struct CompileOpts {
 	 * time (passes/dynamic.c says what may depend on them). */
 	int ndyn;
 	const char *const *dyn;
+	/* Schedules asked for (--schedule), by kernel name (borrowed): the
+	 * passes take their steps over the defaults, and a step that does
+	 * not apply to its kernel is an error (KWant, ir/kir.h). */
+	int nwant;
+	const KWant *want;
 } CompileOpts;
 
 /* A compiled model: the graph after the passes, its kernels and plan.

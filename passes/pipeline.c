@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "passes.h"
+#include "lower.h"
 #include "legalize.h"
 #include "index_width.h"
 
@@ -117,7 +118,8 @@ static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o, const unsigned ch
 	TRY(pass_legalize(c, &m->prog, &m->target->ops));
 	/* 32-bit indices where the target wants them and they provably fit */
 	TRY(pass_index_width(c, &m->prog, m->target->index_bits, (int64_t)1 << 31));
-	return BURN_OK;
+	/* every step --schedule asked for was taken */
+	return sched_check_want(c, &m->prog);
 }
 
 int burn_compile_graph(Ctx *c, Graph *g, const CompileOpts *o, Compiled **out)
@@ -134,6 +136,10 @@ int burn_compile_graph(Ctx *c, Graph *g, const CompileOpts *o, Compiled **out)
 	m->target = target_or_default(o ? o->target : NULL);
 	arena_init(&m->arena);
 	kprog_init(&m->prog, &m->arena);
+	if (o) {
+		m->prog.want = o->want;
+		m->prog.nwant = o->nwant;
+	}
 	rc = run_passes(c, m, o);
 	if (rc) {
 		burn_compiled_destroy(m);

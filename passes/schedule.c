@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "passes.h"
+#include "lower.h"
 
 /* Iterations of the loop nest under s (the largest constant-extent path). */
 static int64_t
@@ -107,6 +108,8 @@ typedef struct S {
 	Uses in, out;           /* scratch for one candidate loop */
 	KThreads *threads;
 	int nthreads, capthreads;
+	KRef *loops;            /* the outermost loops, in order */
+	int nloops, caploops;
 	int err;
 } S;
 
@@ -118,21 +121,22 @@ uses_clear(const KKernel *k, Uses *u)
 	memset(u->seen, 0, (size_t)k->nnode + 1);
 }
 
-/* Should loop statement s run on threads?  Then append it with its private
- * variables and buffers to s->threads. */
-static void
-thread_loop(S *s, KRef st)
+/* Can loop statement st run on threads: parallel, constant bounds, two
+ * iterations or more, and what it sets and its local buffers used inside
+ * it only?  Then *nv and *nb count the private variables and buffers
+ * (s->in and s->out hold its uses). */
+static int
+can_thread(S *s, KRef st, int *nv, int *nb)
 {
 	const KKernel *k = s->k;
 	const KNode *n = &k->node[st];
 	int64_t lo, hi;
-	int nv = 0, nb = 0, *var, *buf;
 
+	*nv = *nb = 0;
 	if (!(n->flags & KF_PARALLEL))
-		return;
-	if (!kb_is_const_i(k, n->a, &lo) || !kb_is_const_i(k, n->b, &hi) || hi - lo < 2 ||
-	    nest_work(k, n->body) * (hi - lo) < s->t->tune.thread_min_work)
-		return;
+		return 0;
+	if (!kb_is_const_i(k, n->a, &lo) || !kb_is_const_i(k, n->b, &hi) || hi - lo < 2)
+		return 0;
 	uses_clear(k, &s->in);
 	uses_clear(k, &s->out);
 	block_uses(k, n->body, 0, &s->in);
@@ -141,8 +145,8 @@ thread_loop(S *s, KRef st)
 		if (v == n->var || !(s->in.var[v] & 2) || s->isloop[v])
 			continue;          /* not set inside, or a loop index (private) */
 		if (s->out.var[v])
-			return;            /* shared with code outside the loop */
-		nv++;
+			return 0;          /* shared with code outside the loop */
+		(*nv)++;
 	}
 	/* local scratch (a GEMM tile) must be used inside only: each thread
 	 * gets its own copy */
@@ -150,9 +154,33 @@ thread_loop(S *s, KRef st)
 		if (k->buf[b].space == KS_GLOBAL || !s->in.buf[b])
 			continue;
 		if (k->buf[b].space != KS_LOCAL || s->out.buf[b])
-			return;
-		nb++;
+			return 0;
+		(*nb)++;
 	}
+	return 1;
+}
+
+/* Does loop st do enough work to pay for waking threads? */
+static int
+worth_threads(S *s, KRef st)
+{
+	const KNode *n = &s->k->node[st];
+	int64_t lo, hi;
+
+	return kb_is_const_i(s->k, n->a, &lo) && kb_is_const_i(s->k, n->b, &hi) &&
+	       nest_work(s->k, n->body) * (hi - lo) >= s->t->tune.thread_min_work;
+}
+
+/* Run loop st on threads: append it with its private variables and
+ * buffers to s->threads (can_thread(st) holds). */
+static void
+thread_loop(S *s, KRef st)
+{
+	const KKernel *k = s->k;
+	const KNode *n = &k->node[st];
+	int nv, nb, *var, *buf;
+
+	can_thread(s, st, &nv, &nb);
 	var = arena_alloc(s->a, sizeof *var * (nv + 1));
 	buf = arena_alloc(s->a, sizeof *buf * (nb + 1));
 	if (s->nthreads == s->capthreads) {
@@ -175,19 +203,65 @@ thread_loop(S *s, KRef st)
 	s->threads[s->nthreads++] = (KThreads){ st, nv, nb, var, buf };
 }
 
-/* The outermost loops of block st (through ifs, not into loops). */
+/* The outermost loops of block st (through ifs, not into loops), in
+ * order, into s->loops: what the threads step numbers. */
 static void
 outer_loops(S *s, KRef st)
 {
 	for (; st && !s->err; st = s->k->node[st].next) {
 		const KNode *n = &s->k->node[st];
 		if (n->kind == KS_FOR) {
-			thread_loop(s, st);
+			if (s->nloops == s->caploops) {
+				int want = s->caploops ? 2 * s->caploops : 8;
+				KRef *l = realloc(s->loops, sizeof *l * (size_t)want);
+				if (!l) {
+					s->err = 1;
+					return;
+				}
+				s->loops = l;
+				s->caploops = want;
+			}
+			s->loops[s->nloops++] = st;
 		} else if (n->kind == KS_IF) {
 			outer_loops(s, n->body);
 			outer_loops(s, n->orelse);
 		}
 	}
+}
+
+/* The threads decision (a threads or serial step) for a kernel with an
+ * outermost loop that can run on threads: by default every such loop
+ * that does enough work (at most KSTEP_MAXARG of them).  A loop the step
+ * names must be one that can. */
+static int
+decide_threads(S *s, KProgram *p, KKernel *k)
+{
+	KStep d = kstep_make(KST_SERIAL, 0, 0, 0, 0), got;
+	int ncan = 0, nv, nb;
+
+	outer_loops(s, k->body);
+	for (int i = 0; i < s->nloops && !s->err; i++) {
+		if (!can_thread(s, s->loops[i], &nv, &nb))
+			continue;
+		ncan++;
+		if (worth_threads(s, s->loops[i]) && d.narg < KSTEP_MAXARG) {
+			d.kind = KST_THREADS;
+			d.arg[d.narg++] = i;
+		}
+	}
+	if (s->err || !ncan)
+		return BURN_OK;
+	got = sched_decide(p, k, d);
+	for (int i = 0; got.kind == KST_THREADS && i < got.narg && !s->err; i++) {
+		int l = got.arg[i];
+		if (l >= s->nloops || !can_thread(s, s->loops[l], &nv, &nb))
+			return burn_fail(s->c, BURN_ERR_INVALID, "--schedule: kernel %s: "
+			                 "threads: outermost loop %d %s", k->name, l,
+			                 l >= s->nloops ? "does not exist" : "cannot run on "
+			                 "threads (not parallel, or state shared outside it)");
+		thread_loop(s, s->loops[l]);
+	}
+	return BURN_OK;
 }
 
 /* 1 or 2 if store st is an f32 accumulation b[i] = b[i] + x*y whose
@@ -211,12 +285,13 @@ accumulation(const KKernel *k, const KNode *st)
 }
 
 static int
-schedule_kernel(Ctx *c, Arena *a, const Target *t, KKernel *k)
+schedule_kernel(Ctx *c, KProgram *p, const Target *t, KKernel *k)
 {
+	Arena *a = p->arena;
 	KSched *ks = arena_alloc(a, sizeof *ks);
 	unsigned char *fma = arena_alloc(a, (size_t)k->nnode + 1);
 	S s;
-	int rc = BURN_OK;
+	int rc = BURN_OK, nacc = 0;
 
 	if (!ks || !fma)
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
@@ -224,10 +299,13 @@ schedule_kernel(Ctx *c, Arena *a, const Target *t, KKernel *k)
 	memset(fma, 0, (size_t)k->nnode + 1);
 	ks->target = t->name;
 	ks->index_bits = 64;   /* passes/index_width.c may narrow it */
-	if (t->fma)
-		for (KRef i = 1; i < k->nnode; i++)
-			if (k->node[i].kind == KS_STORE)
-				fma[i] = (unsigned char)accumulation(k, &k->node[i]);
+	/* FMA: a fma or nofma step, for kernels with an accumulation */
+	for (KRef i = 1; i < k->nnode; i++)
+		if (k->node[i].kind == KS_STORE)
+			nacc += (fma[i] = (unsigned char)accumulation(k, &k->node[i])) != 0;
+	if (nacc && sched_decide(p, k, kstep_make(t->fma ? KST_FMA : KST_NOFMA, 0, 0,
+	                                          0, 0)).kind != KST_FMA)
+		memset(fma, 0, (size_t)k->nnode + 1);
 	ks->fma = fma;
 
 	memset(&s, 0, sizeof s);
@@ -250,7 +328,7 @@ schedule_kernel(Ctx *c, Arena *a, const Target *t, KKernel *k)
 			for (KRef i = 1; i < k->nnode; i++)
 				if (k->node[i].kind == KS_FOR)
 					s.isloop[k->node[i].var] = 1;
-			outer_loops(&s, k->body);
+			rc = decide_threads(&s, p, k);
 		}
 		free(s.isloop);
 		free(s.in.var);
@@ -259,7 +337,8 @@ schedule_kernel(Ctx *c, Arena *a, const Target *t, KKernel *k)
 		free(s.out.buf);
 		free(s.in.seen);
 		free(s.out.seen);
-		if (s.err)
+		free(s.loops);
+		if (s.err && !rc)
 			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	}
 	ks->nthreads = s.nthreads;
@@ -275,13 +354,13 @@ int pass_schedule(Ctx *c, KProgram *p, const Target *t)
 		/* blocks and threads first (schedule_gpu.c); FMA marks below are
 		 * made on the kernels as rewritten */
 		GpuSchedOpts g = { t->tune.block_threads, t->tune.grid_blocks,
-		                   t->subgroup, 0, t->subgroup };
+		                   t->subgroup, 0, t->subgroup, t->max_block_threads };
 		if (g.threads > t->max_block_threads)
 			g.threads = t->max_block_threads;
 		TRY(pass_schedule_gpu(c, p, &g));
 	}
 	for (int i = 0; i < p->nkernel; i++)
-		TRY(schedule_kernel(c, p->arena, t, p->kernel[i]));
+		TRY(schedule_kernel(c, p, t, p->kernel[i]));
 	return BURN_OK;
 }
 

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "passes.h"
+#include "lower.h"
 
 #define MAX_LOCAL_ELEMS 4096   /* a thread's private arrays, elements */
 
@@ -494,13 +495,15 @@ emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
 /* Rewrite top-level statement s (cut from its chain) of st->k as a grid,
  * appending the result at the builder; 0 if s stays as it is. */
 static int
-map_nest(S *st, KB *kb, KRef s)
+map_nest(S *st, KB *kb, KRef s, int at)
 {
 	KKernel *k = st->k;
 	const GpuSchedOpts *o = st->o;
 	int64_t lo[BURN_MAX_RANK + 8], ext[BURN_MAX_RANK + 8], total = 1;
 	int64_t T, B, iters, maxr = 0;
-	int vars[BURN_MAX_RANK + 8], nl = 0, blk, tid, it, lin, nrow, logT = 0;
+	int vars[BURN_MAX_RANK + 8], nl = 0, blk, tid, it, lin, nrow, canrow, logT = 0;
+	int64_t maxT;
+	KStep want;
 	RowStmt rs[64];
 	KRef body = s, idx;
 
@@ -517,22 +520,41 @@ map_nest(S *st, KB *kb, KRef s)
 	if (!nl || total == 0 || !privatisable(st, s))
 		return 0;
 	nrow = classify(k, body, rs, (int)(sizeof rs / sizeof rs[0]), &maxr);
+	canrow = nrow;
 	if (maxr < o->min_row)
 		nrow = 0;   /* short rows: a thread per row beats a block per row */
 	if (nrow) {
 		/* row mode: an iteration per block, its threads split the rows */
-		for (T = 32, logT = 5; T < maxr && T < o->threads; T *= 2)
-			logT++;
+		for (T = 32; T < maxr && T < o->threads; T *= 2)
+			;
 		B = total < o->max_blocks ? total : o->max_blocks;
-		iters = (total + B - 1) / B;
 	} else {
 		for (T = 32; T < total && T < o->threads; T *= 2)
 			;
 		B = (total + T - 1) / T;
 		if (B > o->max_blocks)
 			B = o->max_blocks;
-		iters = (total + B * T - 1) / (B * T);
 	}
+	/* the schedule step: grid(at,B,T) or rows(at,B,T), the default above
+	 * or what --schedule asks for */
+	want = sched_decide(st->p, k, kstep_make(nrow ? KST_ROWS : KST_GRID, 3, at,
+	                                         (int)B, (int)T));
+	maxT = o->max_threads > o->threads ? o->max_threads : o->threads;
+	if (want.arg[1] < 1 || want.arg[2] < 1 || (want.arg[2] & (want.arg[2] - 1)) ||
+	    want.arg[2] > maxT || (want.kind == KST_ROWS && !canrow)) {
+		burn_fail(st->c, BURN_ERR_INVALID, "--schedule: kernel %s: %s(%d,%d,%d): %s",
+		          k->name, kstep_name(want.kind), want.arg[0], want.arg[1],
+		          want.arg[2], want.kind == KST_ROWS && !canrow ?
+		          "the statement is not a row reduction" : "blocks must be >= 1 "
+		          "and threads a power of two within the target's block");
+		return -1;
+	}
+	B = want.arg[1];
+	T = want.arg[2];
+	nrow = want.kind == KST_ROWS ? canrow : 0;
+	for (logT = 0; ((int64_t)1 << logT) < T; logT++)
+		;
+	iters = nrow ? (total + B - 1) / B : (total + B * T - 1) / (B * T);
 	blk = kb_for(kb, "blk", kb_idx(kb, 0), kb_idx(kb, B), KF_BLOCK_X);
 	tid = kb_for(kb, "tid", kb_idx(kb, 0), kb_idx(kb, T), KF_THREAD_X);
 	it = iters > 1 ? kb_for(kb, "it", kb_idx(kb, 0), kb_idx(kb, iters), 0) : -1;
@@ -584,7 +606,7 @@ pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 	for (int ki = 0; ki < p->nkernel; ki++) {
 		KKernel *k = p->kernel[ki];
 		KRef s, *tops;
-		int ntop = 0, mapped = 0;
+		int ntop = 0, mapped = 0, rc = BURN_OK;
 		KB kb;
 
 		st.k = k;
@@ -600,13 +622,21 @@ pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 			tops[ntop++] = s;
 		kb_reopen(&kb, p, k);
 		for (int t = 0; t < ntop; t++) {
+			int r;
 			k->node[tops[t]].next = 0;
-			if (map_nest(&st, &kb, tops[t]))
+			if ((r = map_nest(&st, &kb, tops[t], t)) > 0)
 				mapped++;
 			else
 				kb_splice(&kb, tops[t]);
+			if (r < 0)
+				rc = BURN_ERR_INVALID;
 		}
 		free(tops);
+		if (rc) {
+			while (kb.depth > 0)
+				kb_end(&kb);
+			return rc;
+		}
 		if (mapped)
 			k->grid = arena_printf(p->arena, "%s%s%s", st.desc,
 			                        mapped > 1 ? " (last of several nests)" : "",

@@ -50,6 +50,11 @@ static const char usage[] =
 "                   storage aliases, then each kernel with the graph ops\n"
 "                   it implements on its first line\n"
 "  --emit=c         the generated C source (header first)\n"
+"  --emit=schedule  each kernel's schedule, one 'KERNEL: steps' line each\n"
+"                   (what --schedule FILE reads; README: Schedules)\n"
+"  --schedule KERNEL=STEPS | --schedule FILE   build kernel KERNEL with\n"
+"                   these schedule steps instead of the target's defaults\n"
+"                   (repeatable; FILE: lines as --emit=schedule prints)\n"
 "  --stats          JSON: kernels, arena_bytes, arena_lower_bound_bytes,\n"
 "                   weights_bytes\n"
 "  --verify         run the IR verifier between passes\n"
@@ -85,6 +90,8 @@ static const char usage[] =
 "                   target that cannot write C but runs in process (gpu:\n"
 "                   the interpreter) runs them there\n"
 "  --every N        only every Nth case (0, N, 2N, ... in sorted order)\n"
+"  --schedule KERNEL=STEPS | FILE   as for compiling (each case must have\n"
+"                   the kernels named)\n"
 "\n"
 "  -h, --help       this text\n"
 "  --version        print the version\n"
@@ -446,12 +453,16 @@ int main(int argc, char **argv)
 	/* --max-*: file, tensor, depth, nodes, fold steps, fold total, arena */
 	int64_t lim[7] = { -1, -1, -1, -1, -1, -1, -1 };
 	DimBind *bind = calloc(argc, sizeof *bind);
+	Arena want_arena;   /* --schedule's steps */
+	KWant *want = NULL;
+	int nwant = 0;
 	char prefix[128];
 	ReadSet rs = { 0 };
 	Ctx c;
 	Compiled *m;
 	int rc;
 
+	arena_init(&want_arena);
 	if (argc > 1 && !strcmp(argv[1], "check")) {
 		free(bind);     /* freed on every path: LeakSanitizer runs in CI */
 		return check_main(argc - 1, argv + 1);
@@ -501,8 +512,18 @@ int main(int argc, char **argv)
 			dyn[ndyn++] = argv[i];
 		} else if (!strncmp(a, "--emit=", 7)) {
 			emit = a + 7;
-			if (strcmp(emit, "ir") && strcmp(emit, "kernels") && strcmp(emit, "c"))
-				die_usage("--emit takes ir, kernels or c", emit);
+			if (strcmp(emit, "ir") && strcmp(emit, "kernels") && strcmp(emit, "c") &&
+			    strcmp(emit, "schedule"))
+				die_usage("--emit takes ir, kernels, schedule or c", emit);
+		} else if (!strcmp(a, "--schedule")) {
+			Ctx sc;
+			if (++i >= argc || !*argv[i]) die_usage("--schedule needs KERNEL=STEPS or a FILE", NULL);
+			burn_ctx_init(&sc, NULL);
+			if (burn_schedule_arg(&sc, &want_arena, argv[i], &want, &nwant)) {
+				free(bind);
+				arena_free(&want_arena);
+				return report(&sc);
+			}
 		} else if (!strcmp(a, "--stats")) {
 			stats = 1;
 		} else if (!strcmp(a, "--verify")) {
@@ -557,9 +578,11 @@ int main(int argc, char **argv)
 	if (lim[5] > 0) c.limits.max_fold_total = lim[5];
 	if (lim[6] > 0) c.limits.max_arena_bytes = lim[6];
 	{
-		CompileOpts o = { nbind, bind, verify, no_fuse, be->target, ndyn, dyn };
+		CompileOpts o = { nbind, bind, verify, no_fuse, be->target, ndyn, dyn,
+		                  nwant, want };
 		if (burn_compile_file(&c, model, &o, &m)) {
 			free(bind);
+			arena_free(&want_arena);
 			readset_free(&rs);
 			return report(&c);
 		}
@@ -569,6 +592,8 @@ int main(int argc, char **argv)
 		ir_print(stdout, m->g, 16);
 	else if (!rc && emit && !strcmp(emit, "kernels"))
 		kprog_print(stdout, &m->prog);
+	else if (!rc && emit && !strcmp(emit, "schedule"))
+		kprog_print_schedule(stdout, &m->prog);
 	else if (!rc && emit)
 		rc = emit_c_stdout(&c, m, be, prefix, model);
 	if (!rc && stats)
@@ -580,6 +605,7 @@ int main(int argc, char **argv)
 		rc = emit_to_files(&c, m, be, out, prefix, model, &rs);
 	burn_compiled_destroy(m);
 	free(bind);
+	arena_free(&want_arena);
 	readset_free(&rs);
 	return rc ? report(&c) : 0;
 }

@@ -27,6 +27,7 @@
 #include "frontend/onnx.h"
 #include "codegen/target_iface.h"
 #include "tools/check.h"
+#include "tools/compile.h"
 #include "tools/dump.h"
 
 #define RTOL 1e-3
@@ -71,6 +72,9 @@ typedef struct Opts {
 	const char *keep;
 	const char *cc;
 	const Backend *be;  /* --target: what the cases compile for */
+	Arena want_arena;   /* --schedule: the steps asked for */
+	KWant *want;
+	int nwant;
 	char work[512];
 	char harness[600];
 } Opts;
@@ -509,7 +513,8 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	 * axes, count or size (the error names it) is frozen to the test's
 	 * value and the case compiled again */
 	for (int tries = 0;; tries++) {
-		CompileOpts co = { 0, bind, 1, 0, o->be->target };
+		CompileOpts co = { 0, bind, 1, 0, o->be->target, 0, NULL, o->nwant,
+		                   o->want };
 		Graph *gg = g;
 		/* the symbolic dims of the inputs still inputs (burncc rejects a
 		 * --dim that binds nothing); names copied, g is consumed below */
@@ -890,9 +895,10 @@ static void free_cases(Case *cs, int n)
 
 /* Every return of check_main goes through here: LeakSanitizer runs on
  * burncc in `make test-sanitize`, error paths included. */
-static int check_done(Case *cs, int n, int rc)
+static int check_done(Opts *o, Case *cs, int n, int rc)
 {
 	free_cases(cs, n);
+	arena_free(&o->want_arena);
 	return rc;
 }
 
@@ -906,6 +912,7 @@ int check_main(int argc, char **argv)
 	int every = 1;
 	pid_t *pids;
 
+	arena_init(&o.want_arena);
 	o.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
 	o.be = backend_list[0];
@@ -925,27 +932,34 @@ int check_main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--target") && i + 1 < argc) {
 			if (!(o.be = backend_find(argv[++i]))) {
 				fprintf(stderr, "burncc: check: unknown target %s\n", argv[i]);
-				return 2;
+				return check_done(&o, cs, n, 2);
 			}
 			if (!o.be->emit_module && !o.be->run) {
 				fprintf(stderr, "burncc: check: target %s can neither render "
 				        "nor run (description only)\n", argv[i]);
-				return 2;
+				return check_done(&o, cs, n, 2);
 			}
 		} else if (!strcmp(argv[i], "--extreme")) {
 			o.extreme = 1;
+		} else if (!strcmp(argv[i], "--schedule") && i + 1 < argc) {
+			Ctx sc;
+			burn_ctx_init(&sc, NULL);
+			if (burn_schedule_arg(&sc, &o.want_arena, argv[++i], &o.want, &o.nwant)) {
+				fprintf(stderr, "burncc: check: %s\n", sc.msg);
+				return check_done(&o, cs, n, 2);
+			}
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "burncc: check: unknown option %s\n", argv[i]);
-			return check_done(cs, n, 2);
+			return check_done(&o, cs, n, 2);
 		} else if (collect(argv[i], &cs, &n, &cap)) {
 			fprintf(stderr, "burncc: check: %s: no model.onnx in it or in its "
 			        "subfolders\n", argv[i]);
-			return check_done(cs, n, 1);
+			return check_done(&o, cs, n, 1);
 		}
 	}
 	if (!n) {
 		fprintf(stderr, "burncc: check: no cases given\ntry 'burncc --help'\n");
-		return check_done(cs, n, 2);
+		return check_done(&o, cs, n, 2);
 	}
 	if (o.jobs < 1)
 		o.jobs = 1;
@@ -963,7 +977,7 @@ int check_main(int argc, char **argv)
 		n = k;
 	}
 	if (xfail && load_xfail(xfail, cs, n))
-		return check_done(cs, n, 2);
+		return check_done(&o, cs, n, 2);
 
 	if (o.keep) {
 		mkdir(o.keep, 0777);
@@ -974,7 +988,7 @@ int check_main(int argc, char **argv)
 		if (!mkdtemp(o.work)) {
 			fprintf(stderr, "burncc: check: cannot create %s: %s\n", o.work,
 			        strerror(errno));
-			return check_done(cs, n, 1);
+			return check_done(&o, cs, n, 1);
 		}
 	}
 	{
@@ -985,7 +999,7 @@ int check_main(int argc, char **argv)
 		snprintf(log, sizeof log, "%s/harness.log", o.work);
 		if (write_file(src, harness_src, sizeof harness_src - 1) || run(av, log, 120)) {
 			fprintf(stderr, "burncc: check: cannot build the harness with %s\n", o.cc);
-			return check_done(cs, n, 1);
+			return check_done(&o, cs, n, 1);
 		}
 	}
 
@@ -1085,6 +1099,7 @@ int check_main(int argc, char **argv)
 	/* free everything, so LeakSanitizer (make test-sanitize) stays quiet */
 	free_cases(cs, n);
 	free(pids);
+	arena_free(&o.want_arena);
 	if (xfail)
 		return unexp_fail || unexp_pass ? 1 : 0;
 	return fail ? 1 : 0;

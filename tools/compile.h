@@ -12,4 +12,9 @@
 int burn_compile_file(Ctx *c, const char *path, const CompileOpts *o,
                       Compiled **out);
 
+/* One --schedule argument: a file of `KERNEL: steps` lines (when a file
+ * of that name opens), else `KERNEL=STEPS`; the schedules are appended to
+ * *want (kwant_parse, ir/kir.h), allocated in a. */
+int burn_schedule_arg(Ctx *c, Arena *a, const char *arg, KWant **want, int *nwant);
+
 #endif
