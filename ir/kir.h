@@ -365,6 +365,8 @@ int kstep_same(const KStep *a, const KStep *b);
 /* Put st into s at its canonical place, replacing the step of its slot
  * (and statement, for grid/rows).  0 when s is full or st malformed. */
 int ksteps_put(KSteps *s, const KStep *st);
+/* Remove the steps of s in the slot of kind `kind` (s may be NULL). */
+void ksteps_drop(KSteps *s, int kind);
 /* The step of s answering the slot of kind `kind` (for grid and rows: of
  * statement key), or NULL. */
 const KStep *ksteps_find(const KSteps *s, int kind, int key);

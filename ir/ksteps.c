@@ -117,6 +117,18 @@ ksteps_put(KSteps *s, const KStep *st)
 	return 1;
 }
 
+void
+ksteps_drop(KSteps *s, int kind)
+{
+	int j = 0;
+
+	for (int i = 0; s && i < s->n; i++)
+		if (kstep_slot(s->step[i].kind) != kstep_slot(kind))
+			s->step[j++] = s->step[i];
+	if (s)
+		s->n = j;
+}
+
 const KStep *
 ksteps_find(const KSteps *s, int kind, int key)
 {

@@ -44,13 +44,20 @@ tune(const Lower *lw)
 	return &target_or_default(lw->target)->tune;
 }
 
-/* The kernel's decision for a one-argument step (tile sizes, lanes,
- * unroll: KSteps in ir/kir.h): what --schedule asks for, else dflt, the
- * default from the Target's tuning; recorded in the kernel's schedule. */
-static int
-step1(Lower *lw, KB *kb, int kind, int dflt)
+/* The kernel's decision for step `kind` (KSteps, ir/kir.h): what
+ * --schedule asks for, else the Target's default schedule step
+ * (target_step; extent: the row a vec step is for, 0 for the narrow
+ * form), recorded in the kernel's schedule. */
+static KStep
+step(Lower *lw, KB *kb, int kind, int64_t extent)
 {
-	return lower_step(lw, kb, kstep_make(kind, 1, dflt, 0, 0)).arg[0];
+	return lower_step(lw, kb, target_step(target_or_default(lw->target), kind, extent));
+}
+
+static int
+step1(Lower *lw, KB *kb, int kind, int64_t extent)
+{
+	return step(lw, kb, kind, extent).arg[0];
 }
 
 /* The dtype loads of a dt buffer yield. */
@@ -357,7 +364,7 @@ static void
 gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 {
 	const TargetTune *tu = tune(lw);
-	KStep tile = lower_step(lw, kb, kstep_make(KST_TILE, 2, tu->gemm_mr, tu->gemm_nr, 0));
+	KStep tile = step(lw, kb, KST_TILE, 0);
 	int64_t MR = tile.arg[0], NR = tile.arg[1];
 	int64_t mf = t->M / MR, mr = t->M % MR;
 	int d = kb->depth;
@@ -797,7 +804,7 @@ lower_matmul(Lower *lw, Node *n)
 			int dp = kb.depth;
 			KRef acc = 0, yi;
 			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N),
-			             step1(lw, &kb, KST_VEC, tune(lw)->vec_lanes_narrow),
+			             step1(lw, &kb, KST_VEC, 0),
 			             pass, &vj))
 				continue;
 			for (int t = 0; t < 4; t++) {
@@ -833,7 +840,7 @@ lower_matmul(Lower *lw, Node *n)
 		int dp = kb.depth;
 		KRef w, yi;
 		if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N),
-			             step1(lw, &kb, KST_VEC, tune(lw)->vec_lanes_narrow),
+			             step1(lw, &kb, KST_VEC, 0),
 			             pass, &vj))
 			continue;
 		w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, bo, vj)));
@@ -1042,7 +1049,7 @@ lower_gemm(Lower *lw, Node *n)
 			int dp = kb.depth;
 			KRef w, yi;
 			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, gm.N),
-			             step1(lw, &kb, KST_VEC, tune(lw)->vec_lanes_narrow),
+			             step1(lw, &kb, KST_VEC, 0),
 			             pass, &vj))
 				continue;
 			w = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb, mul(&kb, vk, I(&kb, gm.N)), vj)));
@@ -1058,7 +1065,7 @@ lower_gemm(Lower *lw, Node *n)
 		int dj;
 		vj = loop(&kb, "j", gm.N, KF_PARALLEL);
 		dj = kb.depth;
-		dot(&kb, step1(lw, &kb, KST_DOT, tune(lw)->dot_lanes), av, dt, ba, gm.ta ? vi : arow, gm.ta ? gm.M : 1, bb,
+		dot(&kb, step1(lw, &kb, KST_DOT, 0), av, dt, ba, gm.ta ? vi : arow, gm.ta ? gm.M : 1, bb,
 		    mul(&kb, vj, I(&kb, gm.K)), gm.K);
 		close_to(&kb, dj);
 		r = kb_get(&kb, av);
@@ -1448,7 +1455,8 @@ lower_conv(Lower *lw, Node *n)
 	      NIN(g, n, 0)->dtype == DT_F32 && NIN(g, n, 1)->dtype == DT_F32;
 	if (f32 && ns == 2) {
 		const KStep *want = lower_want(lw, n, KST_IM2COL);
-		im2col = want ? want->kind == KST_IM2COL : tune(lw)->im2col;
+		im2col = (want ? want->kind : target_step(target_or_default(lw->target),
+		          KST_IM2COL, 0).kind) == KST_IM2COL;
 		if (im2col)
 			return lower_conv_gemm(lw, n, &cv, 1);
 	}
@@ -1513,9 +1521,8 @@ lower_conv(Lower *lw, Node *n)
 	}
 	/* a narrow last kernel dim is unrolled here, so that each tap's output
 	 * range is constant and its loop a plain one of known trip count */
-	unroll = step1(lw, &kb, KST_UNROLL, tune(lw)->conv_unroll);
-	lanes = step1(lw, &kb, KST_VEC, w->out[L] >= tune(lw)->vec_wide_row ?
-	              tune(lw)->vec_lanes : tune(lw)->vec_lanes_narrow);
+	unroll = step1(lw, &kb, KST_UNROLL, 0);
+	lanes = step1(lw, &kb, KST_VEC, w->out[L]);
 	for (int t = 0; t < (w->k[L] <= unroll ? w->k[L] : 1); t++) {
 		int lo, hi, dk = kb.depth;
 		KRef kl = w->k[L] <= unroll ? I(&kb, t) :

@@ -299,12 +299,14 @@ schedule_kernel(Ctx *c, KProgram *p, const Target *t, KKernel *k)
 	memset(fma, 0, (size_t)k->nnode + 1);
 	ks->target = t->name;
 	ks->index_bits = 64;   /* passes/index_width.c may narrow it */
+	/* scheduled again (for another target): its decisions are made anew */
+	ksteps_drop(k->steps, KST_FMA);
+	ksteps_drop(k->steps, KST_THREADS);
 	/* FMA: a fma or nofma step, for kernels with an accumulation */
 	for (KRef i = 1; i < k->nnode; i++)
 		if (k->node[i].kind == KS_STORE)
 			nacc += (fma[i] = (unsigned char)accumulation(k, &k->node[i])) != 0;
-	if (nacc && sched_decide(p, k, kstep_make(t->fma ? KST_FMA : KST_NOFMA, 0, 0,
-	                                          0, 0)).kind != KST_FMA)
+	if (nacc && sched_decide(p, k, target_step(t, KST_FMA, 0)).kind != KST_FMA)
 		memset(fma, 0, (size_t)k->nnode + 1);
 	ks->fma = fma;
 
@@ -374,6 +376,11 @@ void sched_print(FILE *f, const KKernel *k)
 		return;
 	}
 	fprintf(f, "target %s\n", s->target);
+	if (k->steps) {   /* the decisions, as --schedule takes them */
+		char buf[4096];
+		ksteps_format(k->steps, buf, sizeof buf);
+		fprintf(f, "steps: %s\n", buf);
+	}
 	if (k->grid)
 		fprintf(f, "grid: %s\n", k->grid);
 	for (int i = 0; i < s->nthreads; i++) {

@@ -52,3 +52,44 @@ const Target *target_find(const char *name)
 			return all[i];
 	return NULL;
 }
+
+KStep target_step(const Target *t, int kind, int64_t extent)
+{
+	const TargetTune *u;
+
+	t = target_or_default(t);
+	u = &t->tune;
+	switch (kind) {
+	case KST_FMA:
+	case KST_NOFMA:
+		return kstep_make(t->fma ? KST_FMA : KST_NOFMA, 0, 0, 0, 0);
+	case KST_TILE:
+		return kstep_make(KST_TILE, 2, u->gemm_mr, u->gemm_nr, 0);
+	case KST_DOT:
+		return kstep_make(KST_DOT, 1, u->dot_lanes, 0, 0);
+	case KST_UNROLL:
+		return kstep_make(KST_UNROLL, 1, u->conv_unroll, 0, 0);
+	case KST_VEC:
+		return kstep_make(KST_VEC, 1, extent >= u->vec_wide_row ? u->vec_lanes
+		                                                        : u->vec_lanes_narrow, 0, 0);
+	case KST_IM2COL:
+	case KST_DIRECT:
+		return kstep_make(u->im2col ? KST_IM2COL : KST_DIRECT, 0, 0, 0, 0);
+	}
+	return kstep_make(KST_NONE_, 0, 0, 0, 0);
+}
+
+void target_steps(const Target *t, KSteps *out)
+{
+	static const int kinds[] = { KST_FMA, KST_TILE, KST_DOT, KST_UNROLL, KST_IM2COL };
+
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+		KStep st = target_step(t, kinds[i], 0);
+		ksteps_put(out, &st);
+	}
+	{   /* vec: the wide rows' lanes */
+		KStep st = target_step(t, KST_VEC, INT64_MAX);
+		ksteps_put(out, &st);
+	}
+}

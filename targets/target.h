@@ -7,10 +7,12 @@
  * constants the lowerings and the scheduler read (GEMM register tile,
  * unroll counts, the work a loop needs before it is worth threads).
  *
- * Who reads it: lowering (passes/ops_*.c through Lower.target) picks tile
- * shapes and unroll counts from `tune`; scheduling (passes/schedule.c)
- * decides threads and FMA contraction from the capabilities and `tune`;
- * renderers (codegen/) read nothing here: they print the schedule.
+ * Who reads it: target_step turns it into the default schedule steps
+ * (tile shapes, lanes, unroll counts, im2col, FMA) that lowering
+ * (passes/ops_*.c through Lower.target) and scheduling (passes/schedule.c)
+ * take unless --schedule says otherwise; scheduling decides threads from
+ * the capabilities and `tune`; renderers (codegen/) read nothing here:
+ * they print the schedule.
  *
  * The descriptions are const data with static storage (targets/cpu.c,
  * targets/gpu.c); pointers to them never dangle and may be shared by
@@ -76,6 +78,19 @@ typedef struct Target {
 	 * interpreter that folds constants run the expansions */
 	KCaps ops;
 } Target;
+
+/*
+ * The target's default schedule (KSteps, ir/kir.h): the step a template
+ * or scheduling pass takes for the slot of `kind` when --schedule does not
+ * say, from the capabilities and tuning above (fma/nofma, tile, dot,
+ * unroll, vec, im2col/direct).  extent: for vec, the length of the row
+ * it chunks (rows shorter than tune.vec_wide_row, and 0, the row form of
+ * MatMul/Gemm, take the narrow lanes).  A kind without a target default
+ * (threads, grid: the passes derive them from the kernel) gives kind
+ * KST_NONE_.  target_steps: all of them, as one schedule (burncc --help).
+ */
+KStep target_step(const Target *t, int kind, int64_t extent);
+void target_steps(const Target *t, KSteps *out);
 
 /* The built-in descriptions (targets/cpu.c, targets/gpu.c). */
 extern const Target target_cpu;

@@ -119,6 +119,13 @@ static void print_usage(void)
 			else
 				putchar(*s);
 		putchar('\n');
+		{   /* the target's default schedule steps */
+			KSteps d;
+			char buf[512];
+			target_steps(b->target, &d);
+			ksteps_format(&d, buf, sizeof buf);
+			printf("                   default schedule: %s\n", buf);
+		}
 	}
 }
 
