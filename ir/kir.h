@@ -314,7 +314,7 @@ typedef struct KSched {
  * canonical text lists them in the order of the table above (grid/rows by
  * S) and print -> parse -> print is the identity.
  */
-#define KSTEP_MAXARG 16
+#define KSTEP_MAXARG 8
 #define KSTEPS_MAX 48
 #define KSTEP_TABLE(X) \
 	/* id       name       slot args: min max */ \
@@ -419,8 +419,10 @@ typedef struct KKernel {
 	KNode *node;        /* node[0] unused so KRef 0 is "none" */
 	KRef body;          /* first statement */
 	const KSched *sched;/* for the target compiled for, or NULL */
-	KSteps *steps;      /* the decisions made for it (in the program's
-	                     * arena), or NULL when none were */
+	KStep *step;        /* the decisions made for it: nstep steps in
+	                     * canonical order (a KSteps' steps, allocated to
+	                     * fit in the program's arena; kkernel_steps) */
+	int nstep;
 	int ndim;           /* dim parameters: variables 0 .. ndim-1 */
 } KKernel;
 
@@ -555,9 +557,15 @@ void kprog_name_add(KProgram *p, const char *name);
 void kprog_next_name(const KProgram *p, const char *name, char *out, size_t cap);
 /* The schedule p->want asks for the kernel named name, or NULL. */
 const KSteps *kprog_want(const KProgram *p, const char *name);
-/* The steps of k, allocated (empty) in p's arena on first use; NULL when
- * out of memory. */
-KSteps *kprog_steps(KProgram *p, KKernel *k);
+/* A kernel's steps (KKernel.step): as a KSteps; the one answering the
+ * slot of kind (grid/rows: of statement key), or NULL; st put in (as
+ * ksteps_put; the array is reallocated in p's arena, 0 when out of
+ * memory or full); the slot of kind removed; all replaced by s. */
+void kkernel_steps(const KKernel *k, KSteps *out);
+const KStep *kkernel_step(const KKernel *k, int kind, int key);
+int kprog_step_put(KProgram *p, KKernel *k, const KStep *st);
+void kkernel_step_drop(KKernel *k, int kind);
+int kprog_set_steps(KProgram *p, KKernel *k, const KSteps *s);
 
 /* The text form (kir_text.c; the grammar is written above the parser).
  * kir_print prints one kernel; kprog_print the program: its storage

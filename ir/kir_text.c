@@ -595,9 +595,11 @@ print_kernel(FILE *f, const KKernel *k, int index)
 	fprintf(f, "\n");
 	if (k->grid)   /* the GPU schedule's launch, for reading only */
 		fprintf(f, "  # grid: %s\n", k->grid);
-	if (k->steps && k->steps->n) {
+	if (k->nstep) {
 		char buf[4096];
-		ksteps_format(k->steps, buf, sizeof buf);
+		KSteps st;
+		kkernel_steps(k, &st);
+		ksteps_format(&st, buf, sizeof buf);
 		fprintf(f, "  schedule: %s\n", buf);
 	}
 	memset(&P, 0, sizeof P);
@@ -2407,6 +2409,7 @@ pkernel(P *ps)
 		adv(ps);
 	}
 	if (isword(tk(ps), "schedule") && ispunct_(peek(ps, 1), ':')) {
+		KSteps steps;
 		char msg[160];
 		int col;
 		adv(ps);
@@ -2414,10 +2417,10 @@ pkernel(P *ps)
 		t = tk(ps);
 		if (t->kind != TK_OPS)
 			return expected(ps, "the kernel's schedule steps");
-		if (!(k->steps = arena_alloc(a, sizeof *k->steps)))
-			return nomem(ps);
-		if (ksteps_parse(t->p, (size_t)t->len, k->steps, &col, msg, sizeof msg))
+		if (ksteps_parse(t->p, (size_t)t->len, &steps, &col, msg, sizeof msg))
 			return err_at(ps, t->p + col - 1, "schedule: %s", msg);
+		if (!kprog_set_steps(p, k, &steps))
+			return nomem(ps);
 		adv(ps);
 	}
 	k->capnode = 64;

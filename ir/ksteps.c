@@ -117,27 +117,82 @@ ksteps_put(KSteps *s, const KStep *st)
 	return 1;
 }
 
-void
-ksteps_drop(KSteps *s, int kind)
+static void
+drop_in(KStep *a, int *n, int kind)
 {
 	int j = 0;
 
-	for (int i = 0; s && i < s->n; i++)
-		if (kstep_slot(s->step[i].kind) != kstep_slot(kind))
-			s->step[j++] = s->step[i];
+	for (int i = 0; i < *n; i++)
+		if (kstep_slot(a[i].kind) != kstep_slot(kind))
+			a[j++] = a[i];
+	*n = j;
+}
+
+void
+ksteps_drop(KSteps *s, int kind)
+{
 	if (s)
-		s->n = j;
+		drop_in(s->step, &s->n, kind);
+}
+
+static const KStep *
+find_in(const KStep *a, int n, int kind, int key)
+{
+	KStep probe = { kind, 1, { key } };
+
+	for (int i = 0; i < n; i++)
+		if (same_slot(&a[i], &probe))
+			return &a[i];
+	return NULL;
 }
 
 const KStep *
 ksteps_find(const KSteps *s, int kind, int key)
 {
-	KStep probe = { kind, 1, { key } };
+	return s ? find_in(s->step, s->n, kind, key) : NULL;
+}
 
-	for (int i = 0; s && i < s->n; i++)
-		if (same_slot(&s->step[i], &probe))
-			return &s->step[i];
-	return NULL;
+void
+kkernel_steps(const KKernel *k, KSteps *out)
+{
+	out->n = k->nstep > 0 && k->nstep <= KSTEPS_MAX ? k->nstep : 0;
+	if (out->n)
+		memcpy(out->step, k->step, sizeof *k->step * (size_t)out->n);
+}
+
+const KStep *
+kkernel_step(const KKernel *k, int kind, int key)
+{
+	return find_in(k->step, k->nstep, kind, key);
+}
+
+void
+kkernel_step_drop(KKernel *k, int kind)
+{
+	drop_in(k->step, &k->nstep, kind);
+}
+
+int
+kprog_set_steps(KProgram *p, KKernel *k, const KSteps *s)
+{
+	KStep *a = NULL;
+
+	if (s->n && !(a = arena_alloc(p->arena, sizeof *a * (size_t)s->n)))
+		return 0;
+	if (s->n)
+		memcpy(a, s->step, sizeof *a * (size_t)s->n);
+	k->step = a;
+	k->nstep = s->n;
+	return 1;
+}
+
+int
+kprog_step_put(KProgram *p, KKernel *k, const KStep *st)
+{
+	KSteps s;
+
+	kkernel_steps(k, &s);
+	return ksteps_put(&s, st) && kprog_set_steps(p, k, &s);
 }
 
 size_t
@@ -361,14 +416,6 @@ kprog_want(const KProgram *p, const char *name)
 	return NULL;
 }
 
-KSteps *
-kprog_steps(KProgram *p, KKernel *k)
-{
-	if (!k->steps && (k->steps = arena_alloc(p->arena, sizeof *k->steps)))
-		memset(k->steps, 0, sizeof *k->steps);
-	return k->steps;
-}
-
 /* ---- schedules asked for -------------------------------------------------
  *
  *   file = {line}        line = [NAME ':' steps] ['#' comment]
@@ -472,9 +519,9 @@ kprog_print_schedule(FILE *f, const KProgram *p)
 
 	for (int i = 0; i < p->nkernel; i++) {
 		const KKernel *k = p->kernel[i];
-		buf[0] = 0;
-		if (k->steps)
-			ksteps_format(k->steps, buf, sizeof buf);
+		KSteps s;
+		kkernel_steps(k, &s);
+		ksteps_format(&s, buf, sizeof buf);
 		fprintf(f, "%s:%s%s\n", k->name, buf[0] ? " " : "", buf);
 	}
 }

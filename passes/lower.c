@@ -29,15 +29,14 @@ static void kernel_base(const Node *n, char *name)
 KStep sched_decide(KProgram *p, KKernel *k, KStep d)
 {
 	const KSteps *w = kprog_want(p, k->name);
-	const KStep *got = ksteps_find(k->steps, d.kind, d.arg[0]);
-	KSteps *s;
+	const KStep *got = kkernel_step(k, d.kind, d.arg[0]);
 
 	if (got)
 		return *got;
 	if (w && (got = ksteps_find(w, d.kind, d.arg[0])))
 		d = *got;
-	if ((s = kprog_steps(p, k)))
-		ksteps_put(s, &d);
+	kprog_step_put(p, k, &d);   /* out of memory: unrecorded (and then
+	                             * sched_check_want reports a wanted step) */
 	return d;
 }
 
@@ -61,16 +60,14 @@ int sched_check_want(Ctx *c, const KProgram *p)
 			                 "'%s' (--emit=schedule lists them)", w->kernel);
 		for (int s = 0; s < w->steps.n; s++) {
 			const KStep *st = &w->steps.step[s], *got;
-			KSteps one = { 0 };
-			got = ksteps_find(k->steps, st->kind, st->arg[0]);
+			KSteps one = { 0 }, all;
+			got = kkernel_step(k, st->kind, st->arg[0]);
 			if (got && kstep_same(got, st))
 				continue;
 			ksteps_put(&one, st);
 			ksteps_format(&one, step, sizeof step);
-			if (k->steps)
-				ksteps_format(k->steps, have, sizeof have);
-			else
-				have[0] = 0;
+			kkernel_steps(k, &all);
+			ksteps_format(&all, have, sizeof have);
 			return burn_fail(c, BURN_ERR_INVALID, "--schedule: kernel %s: step "
 			                 "'%s' %s (its schedule: '%s')", k->name, step,
 			                 got ? "cannot be built" : "does not apply to it", have);

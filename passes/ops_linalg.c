@@ -511,12 +511,12 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 		return 0;
 	if (st.arg[0] != GT_BM || st.arg[1] != GT_BN || st.arg[2] != GT_BK) {
 		st = kstep_make(KST_MMA, 3, GT_BM, GT_BN, GT_BK);
-		ksteps_put(kb->k->steps, &st);
+		kprog_step_put(lw->prog, kb->k, &st);
 	}
 	st = lower_step(lw, kb, kstep_make(async ? KST_ASYNC : KST_SYNC, 0, 0, 0, 0));
 	if (st.kind == KST_ASYNC && !async) {
 		st = kstep_make(KST_SYNC, 0, 0, 0, 0);
-		ksteps_put(kb->k->steps, &st);
+		kprog_step_put(lw->prog, kb->k, &st);
 	}
 	async = st.kind == KST_ASYNC;
 

@@ -300,8 +300,8 @@ schedule_kernel(Ctx *c, KProgram *p, const Target *t, KKernel *k)
 	ks->target = t->name;
 	ks->index_bits = 64;   /* passes/index_width.c may narrow it */
 	/* scheduled again (for another target): its decisions are made anew */
-	ksteps_drop(k->steps, KST_FMA);
-	ksteps_drop(k->steps, KST_THREADS);
+	kkernel_step_drop(k, KST_FMA);
+	kkernel_step_drop(k, KST_THREADS);
 	/* FMA: a fma or nofma step, for kernels with an accumulation */
 	for (KRef i = 1; i < k->nnode; i++)
 		if (k->node[i].kind == KS_STORE)
@@ -376,9 +376,11 @@ void sched_print(FILE *f, const KKernel *k)
 		return;
 	}
 	fprintf(f, "target %s\n", s->target);
-	if (k->steps) {   /* the decisions, as --schedule takes them */
+	if (k->nstep) {   /* the decisions, as --schedule takes them */
 		char buf[4096];
-		ksteps_format(k->steps, buf, sizeof buf);
+		KSteps st;
+		kkernel_steps(k, &st);
+		ksteps_format(&st, buf, sizeof buf);
 		fprintf(f, "steps: %s\n", buf);
 	}
 	if (k->grid)

@@ -235,9 +235,7 @@ wants_of(const Compiled *m, Arena *a, int *n)
 	for (int i = 0; i < *n; i++) {
 		const KKernel *k = m->prog.kernel[i];
 		w[i].kernel = k->name;
-		memset(&w[i].steps, 0, sizeof w[i].steps);
-		if (k->steps)
-			w[i].steps = *k->steps;
+		kkernel_steps(k, &w[i].steps);
 	}
 	return w;
 }
@@ -330,7 +328,9 @@ Test(ksteps, a_changed_step_changes_its_kernel)
 			f2 += k2->sched->fma[i] != 0;
 		cr_assert_gt(f1, 0);
 		cr_assert_eq(f2, 0);
-		ksteps_format(k2->steps, buf, sizeof buf);
+		KSteps st;
+		kkernel_steps(k2, &st);
+		ksteps_format(&st, buf, sizeof buf);
 		cr_assert_str_eq(buf, "serial nofma tile(4,16)");
 	}
 	{   /* the other kernels are untouched */
