@@ -124,7 +124,7 @@ static void print_usage(void)
 			char buf[512];
 			target_steps(b->target, &d);
 			ksteps_format(&d, buf, sizeof buf);
-			printf("                   default schedule: %s\n", buf);
+			printf("                   schedule: %s\n", buf);
 		}
 	}
 }
