@@ -146,7 +146,9 @@ def _reduce(op, x, axes, keep):
         if op in ('ReduceSumSquare', 'ReduceL2'):
             sq = x.v * x.v
             y = red(sq)
-            prop = red(2 * np.abs(x.v) * x.e)
+            # |(x + d)^2 - x^2| <= 2 |x| d + d^2: the square term is all
+            # there is where x is 0 (a rounding error squared and summed)
+            prop = red(2 * np.abs(x.v) * x.e + x.e * x.e)
             u = u | _may_overflow(y, x.dt)
             g = np.where(_sum_exact(y, _is_int(x)), 0.0, N.sum_growth(n) * N.UNIT[c] * y)
             if op == 'ReduceSumSquare':
@@ -190,7 +192,10 @@ def _softmax(op, x, axis):
             y = ex / s
             # dy_i = y_i (dx_i - sum_j y_j dx_j)
             prop = y * (x.e + emax)
-            return _finish(op, y, x.dt, prop, u.copy(), g * y)
+            # the max shift x - max rounds before exp: a relative error
+            # of u |x - max| in each numerator (65 ulps at x - max = -64)
+            shift = N.UNIT[c] * np.abs(x.v - mf) * y
+            return _finish(op, y, x.dt, prop, u.copy(), g * y + shift)
         y = x.v - mf - np.log(s)
         prop = x.e + emax
         extra = g + N.UNIT[c] * (np.abs(x.v) + np.abs(mf))
@@ -285,7 +290,9 @@ def _node(node, ins):
         'Floor': (np.floor, lambda lo, hi: np.floor(lo) != np.floor(hi)),
         'Ceil': (np.ceil, lambda lo, hi: np.ceil(lo) != np.ceil(hi)),
         'Sign': (np.sign, lambda lo, hi: (lo <= 0) & (hi >= 0)),
-        'Softsign': (lambda a: a / (1 + np.abs(a)), None),
+        # the limits +-1 at +-inf, not inf/inf (burncc's choice,
+        # ARCHITECTURE "Numerics at the edges"; ONNX's formula says NaN)
+        'Softsign': (lambda a: np.where(np.isinf(a), np.sign(a), a / (1 + np.abs(a))), None),
         'Identity': (lambda a: a, None),
         'Mish': (lambda a: a * np.tanh(_softplus(a)), None),
     }
@@ -306,16 +313,26 @@ def _node(node, ins):
         return [_unary(op, lambda a: ga * np.where(a <= 0, al * np.expm1(np.minimum(a, 0)), a), x)]
     if op in ('HardSigmoid', 'HardSwish'):
         # ONNX defines both through t = alpha x + beta with float
-        # attributes (HardSwish: alpha = float(1/6)); an f32 t rounds
-        # twice, which the cancellation near t = 0 magnifies
-        al = at.get('alpha', 0.2) if op == 'HardSigmoid' else float(np.float32(1 / 6))
-        be = at.get('beta', 0.5) if op == 'HardSigmoid' else 0.5
-        f = (lambda a: np.clip(al * a + be, 0, 1)) if op == 'HardSigmoid' else \
-            (lambda a: a * np.clip(al * a + be, 0, 1))
-        y = _unary(op, f, x)
+        # attributes (HardSwish: alpha = 1/6 in the compute type: float(1/6)
+        # for f32, f16, bf16, 1/6 for f64); an f32 t rounds twice, which
+        # the cancellation near t = 0 magnifies.  HardSwish(-inf) is its
+        # limit 0, not -inf * 0 (burncc's choice, as Softsign's).
         c = N.COMPUTE[x.dt]
-        inner = N.UNIT[c] * (np.abs(al * x.v) + abs(be)) * ((al * x.v + be > 0) & (al * x.v + be < 1))
-        y.e = y.e + (inner if op == 'HardSigmoid' else np.abs(x.v) * inner)
+        sixth = 1 / 6 if c == 'f64' else float(np.float32(1 / 6))
+        al = at.get('alpha', 0.2) if op == 'HardSigmoid' else sixth
+        be = at.get('beta', 0.5) if op == 'HardSigmoid' else 0.5
+
+        def hswish(a):
+            t = np.clip(al * a + be, 0, 1)
+            return np.where(t == 0, 0.0, a * t)
+        f = (lambda a: np.clip(al * a + be, 0, 1)) if op == 'HardSigmoid' else hswish
+        y = _unary(op, f, x)
+        t = al * x.v + be
+        with np.errstate(all='ignore'):
+            inner = N.UNIT[c] * (np.abs(al * x.v) + abs(be))
+            if op == 'HardSwish':
+                inner = np.abs(x.v) * inner
+            y.e = y.e + np.where((t > 0) & (t < 1), inner, 0.0)
         return [y]
     if op == 'Clip':
         lo = ins[1].v if len(ins) > 1 and ins[1] is not None else -np.inf
@@ -349,8 +366,17 @@ def _node(node, ins):
                 f = np.maximum if op == 'Max' else np.minimum
                 y, prop = f(av, bv), np.maximum(ae, be) + 0 * (av + bv)
             elif op == 'PRelu':
+                # the slope broadcasts to X, never X to the slope
+                if np.broadcast_shapes(av.shape, bv.shape) != av.shape:
+                    raise ValueError('PRelu slope does not broadcast to X')
                 y = np.where(av < 0, bv * av, av)
-                prop = np.where(av < 0, np.abs(bv) * ae + np.abs(av) * be, ae)
+                prop = np.where(av < 0, np.abs(bv) * ae + np.abs(av) * be + ae * be, ae)
+                # where x's interval holds 0 a result may take the other
+                # branch: both are 0 at x = 0, so it lies within
+                # max(|slope|, 1) |x| of 0
+                cross = (ae > 0) & (np.abs(av) <= ae)
+                prop = np.where(cross, np.abs(y) + np.maximum(np.abs(bv) + be, 1) *
+                                (np.abs(av) + ae), prop)
             else:   # Pow: positive base (the generator's contract)
                 y = np.power(av, bv)
                 prop = np.abs(y) * (np.abs(bv) * ae / np.abs(av) + np.abs(np.log(np.abs(av))) * be)

@@ -252,9 +252,10 @@ def fails(env, wd, model, feeds):
 
 def reduce_case(env, wd, model, feeds, bad):
     """Shrink a failing model while it still disagrees the same way (same
-    variants failing, no new kind of error)."""
+    variants failing, each with a wrong value or each with an error: a
+    wrong value never turns into a refused model)."""
     def sig(b):
-        return sorted(set(v for _, v, _ in b)) if b else None
+        return sorted(set((v, n is None) for n, v, _ in b)) if b else None
     want = sig(bad)
     # one failing output
     for name in sorted(set(n for n, _, _ in bad if n)):
