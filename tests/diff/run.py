@@ -3,7 +3,7 @@
 with a float64 reference (docs/NUMERICS.md).
 
   run.py BUILD random [--graphs N] [--per-model K] [--seed S] [--jobs J]
-                      [--out DIR] [--time-limit SEC]
+                      [--out DIR] [--time-limit SEC] [--gpu-every M]
   run.py BUILD sweep  [--jobs J]
   run.py BUILD cases  DIR [--xfail FILE]
 
@@ -15,7 +15,9 @@ lowered for the gpu target (no renderer yet) run by the interpreter.  The refere
 tolerances numerics.py: one model, no per-case knobs.
 
 random: N graphs from seeds S, S+1, ... packed K to a model (gen.py), so
-one compile checks K graphs.  A model that disagrees is split into its
+one compile checks K graphs; the gpu way runs on every M-th model only
+(default every one: the interpreter starts a thread per simulated GPU
+thread, and that way alone costs more than the other four together).  A model that disagrees is split into its
 subgraphs, and each failing subgraph is reduced (outputs dropped, nodes
 cut into inputs holding their reference values, inputs made smaller one
 dimension at a time) to a minimal case folder under --out (default BUILD/diff-failures), ready to become a
@@ -88,6 +90,7 @@ class Env:
         self.interp = os.path.join(build, 'tests', 'diff_interp')
         self.cc = os.environ.get('CC') or 'cc'
         self.cflags = (os.environ.get('BURNCC_CFLAGS') or '-O1').split()
+        self.variants = VARIANTS
 
 
 def np_of(dt):
@@ -244,7 +247,7 @@ def error_graphs(model, bad):
 
 def fails(env, wd, model, feeds):
     try:
-        res = run_variants(env, wd, model, feeds)
+        res = run_variants(env, wd, model, feeds, env.variants)
         return disagreements(model, feeds, res)
     except (KeyError, ValueError):   # a candidate the reference cannot run
         return None
@@ -350,12 +353,14 @@ def write_case(folder, model, feeds, note):
 
 def one_model(args):
     """Worker: generate, run and check one model; reduce what fails."""
-    build, seed, per, out, exclude = args
+    build, seed, per, out, exclude, gpu = args
     env = Env(build)
+    if not gpu:
+        env.variants = [v for v in VARIANTS if v != 'interp-gpu']
     wd = tempfile.mkdtemp(prefix='burncc-diff-')
     try:
         model, feeds, graphs = gen.make_model(seed, per, exclude)
-        res = run_variants(env, wd, model, feeds)
+        res = run_variants(env, wd, model, feeds, env.variants)
         bad = disagreements(model, feeds, res)
         found = []
         if bad:
@@ -387,12 +392,13 @@ def mode_random(a):
     out = a.out or os.path.join(a.build, 'diff-failures')
     nmodels = (a.graphs + a.per_model - 1) // a.per_model
     jobs = [(a.build, a.seed + i, min(a.per_model, a.graphs - i * a.per_model), out,
-             tuple(a.exclude)) for i in range(nmodels)]
+             tuple(a.exclude), i % a.gpu_every == 0) for i in range(nmodels)]
     t0 = time.time()
-    ngraphs, nbad = 0, 0
+    ngraphs, nbad, ngpu = 0, 0, 0
     with multiprocessing.Pool(a.jobs) as pool:
         for seed, n, bad, found in pool.imap_unordered(one_model, jobs):
             ngraphs += n
+            ngpu += n if (seed - a.seed) % a.gpu_every == 0 else 0
             print('seed %d: %d graphs, %s (%.0f s)' % (seed, n, 'DISAGREE' if bad else 'agree',
                                                      time.time() - t0), flush=True)
             if bad:
@@ -404,8 +410,8 @@ def mode_random(a):
                 pool.terminate()
                 break
     dt = time.time() - t0
-    print('%d graphs in %d models, %s, %.0f s: %d models disagree' % (
-        ngraphs, nmodels, ', '.join(VARIANTS), dt, nbad))
+    print('%d graphs in %d models, %s (%d graphs), %.0f s: %d models disagree' % (
+        ngraphs, nmodels, ', '.join(VARIANTS), ngpu, dt, nbad))
     return 1 if nbad else 0
 
 
@@ -467,6 +473,8 @@ def main():
     p.add_argument('--out')
     p.add_argument('--xfail')
     p.add_argument('--time-limit', type=float, default=0)
+    p.add_argument('--gpu-every', type=int, default=1,
+                   help='random: the gpu way on every M-th model only')
     p.add_argument('--exclude', action='append', default=list(gen.KNOWN_BAD),
                    help='an op the generator must not emit (repeatable; '
                    'default: the ops with open bugs, gen.KNOWN_BAD)')
@@ -474,6 +482,7 @@ def main():
                    help='emit every op, also those with open bugs')
     a = p.parse_args()
     a.build = os.path.abspath(a.build)
+    a.gpu_every = max(a.gpu_every, 1)
     if a.mode == 'random':
         return mode_random(a)
     if a.mode == 'cases':
