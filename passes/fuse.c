@@ -243,8 +243,12 @@ static int try_join(Fuser *f, Group *gr, int gid, int p)
 			gr->nred = norm_mask(gr, gr->red);
 			return 1;
 		}
-		/* widen: the group so far is pointwise over this reduction's output */
-		if (gr->nred || !is_full(gr, out))
+		/* widen: the group so far is pointwise over this reduction's output.
+		 * Its values become row values, held in kernel variables; a root
+		 * of a storage type (f16, bf16, float8: the only members that may
+		 * be one) has no such variable, its rounding is its store. */
+		if (gr->nred || !is_full(gr, out) ||
+		    dtype_is_storage(NOUT(g, &g->node[gr->root], 0)->dtype))
 			return 0;
 		wide = *gr;
 		memcpy(wide.F, x->dim, sizeof(int64_t) * x->rank);

@@ -1425,6 +1425,7 @@ lower_conv(Lower *lw, Node *n)
 	int isint = n->op == OP_ConvInteger;
 	int dt = cdt(y->dtype);
 	int bx, bw, bb = -1, by, wv, bv, d0, drow, ns, L, f32, im2col, unroll, lanes;
+	int racc = -1;
 	int64_t Cg, Mg, xsz, ysz, wsz, xsp[BURN_MAX_RANK], ysp[BURN_MAX_RANK],
 	        wsp[BURN_MAX_RANK];
 	KRef vn, vg, vm, vml, vc, vci, ybase, xbase, wbase, o[BURN_MAX_RANK],
@@ -1479,6 +1480,10 @@ lower_conv(Lower *lw, Node *n)
 	by = lower_out(lw, &kb, n, 0);
 	wv = kb_var(&kb, dt, "w");
 	bv = kb_var(&kb, dt, "bias");
+	/* an f16/bf16/float8 output row accumulates in a private f32 row and
+	 * rounds once when it is stored, not at every partial sum */
+	if (dtype_is_storage(y->dtype))
+		racc = kb_buf(&kb, dt, w->out[L], -1, KS_LOCAL, KA_RW);
 	d0 = kb.depth;
 	if (isint)
 		xzp = zero_point(lw, &kb, n, 2, I(&kb, 0));
@@ -1499,7 +1504,10 @@ lower_conv(Lower *lw, Node *n)
 	kb_set(&kb, bv, bb >= 0 ? kb_load(&kb, bb, vm) : cnum(&kb, dt, 0));
 	{
 		KRef v = loop(&kb, oname[L], w->out[L], KF_PARALLEL);
-		kb_store(&kb, by, add(&kb, ybase, v), kb_get(&kb, bv));
+		if (racc >= 0)
+			kb_store(&kb, racc, v, kb_get(&kb, bv));
+		else
+			kb_store(&kb, by, add(&kb, ybase, v), kb_get(&kb, bv));
 		if (w->out[L] != 1)
 			kb_end(&kb);
 	}
@@ -1544,15 +1552,22 @@ lower_conv(Lower *lw, Node *n)
 			             add(&kb, mul(&kb, ol, I(&kb, w->s[L])), off))));
 			if (isint)
 				xv = kb_bin(&kb, KO_SUB, xv, xzp);
-			yi = add(&kb, ybase, ol);
-			kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),
-			                          mul(&kb, kb_get(&kb, wv), xv)));
+			yi = racc >= 0 ? ol : add(&kb, ybase, ol);
+			kb_store(&kb, racc >= 0 ? racc : by, yi,
+			         add(&kb, kb_load(&kb, racc >= 0 ? racc : by, yi),
+			             mul(&kb, kb_get(&kb, wv), xv)));
 			close_to(&kb, dp);
 		}
 		close_to(&kb, dk);
 	}
 	/* the output row is final: the fused epilogue runs over it */
 	close_to(&kb, drow);
+	if (racc >= 0) {
+		KRef v = loop(&kb, oname[L], w->out[L], KF_PARALLEL);
+		kb_store(&kb, by, add(&kb, ybase, v), kb_load(&kb, racc, v));
+		if (w->out[L] != 1)
+			kb_end(&kb);
+	}
 	lower_epi_run(lw, &kb, n, by, ybase, w->out[L]);
 	close_to(&kb, d0);
 	lower_end(lw, &kb);

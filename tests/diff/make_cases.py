@@ -138,6 +138,20 @@ def main():
           h.make_node('Sub', ['f', 'x'], ['d']),
           h.make_node('PRelu', ['d', 's'], ['y'])],
          {'x': f32(1.01, 1.006, 3.3), 's': f32(1000)}, [('y', np.float32, (3,))])
+    case('div_by_zero_of_near_zero',
+         'x / 0 where x may be 0 (sigmoid(-100) = 3.7e-44, which the exp-based '
+         'ops may flush to 0): -inf or NaN, not decided (seeds 9, 57: the '
+         'reference said -inf)',
+         [h.make_node('Sigmoid', ['x'], ['s']), h.make_node('Div', ['s', 'z'], ['y'])],
+         {'x': f32(-100, 7, -3e-39), 'z': f32(-0.0)}, [('y', np.float32, (3,))])
+    case('softmax_of_rounded_huge',
+         'Softmax of 1e20 + 65504 and 1e20 - 65504: equal in f32 (0.5 each), '
+         '1 and 0 in f64; an input bound of 8.8e12 is far from linear '
+         '(seed 37: the reference carried y (dx + max dx), 0 at y = 0)',
+         [h.make_node('Sub', ['x', 'b'], ['d']),
+          h.make_node('Softmax', ['d'], ['y'], axis=0)],
+         {'x': f32(65504, -65504, 3).reshape(3, 1), 'b': f32(-1e20)},
+         [('y', np.float32, (3, 1))])
     case('sigmoid_tails',
          'Sigmoid far out in both tails (no cancellation in 1 + tanh)',
          [h.make_node('Sigmoid', ['x'], ['y'])],

@@ -190,8 +190,10 @@ def _softmax(op, x, axis):
         g = N.sum_growth(n) * N.UNIT[c]
         if op == 'Softmax':
             y = ex / s
-            # dy_i = y_i (dx_i - sum_j y_j dx_j)
-            prop = y * (x.e + emax)
+            # y_i (dx_i - sum_j y_j dx_j) to first order; exactly, y_i
+            # moves by a factor within exp(+-(dx_i + max dx)): large input
+            # bounds (an f32 sum of 1e20 and 65504) are far from linear
+            prop = y * np.expm1(x.e + emax)
             # the max shift x - max rounds before exp: a relative error
             # of u |x - max| in each numerator (65 ulps at x - max = -64)
             shift = N.UNIT[c] * np.abs(x.v - mf) * y
@@ -362,6 +364,9 @@ def _node(node, ins):
                 d = np.abs(bv) - be
                 prop = np.where(be > 0, (np.abs(av) * be / np.abs(bv) + ae) / d, ae / np.abs(bv))
                 u = u | ((be > 0) & (d <= 0))
+                # x / 0 is +-inf or NaN by the sign of x, or 0 / 0: not
+                # decided where x's interval holds 0
+                u = u | ((bv == 0) & (ae > 0) & (np.abs(av) <= ae))
             elif op in ('Max', 'Min'):
                 f = np.maximum if op == 'Max' else np.minimum
                 y, prop = f(av, bv), np.maximum(ae, be) + 0 * (av + bv)
