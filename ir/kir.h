@@ -100,7 +100,8 @@ enum KOp {
 /* Op table columns (see kops.def). */
 enum KOpRule { KR_SAME, KR_BOOL, KR_BITS, KR_FLOAT };
 enum KOpDomain { KD_NUM, KD_FLOAT, KD_INT, KD_BOOL, KD_UBITS };
-enum KOpProp { KP_LEG_INT = 1, KP_LEG_F32 = 2, KP_LEG_FLT = 4, KP_PRE = 8 };
+enum KOpProp { KP_LEG_INT = 1, KP_LEG_F32 = 2, KP_LEG_FLT = 4, KP_PRE = 8,
+                KP_LEG_MATH = 16 };
 
 typedef struct KOpInfo {
 	const char *name;
@@ -132,7 +133,15 @@ struct KCaps {
 	unsigned char sat_f2i;      /* saturating float->int conversion */
 	unsigned char f16, bf16;    /* f16/bf16 <-> f32 conversions (loads,
 	                             * stores, rounding casts), like PTX cvt */
+	unsigned char libm;         /* f32 exp, log, tanh, sinh, cosh, asinh,
+	                             * acosh, atanh of its own, within an ulp
+	                             * (C's libm); clear: polynomials */
 };
+
+/* What the interpreter and the C renderer compute by themselves: the f32
+ * transcendentals through the C library (libm); everything else they see
+ * legalised. */
+extern const KCaps kcaps_libm;
 
 /* The unsigned integer dtype as wide as storage dtype dt (u16 for f16 and
  * bf16, u8 for float8): the dtype of a load or store of its bits; else

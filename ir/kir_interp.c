@@ -547,7 +547,7 @@ eval(Interp *in, KRef e)
 	case KE_UN:
 	case KE_BIN: {
 		int dt = k->node[n->a].dtype;
-		if (kop_needs_legal(n->op, dt, NULL)) {
+		if (kop_needs_legal(n->op, dt, &kcaps_libm)) {
 			fail(in, BURN_ERR_INTERNAL, "op not legalised (op, node)", n->op, e);
 			return r;
 		}

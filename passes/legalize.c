@@ -445,6 +445,251 @@ storage_value(L *l, int dt, KRef v)
 	return c ? kb_cast(&l->kb, kir_bits_dtype(dt), c) : 0;
 }
 
+/* ---- f32 transcendentals as polynomials ---------------------------------- *
+ *
+ * For targets without an accurate math library of their own (KCaps.libm
+ * clear: PTX has only approximate ex2/lg2, an LLVM JIT does not vectorise
+ * calls): exp and log by range reduction and a polynomial, the others
+ * built from them.  Every polynomial is a fit made for burncc (weighted
+ * least squares iterated to near-minimax on the reduced interval).  The
+ * largest errors, over every f32 input against the double libm, are in
+ * docs/NUMERICS.md ("Transcendentals without a libm"); test_transcend
+ * checks them.  All of it is f32 arithmetic, integer bit operations and
+ * eager selects: each select arm is safe to compute for every input (the
+ * raw float->int conversion sees a clamped, NaN-free operand).
+ */
+static KRef
+f32c(L *l, float v)
+{
+	return cf(l, DT_F32, v);
+}
+
+/* Horner: c[0] x^(n-1) + ... + c[n-1]. */
+static KRef
+horner(L *l, KRef x, const float *c, int n)
+{
+	KRef p = f32c(l, c[0]);
+
+	for (int i = 1; i < n; i++)
+		p = bin(l, KO_ADD, bin(l, KO_MUL, p, x), f32c(l, c[i]));
+	return p;
+}
+
+/* lo <= x <= hi, NaN kept (compares false). */
+static KRef
+clampf(L *l, KRef x, float lo, float hi)
+{
+	return sel(l, bin(l, KO_GT, x, f32c(l, hi)), f32c(l, hi),
+	           sel(l, bin(l, KO_LT, x, f32c(l, lo)), f32c(l, lo), x));
+}
+
+static KRef
+isnanf_(L *l, KRef x)
+{
+	return bin(l, KO_NE, x, x);
+}
+
+/* 2^k for i32 k in [-126, 127], exactly. */
+static KRef
+pow2i(L *l, KRef k)
+{
+	KRef e = bin(l, KO_SHLM, bin(l, KO_ADD, k, ci(l, DT_I32, 127)),
+	             ci(l, DT_I32, 23));
+
+	return kb_un(&l->kb, KO_FROMBITS, kb_cast(&l->kb, DT_U32, e));
+}
+
+/* ln 2 in two parts: the first has 16 significant bits, so k * LN2HI is
+ * exact for |k| < 2^8 (Cody and Waite). */
+#define LN2HI 0.693145752f
+#define LN2LO 1.42860677e-06f
+
+/* exp(x) = 2^k e^r, r = x - k ln2 in [-ln2/2, ln2/2]; 2^k as two factors
+ * so that results down to the subnormals are one rounding.  Max error 0.93
+ * ulp. */
+static KRef
+exp32(L *l, KRef x)
+{
+	static const float p[] = { 0.000198577956f, 0.00139335979f,
+		0.00833336072f, 0.0416664655f, 0.166666665f, 0.500000001f };
+	KRef nan = isnanf_(l, x), xc, k, r, e, ki, k1, y;
+
+	xc = sel(l, nan, f32c(l, 0), clampf(l, x, -104.f, 89.f));
+	k = kb_un(&l->kb, KO_FLOOR, bin(l, KO_ADD,
+	          bin(l, KO_MUL, xc, f32c(l, 1.44269504f)), f32c(l, 0.5f)));
+	r = bin(l, KO_SUB, xc, bin(l, KO_MUL, k, f32c(l, LN2HI)));
+	r = bin(l, KO_SUB, r, bin(l, KO_MUL, k, f32c(l, LN2LO)));
+	e = bin(l, KO_ADD, f32c(l, 1.f), bin(l, KO_ADD, r,
+	        bin(l, KO_MUL, bin(l, KO_MUL, r, r), horner(l, r, p, 6))));
+	ki = kb_cast(&l->kb, DT_I32, k);
+	l->kb.k->node[ki].op = KC_RAW;          /* k in [-150, 129] */
+	k1 = bin(l, KO_SHRM, ki, ci(l, DT_I32, 1));
+	y = bin(l, KO_MUL, bin(l, KO_MUL, e, pow2i(l, k1)),
+	        pow2i(l, bin(l, KO_SUB, ki, k1)));
+	return sel(l, nan, x, sel(l, bin(l, KO_GT, x, f32c(l, 88.7228394f)),
+	           f32c(l, INFINITY), sel(l, bin(l, KO_LT, x, f32c(l, -103.972084f)),
+	                                  f32c(l, 0.f), y)));
+}
+
+/* log(x) = e ln2 + log(m), m in [sqrt(1/2), sqrt(2)); log(m) = log1p(f)
+ * with f = m - 1 through s = f / (2 + f) (log(m) = 2 atanh(s)); subnormal
+ * x scaled by 2^23 first.  Max error 0.79 ulp. */
+static KRef
+log32(L *l, KRef x)
+{
+	static const float p[] = { 0.233309935f, 0.285507976f, 0.400001221f,
+		0.666666666f };
+	KB *kb = &l->kb;
+	KRef sub, xs, u, t, ef, m, f, s, z, R, hf, y;
+
+	sub = bin(l, KO_LT, x, f32c(l, 1.17549435e-38f));
+	xs = sel(l, sub, bin(l, KO_MUL, x, f32c(l, 8388608.f)), x);
+	u = kb_un(kb, KO_BITS, xs);
+	t = bin(l, KO_SUB, u, ci(l, DT_U32, 0x3f3504f3));
+	ef = kb_cast(kb, DT_I32, t);
+	ef = bin(l, KO_SHRM, ef, ci(l, DT_I32, 23));
+	ef = bin(l, KO_SUB, ef, sel(l, sub, ci(l, DT_I32, 23), ci(l, DT_I32, 0)));
+	ef = kb_cast(kb, DT_F32, ef);
+	m = kb_un(kb, KO_FROMBITS, bin(l, KO_ADD, bin(l, KO_BAND, t,
+	          ci(l, DT_U32, 0x007fffff)), ci(l, DT_U32, 0x3f3504f3)));
+	f = bin(l, KO_SUB, m, f32c(l, 1.f));
+	s = bin(l, KO_DIV, f, bin(l, KO_ADD, f32c(l, 2.f), f));
+	z = bin(l, KO_MUL, s, s);
+	R = bin(l, KO_MUL, horner(l, z, p, 4), z);
+	hf = bin(l, KO_MUL, bin(l, KO_MUL, f32c(l, 0.5f), f), f);
+	/* e ln2hi - ((hf - (s (hf + R) + e ln2lo)) - f) */
+	y = bin(l, KO_ADD, bin(l, KO_MUL, s, bin(l, KO_ADD, hf, R)),
+	        bin(l, KO_MUL, ef, f32c(l, LN2LO)));
+	y = bin(l, KO_SUB, bin(l, KO_SUB, hf, y), f);
+	y = bin(l, KO_SUB, bin(l, KO_MUL, ef, f32c(l, LN2HI)), y);
+	return sel(l, isnanf_(l, x), x,
+	       sel(l, bin(l, KO_LT, x, f32c(l, 0.f)), f32c(l, NAN),
+	       sel(l, bin(l, KO_EQ, x, f32c(l, 0.f)), f32c(l, -INFINITY),
+	       sel(l, bin(l, KO_EQ, x, f32c(l, INFINITY)), x, y))));
+}
+
+/* log1p(y) for y >= 0 as log(u) * y / (u - 1), u = 1 + y: the quotient
+ * corrects the rounding of u (Goldberg); u == 1 gives y. */
+static KRef
+log1p32(L *l, KRef y)
+{
+	KRef u = bin(l, KO_ADD, f32c(l, 1.f), y), d = bin(l, KO_SUB, u, f32c(l, 1.f));
+	KRef dz = bin(l, KO_EQ, d, f32c(l, 0.f));
+
+	return sel(l, dz, y, bin(l, KO_MUL, log32(l, u),
+	           bin(l, KO_DIV, y, sel(l, dz, f32c(l, 1.f), d))));
+}
+
+/* x + x^3 P(x^2): the odd series near 0, where the exp/log forms cancel. */
+static KRef
+odd_series(L *l, KRef x, const float *c, int n)
+{
+	KRef z = bin(l, KO_MUL, x, x);
+
+	return bin(l, KO_ADD, x, bin(l, KO_MUL, bin(l, KO_MUL, x, z), horner(l, z, c, n)));
+}
+
+/* copysign for results of |x|: -y where x < 0. */
+static KRef
+signed_of(L *l, KRef x, KRef y)
+{
+	return sel(l, bin(l, KO_LT, x, f32c(l, 0.f)), kb_un(&l->kb, KO_NEG, y), y);
+}
+
+/* tanh: the odd series below 0.625, 1 - 2 / (e^2|x| + 1) above (1 beyond
+ * 9.1).  Max error 1.31 ulp. */
+static KRef
+tanh32(L *l, KRef x)
+{
+	static const float p[] = { -0.000862247130f, 0.00330628303f,
+		-0.00879102007f, 0.0218598989f, -0.0539676399f, 0.133333318f,
+		-0.333333333f };
+	KRef a = kb_un(&l->kb, KO_ABS, x), E, big;
+
+	E = exp32(l, bin(l, KO_MUL, f32c(l, 2.f), clampf(l, a, 0.f, 9.1f)));
+	big = bin(l, KO_SUB, f32c(l, 1.f), bin(l, KO_DIV, f32c(l, 2.f),
+	          bin(l, KO_ADD, E, f32c(l, 1.f))));
+	return sel(l, isnanf_(l, x), x, sel(l, bin(l, KO_LT, a, f32c(l, 0.625f)),
+	           odd_series(l, x, p, 7), signed_of(l, x, big)));
+}
+
+/* sinh and cosh from E = e^|x| (|x| <= 89.5; beyond: inf); near the
+ * overflow threshold (|x| > 88.5) as (H/2) H with H = e^(|x|/2), since E
+ * itself would overflow.  sinh takes the odd series below 1.  Max error
+ * 2.3 ulp. */
+static KRef
+sinhcosh32(L *l, int op, KRef x)
+{
+	static const float p[] = { 2.75538025e-06f, 0.000198412823f,
+		0.00833333332f, 0.166666667f };
+	KRef a = kb_un(&l->kb, KO_ABS, x), ac = clampf(l, a, 0.f, 89.5f);
+	KRef E = exp32(l, ac), H = exp32(l, bin(l, KO_MUL, f32c(l, 0.5f), ac));
+	KRef half = bin(l, KO_DIV, f32c(l, 0.5f), E), big, y;
+
+	big = bin(l, KO_MUL, bin(l, KO_MUL, f32c(l, 0.5f), H), H);
+	y = bin(l, op == KO_SINH ? KO_SUB : KO_ADD,
+	        bin(l, KO_MUL, f32c(l, 0.5f), E), half);
+	y = sel(l, bin(l, KO_GT, a, f32c(l, 88.5f)), big, y);
+	y = sel(l, bin(l, KO_GT, a, f32c(l, 89.5f)), f32c(l, INFINITY), y);
+	if (op == KO_SINH)
+		y = sel(l, bin(l, KO_LT, a, f32c(l, 1.f)), odd_series(l, x, p, 4),
+		        signed_of(l, x, y));
+	return sel(l, isnanf_(l, x), x, y);
+}
+
+/* asinh: the odd series below 0.5; log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))
+ * to 4096; log|x| + ln2 above (x^2 would overflow).  Max error 2.4 ulp. */
+static KRef
+asinh32(L *l, KRef x)
+{
+	static const float p[] = { -0.00717454857f, 0.0153381627f,
+		-0.0220532028f, 0.0303552249f, -0.0446417749f, 0.0749999834f,
+		-0.166666667f };
+	KRef a = kb_un(&l->kb, KO_ABS, x), ab, z, mid, big, y;
+
+	ab = clampf(l, a, 0.f, 4096.f);
+	z = bin(l, KO_MUL, ab, ab);
+	mid = log1p32(l, bin(l, KO_ADD, ab, bin(l, KO_DIV, z, bin(l, KO_ADD, f32c(l, 1.f),
+	              kb_un(&l->kb, KO_SQRT, bin(l, KO_ADD, f32c(l, 1.f), z))))));
+	big = bin(l, KO_ADD, log32(l, a), f32c(l, 0.693147181f));
+	y = sel(l, bin(l, KO_GT, a, f32c(l, 4096.f)), big,
+	        sel(l, bin(l, KO_LT, a, f32c(l, 0.5f)), odd_series(l, a, p, 7), mid));
+	return sel(l, isnanf_(l, x), x, signed_of(l, x, y));
+}
+
+/* acosh: log1p(t + sqrt(2t + t^2)), t = x - 1, to 4096; log x + ln2
+ * above; NaN below 1.  Max error 2.4 ulp. */
+static KRef
+acosh32(L *l, KRef x)
+{
+	KRef xb = clampf(l, x, 1.f, 4096.f), t, mid, big;
+
+	t = bin(l, KO_SUB, xb, f32c(l, 1.f));
+	mid = log1p32(l, bin(l, KO_ADD, t, kb_un(&l->kb, KO_SQRT, bin(l, KO_ADD,
+	              bin(l, KO_MUL, f32c(l, 2.f), t), bin(l, KO_MUL, t, t)))));
+	big = bin(l, KO_ADD, log32(l, x), f32c(l, 0.693147181f));
+	return sel(l, isnanf_(l, x), x, sel(l, bin(l, KO_LT, x, f32c(l, 1.f)),
+	           f32c(l, NAN), sel(l, bin(l, KO_GT, x, f32c(l, 4096.f)), big, mid)));
+}
+
+/* atanh: the odd series below 0.5, log1p(2|x| / (1 - |x|)) / 2 to 1;
+ * +-inf at +-1, NaN beyond.  Max error 2.4 ulp. */
+static KRef
+atanh32(L *l, KRef x)
+{
+	static const float p[] = { 0.156729615f, 0.0405899638f, 0.0976104254f,
+		0.110496624f, 0.142883536f, 0.199999579f, 0.333333334f };
+	KRef a = kb_un(&l->kb, KO_ABS, x), ab, mid, y;
+
+	ab = sel(l, bin(l, KO_GE, a, f32c(l, 1.f)), f32c(l, 0.5f), a);
+	mid = bin(l, KO_MUL, f32c(l, 0.5f), log1p32(l, bin(l, KO_DIV,
+	          bin(l, KO_MUL, f32c(l, 2.f), ab), bin(l, KO_SUB, f32c(l, 1.f), ab))));
+	y = sel(l, bin(l, KO_LT, a, f32c(l, 0.5f)), odd_series(l, a, p, 7), mid);
+	y = sel(l, bin(l, KO_EQ, a, f32c(l, 1.f)), f32c(l, INFINITY),
+	        sel(l, bin(l, KO_GT, a, f32c(l, 1.f)), f32c(l, NAN), y));
+	return sel(l, isnanf_(l, x), x, signed_of(l, x, y));
+}
+
 /* The legal form of unary/binary op on legal operands a, b. */
 static KRef
 expand(L *l, int op, KRef a, KRef b)
@@ -466,6 +711,14 @@ expand(L *l, int op, KRef a, KRef b)
 		return minmax(l, op, a, b);
 	case KO_ERF:
 		return erf32(l, a);
+	case KO_EXP:   return exp32(l, a);
+	case KO_LOG:   return log32(l, a);
+	case KO_TANH:  return tanh32(l, a);
+	case KO_SINH: case KO_COSH:
+		return sinhcosh32(l, op, a);
+	case KO_ASINH: return asinh32(l, a);
+	case KO_ACOSH: return acosh32(l, a);
+	case KO_ATANH: return atanh32(l, a);
 	case KO_ISNAN:
 		return bin(l, KO_NE, a, a);
 	case KO_ISINF:

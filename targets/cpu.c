@@ -18,6 +18,9 @@ const Target target_cpu = {
 	.threads = -1,           /* OpenMP decides (OMP_NUM_THREADS) */
 	.subgroup = 1,
 	.index_bits = 64,
+	/* C's libm for the transcendentals; the rest is expanded once, in
+	 * kernel IR (passes/legalize.c) */
+	.ops = { .libm = 1 },
 	.tune = {
 		/* 8 rows x 32 floats = 8 x 4 AVX registers of accumulators, with
 		 * room for the B row and the broadcast A value in 16 registers */

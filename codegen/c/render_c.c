@@ -273,7 +273,7 @@ pre_expr(R *r, KRef e)
 		return pre_expr(r, n->a);
 	case KE_UN:
 	case KE_BIN:
-		if (kop_needs_legal(n->op, k->node[n->a].dtype, NULL))
+		if (kop_needs_legal(n->op, k->node[n->a].dtype, &kcaps_libm))
 			return burn_fail(r->c, BURN_ERR_INTERNAL,
 			                 "render_c %s: node %d: %s not legalised",
 			                 k->name, e, kop_name(n->op));
