@@ -7,6 +7,7 @@
 #include "target_iface.h"
 
 extern const Backend backend_c;     /* codegen/c/target_c.c */
+extern const Backend backend_cuda;  /* codegen/ptx/target_cuda.c */
 
 /* The GPU description with no renderer yet: its kernels are scheduled
  * onto blocks and threads (--emit=kernels shows the grids) and run in
@@ -45,7 +46,7 @@ static const Backend backend_gpu = {
 	.run = gpu_run,
 };
 
-const Backend *const backend_list[] = { &backend_c, &backend_gpu, NULL };
+const Backend *const backend_list[] = { &backend_c, &backend_gpu, &backend_cuda, NULL };
 
 const Backend *backend_find(const char *name)
 {

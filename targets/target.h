@@ -95,6 +95,7 @@ void target_steps(const Target *t, KSteps *out);
 /* The built-in descriptions (targets/cpu.c, targets/gpu.c). */
 extern const Target target_cpu;
 extern const Target target_gpu;
+extern const Target target_cuda;   /* targets/cuda/cuda.c */
 
 /* The description compilations use when given none: target_cpu. */
 const Target *target_default(void);

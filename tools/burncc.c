@@ -55,6 +55,8 @@ static const char usage[] =
 "  --schedule KERNEL=STEPS | --schedule FILE   build kernel KERNEL with\n"
 "                   these schedule steps instead of the target's defaults\n"
 "                   (repeatable; FILE: lines as --emit=schedule prints)\n"
+"  --emit=ptx       the PTX module (--target cuda): the launch list as\n"
+"                   comments, then every kernel's entries\n"
 "  --stats          JSON: kernels, arena_bytes, arena_lower_bound_bytes,\n"
 "                   weights_bytes\n"
 "  --verify         run the IR verifier between passes\n"
@@ -92,6 +94,8 @@ static const char usage[] =
 "  --every N        only every Nth case (0, N, 2N, ... in sorted order)\n"
 "  --schedule KERNEL=STEPS | FILE   as for compiling (each case must have\n"
 "                   the kernels named)\n"
+"  --batch N        run N cases in each worker process (default 1): a\n"
+"                   device target sets its device up once per process\n"
 "\n"
 "  -h, --help       this text\n"
 "  --version        print the version\n"
@@ -520,8 +524,8 @@ int main(int argc, char **argv)
 		} else if (!strncmp(a, "--emit=", 7)) {
 			emit = a + 7;
 			if (strcmp(emit, "ir") && strcmp(emit, "kernels") && strcmp(emit, "c") &&
-			    strcmp(emit, "schedule"))
-				die_usage("--emit takes ir, kernels, schedule or c", emit);
+			    strcmp(emit, "schedule") && strcmp(emit, "ptx"))
+				die_usage("--emit takes ir, kernels, schedule, c or ptx", emit);
 		} else if (!strcmp(a, "--schedule")) {
 			Ctx sc;
 			if (++i >= argc || !*argv[i]) die_usage("--schedule needs KERNEL=STEPS or a FILE", NULL);
@@ -566,6 +570,14 @@ int main(int argc, char **argv)
 	if (!be->emit_module && (out || (emit && !strcmp(emit, "c"))))
 		die_usage("this target has no renderer yet: it takes --emit=ir, "
 		          "--emit=kernels and --stats only", be->name);
+	/* --emit=c / --emit=ptx name what the target renders (Backend.ext) */
+	if (emit && (!strcmp(emit, "c") || !strcmp(emit, "ptx")) &&
+	    (!be->ext || strcmp(be->ext, emit)))
+		die_usage("this target does not render that (--emit=c: target c, "
+		          "--emit=ptx: target cuda)", emit);
+	if (out && be->ext && strcmp(be->ext, "c"))
+		die_usage("-o writes a C module; this target has none yet (use "
+		          "--emit=ptx for the cuda target's PTX)", be->name);
 	if (name) {
 		c_ident(name, prefix, sizeof prefix);
 		if (strcmp(prefix, name))

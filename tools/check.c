@@ -589,7 +589,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 		if (burn_dump(&c, p, m, o->be))
 			goto fail_ctx;
 	}
-	if (!o->be->emit_module) {
+	if (o->be->run) {
 		run_sets_in_process(o->be, m, dir, nin, in, frozen, &a, &c, res, n);
 		goto out; 	}
 	{
@@ -909,8 +909,9 @@ int check_main(int argc, char **argv)
 	int n = 0, cap = 0, next = 0, running = 0, printed = 0;
 	int pass = 0, fail = 0, unexp_fail = 0, unexp_pass = 0;
 	const char *xfail = NULL;
-	int every = 1;
+	int every = 1, batch = 1;
 	pid_t *pids;
+	int *nbatch;
 
 	arena_init(&o.want_arena);
 	o.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -927,6 +928,10 @@ int check_main(int argc, char **argv)
 			o.keep = argv[++i];
 		} else if (!strcmp(argv[i], "--quiet-pass")) {
 			o.quiet_pass = 1;
+		} else if (!strcmp(argv[i], "--batch") && i + 1 < argc) {
+			batch = atoi(argv[++i]);
+			if (batch < 1)
+				batch = 1;
 		} else if (!strcmp(argv[i], "--every") && i + 1 < argc) {
 			every = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--target") && i + 1 < argc) {
@@ -991,7 +996,8 @@ int check_main(int argc, char **argv)
 			return check_done(&o, cs, n, 1);
 		}
 	}
-	{
+	if (!o.be->run) {
+		/* the C harness; targets that run in process need no C compiler */
 		char src[700], log[700];
 		char *av[] = { (char *)o.cc, "-std=c99", "-O1", "-c", "-o", o.harness, src, NULL };
 		snprintf(src, sizeof src, "%s/harness.c", o.work);
@@ -1005,24 +1011,33 @@ int check_main(int argc, char **argv)
 
 	fflush(stdout);
 	pids = calloc(n, sizeof *pids);
+	nbatch = calloc(n + 1, sizeof *nbatch);
 	while (printed < n) {
 		while (running < o.jobs && next < n) {
-			int i = next++;
-			pid_t pid = fork();
+			/* --batch: one worker runs nb cases in a row (a device
+			 * target sets its device up once per process) */
+			int i = next, nb = n - next < batch ? n - next : batch;
+			pid_t pid;
+			next += nb;
+			pid = fork();
 			if (pid == 0) {
-				char wd[800], res[1024], rp[900];
-				snprintf(wd, sizeof wd, "%s/%s", o.work, cs[i].name);
-				mkdir(wd, 0777);
-				alarm(CASE_TIMEOUT);
-				run_case(&o, cs[i].dir, wd, res, sizeof res);
-				snprintf(rp, sizeof rp, "%s/%s.res", o.work, cs[i].name);
-				write_file(rp, res, strlen(res));
-				if (!o.keep)
-					rm_rf(wd);
+				for (int j = i; j < i + nb; j++) {
+					char wd[800], res[1024], rp[900];
+					snprintf(wd, sizeof wd, "%s/%s", o.work, cs[j].name);
+					mkdir(wd, 0777);
+					alarm(CASE_TIMEOUT);
+					run_case(&o, cs[j].dir, wd, res, sizeof res);
+					snprintf(rp, sizeof rp, "%s/%s.res", o.work, cs[j].name);
+					write_file(rp, res, strlen(res));
+					if (!o.keep)
+						rm_rf(wd);
+				}
 				_exit(0);
 			}
+			nbatch[i] = nb;
 			if (pid < 0) {
-				cs[i].res = strdup("FAIL: cannot fork");
+				for (int j = i; j < i + nb; j++)
+					cs[j].res = strdup("FAIL: cannot fork");
 				continue;
 			}
 			pids[i] = pid;
@@ -1031,15 +1046,17 @@ int check_main(int argc, char **argv)
 		if (running) {
 			int st;
 			pid_t pid = wait(&st);
-			for (int i = 0; pid > 0 && i < n; i++) {
-				if (pids[i] != pid)
+			for (int i0 = 0; pid > 0 && i0 < n; i0++) {
+				if (pids[i0] != pid)
 					continue;
+				for (int i = i0; i < i0 + nbatch[i0]; i++) {
 				char rp[900];
 				int64_t len;
 				char *r;
 				snprintf(rp, sizeof rp, "%s/%s.res", o.work, cs[i].name);
 				r = read_file(rp, &len);
-				if (r && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+				/* in a batch, a case that wrote its result finished */
+				if (r && ((WIFEXITED(st) && WEXITSTATUS(st) == 0) || nbatch[i0] > 1)) {
 					cs[i].res = realloc(r, len + 1);
 					cs[i].res[len] = 0;
 				} else {
@@ -1057,7 +1074,8 @@ int check_main(int argc, char **argv)
 					cs[i].res = strdup(buf);
 				}
 				remove(rp);
-				pids[i] = 0;
+				}
+				pids[i0] = 0;
 				running--;
 			}
 		}
@@ -1100,6 +1118,7 @@ int check_main(int argc, char **argv)
 	free_cases(cs, n);
 	free(pids);
 	arena_free(&o.want_arena);
+	free(nbatch);
 	if (xfail)
 		return unexp_fail || unexp_pass ? 1 : 0;
 	return fail ? 1 : 0;

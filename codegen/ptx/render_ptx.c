@@ -1,0 +1,1846 @@
+/*
+ * render_ptx.c - kernel IR -> PTX for sm_90 (valid for sm_80 too).
+ *
+ * The renderer prints what the schedule decided (render_ptx.h says how
+ * kernels split into entries); docs/ARCHITECTURE.md, "The PTX renderer",
+ * gives the whole mapping.  In short:
+ *
+ *   values      one virtual register per expression node and statement
+ *               (ptxas allocates the real ones): .pred for bool, .b32 for
+ *               integers up to 32 bits (kept sign- or zero-extended from
+ *               their width, so compares and widening casts need no
+ *               fix-up), .b64 for 64-bit integers, .f32/.f64 for floats;
+ *               one register per variable.  Expressions are evaluated per
+ *               statement, once per node (a memo stamped per statement);
+ *               ptxas finds what statements share.
+ *   control     loops and ifs become branches; the mapped block and thread
+ *               loops become %ctaid.x and %tid.x
+ *   memory      KS_GLOBAL buffers are the entry's .u64 parameters,
+ *               KS_SHARED ones .shared arrays, KS_LOCAL ones .local arrays;
+ *               a guarded load is a predicated ld; f16/bf16 storage is
+ *               converted with cvt (the cuda target's KCaps say so)
+ *   floats      .rn on every add, mul, div and sqrt, so that ptxas does not
+ *               contract them into fma (the schedule's FMA marks do);
+ *               transcendentals are sequences around ex2/lg2/sin.approx
+ *               accurate to a few 1e-7 (see "Transcendentals" below)
+ *   tiles       m16n8k16 f16 tiles are mma.sync fragments in the PTX ISA's
+ *               layout; m16n8k8 f32 tiles (full f32 products, no TF32) are
+ *               computed with fma-free f32 arithmetic, each lane owning
+ *               four elements of C
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "render_ptx.h"
+
+enum { RP, RR, RD, RF, RFD, RH, NRC };   /* register classes */
+static const char *const rpre[NRC] = { "%p", "%r", "%rd", "%f", "%fd", "%h" };
+static const char *const rtype[NRC] = { ".pred", ".b32", ".b64", ".f32", ".f64", ".b16" };
+
+typedef struct P {
+	Ctx *c;
+	const KKernel *k;
+	const char *entry;
+	FILE *f;              /* the body (a memory stream) */
+	int nreg[NRC];
+	int *memo;
+	unsigned *stamp, gen;
+	int *vreg;            /* per variable: its register */
+	int *base;            /* per buffer: %rd of its address, or -1 */
+	int *frag;            /* per KS_FRAG buffer: its first register */
+	int *role;            /* per KS_FRAG buffer: KTileRole */
+	int *shape;           /* per KS_FRAG buffer: KTileShape */
+	int lane;             /* %r holding %laneid, or -1 */
+	int label;
+	int err;
+	char ring[64][24];    /* register names being printed (R) */
+	int ringi;
+} P;
+
+static int
+fail(P *p, int code, const char *fmt, const char *what)
+{
+	if (!p->err)
+		p->err = burn_fail(p->c, code, fmt, p->k->name, what);
+	return 0;
+}
+
+static int
+rcls(int dt)
+{
+	switch (dt) {
+	case DT_BOOL: return RP;
+	case DT_F32: return RF;
+	case DT_F64: return RFD;
+	case DT_I64: case DT_U64: return RD;
+	default: return RR;
+	}
+}
+
+static int
+nr(P *p, int cls)
+{
+	return ++p->nreg[cls];
+}
+
+static const char *
+R(P *p, int cls, int id)
+{
+	char *s = p->ring[p->ringi++ & 63];
+
+	snprintf(s, sizeof p->ring[0], "%s%d", rpre[cls], id);
+	return s;
+}
+
+static void
+E(P *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputc('\t', p->f);
+	va_start(ap, fmt);
+	vfprintf(p->f, fmt, ap);
+	va_end(ap);
+	fputs(";\n", p->f);
+}
+
+/* integer op suffix for dtype dt (narrow integers live in 32 bits) */
+static const char *
+isfx(int dt)
+{
+	if (dt == DT_I64) return "s64";
+	if (dt == DT_U64) return "u64";
+	return dtype_is_signed(dt) ? "s32" : "u32";
+}
+
+/* Re-extend register r of narrow integer dtype dt from its width. */
+static void
+norm(P *p, int dt, int r)
+{
+	const char *x = R(p, RR, r);
+
+	switch (dt) {
+	case DT_I8: E(p, "bfe.s32 %s, %s, 0, 8", x, x); break;
+	case DT_I16: E(p, "bfe.s32 %s, %s, 0, 16", x, x); break;
+	case DT_U8: E(p, "and.b32 %s, %s, 255", x, x); break;
+	case DT_U16: E(p, "and.b32 %s, %s, 65535", x, x); break;
+	}
+}
+
+/* ---- float helpers (f32) ------------------------------------------------- */
+
+static int
+fk(P *p, float v)
+{
+	uint32_t u;
+	int d = nr(p, RF);
+
+	memcpy(&u, &v, 4);
+	E(p, "mov.f32 %s, 0f%08X", R(p, RF, d), u);
+	return d;
+}
+
+static int
+fkx(P *p, uint32_t u)
+{
+	int d = nr(p, RF);
+
+	E(p, "mov.f32 %s, 0f%08X", R(p, RF, d), u);
+	return d;
+}
+
+static int
+f1(P *p, const char *op, int a)
+{
+	int d = nr(p, RF);
+
+	E(p, "%s %s, %s", op, R(p, RF, d), R(p, RF, a));
+	return d;
+}
+
+static int
+f2(P *p, const char *op, int a, int b)
+{
+	int d = nr(p, RF);
+
+	E(p, "%s %s, %s, %s", op, R(p, RF, d), R(p, RF, a), R(p, RF, b));
+	return d;
+}
+
+static int
+ffma(P *p, int a, int b, int c)
+{
+	int d = nr(p, RF);
+
+	E(p, "fma.rn.f32 %s, %s, %s, %s", R(p, RF, d), R(p, RF, a), R(p, RF, b),
+	  R(p, RF, c));
+	return d;
+}
+
+static int
+fsetp(P *p, const char *cmp, int a, int b)
+{
+	int d = nr(p, RP);
+
+	E(p, "setp.%s.f32 %s, %s, %s", cmp, R(p, RP, d), R(p, RF, a), R(p, RF, b));
+	return d;
+}
+
+/* pr ? a : b */
+static int
+fsel(P *p, int pr, int a, int b)
+{
+	int d = nr(p, RF);
+
+	E(p, "selp.f32 %s, %s, %s, %s", R(p, RF, d), R(p, RF, a), R(p, RF, b),
+	  R(p, RP, pr));
+	return d;
+}
+
+/* |b| with the sign of a */
+static int
+fcopysign(P *p, int a, int b)
+{
+	int d = nr(p, RF);
+
+	E(p, "copysign.f32 %s, %s, %s", R(p, RF, d), R(p, RF, a), R(p, RF, b));
+	return d;
+}
+
+/* ---- Transcendentals ------------------------------------------------------ *
+ *
+ * PTX has only approximate ex2, lg2, sin and cos (ex2/lg2: relative or
+ * absolute error about 2^-22; sin/cos: absolute 2^-20.9 on [-pi, pi]).
+ * The sequences below keep every result within a few 1e-7 absolute or
+ * relative error, far inside docs/NUMERICS.md's tolerances (rtol 1e-3,
+ * atol 1e-5 for f32); the tests check them against the interpreter.
+ *
+ *   exp    2^t * (1 + e ln2): t = x log2e rounded, e its rounding error
+ *          (an fma) plus the low part of log2e
+ *   log    lg2(x) ln2
+ *   sin,cos  x reduced by 2pi in two parts (Cody-Waite) into [-pi, pi]
+ *   tanh, sinh, cosh   from exp of |x| (series near 0), sign copied
+ *   atan   1/x above 1, then pi/6 + atan((x sqrt3 - 1)/(x + sqrt3)) above
+ *          tan(pi/12), then its odd series to x^13 (error < 2e-10)
+ *   asin, acos   through atan; asinh, acosh, atanh through log
+ *   pow    ex2(b lg2|a|) with C's special cases (integer b for a < 0,
+ *          b == 0 or a == 1 give 1)
+ *   fmod   in f64: a - trunc(a/b) b, corrected by one b (exact while
+ *          |a/b| < 2^29)
+ * f64 transcendentals are not rendered (BURN_ERR_UNSUPPORTED).
+ */
+static int
+f_exp(P *p, int x)
+{
+	int t = f2(p, "mul.rn.f32", x, fkx(p, 0x3FB8AA3B));
+	int e = ffma(p, x, fkx(p, 0x3FB8AA3B), f1(p, "neg.f32", t));
+	int r, u, big;
+
+	e = ffma(p, x, fkx(p, 0x32A57060), e);
+	u = f2(p, "mul.rn.f32", e, fkx(p, 0x3F317218));
+	big = fsetp(p, "lt", f1(p, "abs.f32", x), fk(p, 128.0f));
+	u = fsel(p, big, u, fk(p, 0.0f));
+	r = f1(p, "ex2.approx.f32", t);
+	return ffma(p, r, u, r);
+}
+
+static int
+f_log(P *p, int x)
+{
+	return f2(p, "mul.rn.f32", f1(p, "lg2.approx.f32", x), fkx(p, 0x3F317218));
+}
+
+/* x reduced into about [-pi, pi] */
+static int
+f_reduce(P *p, int x)
+{
+	int q = f1(p, "cvt.rni.f32.f32", f2(p, "mul.rn.f32", x, fkx(p, 0x3E22F983)));
+	int nq = f1(p, "neg.f32", q);
+	int y = ffma(p, nq, fkx(p, 0x40C90FDB), x);
+
+	return ffma(p, nq, fkx(p, 0xB43BBD2E), y);
+}
+
+/* odd polynomial x + c1 x^3 + c2 x^5 ... (n coefficients) */
+static int
+f_odd(P *p, int x, const float *c, int n)
+{
+	int x2 = f2(p, "mul.rn.f32", x, x), s = fk(p, c[n - 1]);
+
+	for (int i = n - 2; i >= 0; i--)
+		s = ffma(p, s, x2, fk(p, c[i]));
+	return ffma(p, f2(p, "mul.rn.f32", s, x2), x, x);
+}
+
+static int
+f_atan(P *p, int x)
+{
+	static const float c[] = { -1.0f / 3, 1.0f / 5, -1.0f / 7, 1.0f / 9,
+	                           -1.0f / 11, 1.0f / 13 };
+	int ax = f1(p, "abs.f32", x), one = fk(p, 1.0f);
+	int inv = fsetp(p, "gt", ax, one);
+	int t = fsel(p, inv, f2(p, "div.rn.f32", one, ax), ax);
+	int mid = fsetp(p, "gt", t, fkx(p, 0x3E8930A3));
+	int s3 = fkx(p, 0x3FDDB3D7);
+	int u = f2(p, "div.rn.f32", ffma(p, t, s3, fk(p, -1.0f)), f2(p, "add.rn.f32", t, s3));
+	int r;
+
+	u = fsel(p, mid, u, t);
+	r = f_odd(p, u, c, 6);
+	r = fsel(p, mid, f2(p, "add.rn.f32", r, fkx(p, 0x3F060A92)), r);
+	r = fsel(p, inv, f2(p, "sub.rn.f32", fkx(p, 0x3FC90FDB), r), r);
+	return fcopysign(p, x, r);
+}
+
+/* log(x + sqrt(x*x + s)) for x >= 0 (s = 1: asinh, -1: acosh) */
+static int
+f_arch(P *p, int x, float s)
+{
+	int r = f_log(p, f2(p, "add.rn.f32", x, f1(p, "sqrt.rn.f32",
+	                                        ffma(p, x, x, fk(p, s)))));
+	int big = fsetp(p, "gt", x, fk(p, 1e18f));
+
+	return fsel(p, big, f2(p, "add.rn.f32", f_log(p, x), fkx(p, 0x3F317218)), r);
+}
+
+static int
+f_pow(P *p, int a, int b)
+{
+	int aa = f1(p, "abs.f32", a), one = fk(p, 1.0f), zero = fk(p, 0.0f);
+	int r = f1(p, "ex2.approx.f32", f2(p, "mul.rn.f32", b, f1(p, "lg2.approx.f32", aa)));
+	int hb = f2(p, "mul.rn.f32", b, fk(p, 0.5f));
+	int bint = fsetp(p, "eq", f1(p, "cvt.rni.f32.f32", b), b);
+	int beven = fsetp(p, "eq", f1(p, "cvt.rni.f32.f32", hb), hb);
+	int neg = fsetp(p, "lt", a, zero), odd = nr(p, RP), nan = nr(p, RP);
+	int one_ = nr(p, RP);
+
+	r = fsel(p, fsetp(p, "eq", aa, one), one, r);
+	E(p, "and.pred %s, %s, %s", R(p, RP, odd), R(p, RP, neg), R(p, RP, bint));
+	E(p, "and.pred %s, %s, !%s", R(p, RP, odd), R(p, RP, odd), R(p, RP, beven));
+	r = fsel(p, odd, f1(p, "neg.f32", r), r);
+	E(p, "and.pred %s, %s, !%s", R(p, RP, nan), R(p, RP, neg), R(p, RP, bint));
+	r = fsel(p, nan, fkx(p, 0x7FC00000), r);
+	E(p, "setp.eq.f32 %s, %s, %s", R(p, RP, one_), R(p, RF, b), R(p, RF, zero));
+	E(p, "setp.eq.or.f32 %s, %s, %s, %s", R(p, RP, one_), R(p, RF, a), R(p, RF, one),
+	  R(p, RP, one_));
+	return fsel(p, one_, one, r);
+}
+
+static int
+f_fmod(P *p, int a, int b)
+{
+	int A = nr(p, RFD), B = nr(p, RFD), q = nr(p, RFD), r = nr(p, RFD);
+	int ab = nr(p, RFD), fix = nr(p, RP), d = nr(p, RF);
+
+	E(p, "cvt.f64.f32 %s, %s", R(p, RFD, A), R(p, RF, a));
+	E(p, "cvt.f64.f32 %s, %s", R(p, RFD, B), R(p, RF, b));
+	E(p, "div.rn.f64 %s, %s, %s", R(p, RFD, q), R(p, RFD, A), R(p, RFD, B));
+	E(p, "cvt.rzi.f64.f64 %s, %s", R(p, RFD, q), R(p, RFD, q));
+	E(p, "neg.f64 %s, %s", R(p, RFD, q), R(p, RFD, q));
+	E(p, "fma.rn.f64 %s, %s, %s, %s", R(p, RFD, r), R(p, RFD, q), R(p, RFD, B),
+	  R(p, RFD, A));
+	/* the quotient was rounded across an integer: r's sign differs from a's */
+	E(p, "abs.f64 %s, %s", R(p, RFD, ab), R(p, RFD, B));
+	E(p, "copysign.f64 %s, %s, %s", R(p, RFD, ab), R(p, RFD, A), R(p, RFD, ab));
+	E(p, "mul.rn.f64 %s, %s, %s", R(p, RFD, q), R(p, RFD, r), R(p, RFD, A));
+	E(p, "setp.lt.f64 %s, %s, 0d0000000000000000", R(p, RP, fix), R(p, RFD, q));
+	E(p, "@%s add.rn.f64 %s, %s, %s", R(p, RP, fix), R(p, RFD, r), R(p, RFD, r),
+	  R(p, RFD, ab));
+	/* |r| == |b| after rounding the other way: 0 with a's sign */
+	E(p, "abs.f64 %s, %s", R(p, RFD, q), R(p, RFD, r));
+	E(p, "abs.f64 %s, %s", R(p, RFD, ab), R(p, RFD, B));
+	E(p, "setp.ge.f64 %s, %s, %s", R(p, RP, fix), R(p, RFD, q), R(p, RFD, ab));
+	E(p, "@%s sub.rn.f64 %s, %s, %s", R(p, RP, fix), R(p, RFD, r), R(p, RFD, r),
+	  R(p, RFD, ab));
+	E(p, "copysign.f64 %s, %s, %s", R(p, RFD, r), R(p, RFD, A), R(p, RFD, r));
+	/* fmod(a, +-inf) = a (the fma's 0 * inf is NaN) */
+	E(p, "testp.infinite.f64 %s, %s", R(p, RP, fix), R(p, RFD, B));
+	E(p, "selp.f64 %s, %s, %s, %s", R(p, RFD, r), R(p, RFD, A), R(p, RFD, r), R(p, RP, fix));
+	E(p, "cvt.rn.f32.f64 %s, %s", R(p, RF, d), R(p, RFD, r));
+	return d;
+}
+
+/* Unary transcendental op on f32 register x. */
+static int
+f_trans(P *p, int op, int x)
+{
+	static const float sh[] = { 1.0f / 6, 1.0f / 120, 1.0f / 5040 };
+	int ax, e, r, one, two, small, h;
+
+	switch (op) {
+	case KO_EXP: return f_exp(p, x);
+	case KO_LOG: return f_log(p, x);
+	case KO_SIN: return f1(p, "sin.approx.f32", f_reduce(p, x));
+	case KO_COS: return f1(p, "cos.approx.f32", f_reduce(p, x));
+	case KO_TAN:
+		r = f_reduce(p, x);
+		return f2(p, "div.rn.f32", f1(p, "sin.approx.f32", r), f1(p, "cos.approx.f32", r));
+	case KO_ATAN: return f_atan(p, x);
+	case KO_ASIN:
+		one = fk(p, 1.0f);
+		r = f2(p, "mul.rn.f32", f2(p, "sub.rn.f32", one, x), f2(p, "add.rn.f32", one, x));
+		return f_atan(p, f2(p, "div.rn.f32", x, f1(p, "sqrt.rn.f32", r)));
+	case KO_ACOS:
+		one = fk(p, 1.0f);
+		r = f2(p, "div.rn.f32", f2(p, "sub.rn.f32", one, x), f2(p, "add.rn.f32", one, x));
+		return f2(p, "mul.rn.f32", fk(p, 2.0f), f_atan(p, f1(p, "sqrt.rn.f32", r)));
+	case KO_TANH:
+		ax = f1(p, "abs.f32", x);
+		one = fk(p, 1.0f);
+		two = fk(p, 2.0f);
+		e = f_exp(p, f2(p, "mul.rn.f32", ax, two));
+		r = f2(p, "sub.rn.f32", one, f2(p, "div.rn.f32", two, f2(p, "add.rn.f32", e, one)));
+		small = fsetp(p, "lt", ax, fk(p, 0.004f));
+		h = f2(p, "mul.rn.f32", f2(p, "mul.rn.f32", ax, ax), ax);
+		r = fsel(p, small, ffma(p, h, fk(p, -1.0f / 3), ax), r);
+		return fcopysign(p, x, r);
+	case KO_SINH:
+	case KO_COSH:
+		ax = f1(p, "abs.f32", x);
+		/* e^|x| / 2, without overflow below sinh's own */
+		h = f_exp(p, f2(p, "sub.rn.f32", ax, fkx(p, 0x3F317218)));
+		e = f2(p, "div.rn.f32", fk(p, 0.25f), h);
+		if (op == KO_COSH)
+			return f2(p, "add.rn.f32", h, e);
+		r = f2(p, "sub.rn.f32", h, e);
+		small = fsetp(p, "lt", ax, fk(p, 0.25f));
+		r = fsel(p, small, f_odd(p, ax, sh, 3), r);
+		return fcopysign(p, x, r);
+	case KO_ASINH:
+		return fcopysign(p, x, f_arch(p, f1(p, "abs.f32", x), 1.0f));
+	case KO_ACOSH:
+		return f_arch(p, x, -1.0f);
+	case KO_ATANH:
+		one = fk(p, 1.0f);
+		r = f2(p, "div.rn.f32", f2(p, "add.rn.f32", one, x), f2(p, "sub.rn.f32", one, x));
+		return f2(p, "mul.rn.f32", fk(p, 0.5f), f_log(p, r));
+	}
+	return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s is not a transcendental",
+	            kop_name(op));
+}
+
+static int
+is_trans(int op)
+{
+	switch (op) {
+	case KO_EXP: case KO_LOG: case KO_SIN: case KO_COS: case KO_TAN:
+	case KO_ASIN: case KO_ACOS: case KO_ATAN: case KO_SINH: case KO_COSH:
+	case KO_TANH: case KO_ASINH: case KO_ACOSH: case KO_ATANH:
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- expressions ---------------------------------------------------------- */
+
+static int ex(P *p, KRef e);
+
+/* The .u64 address of element idx (expression) of buffer b. */
+static int
+addr(P *p, int b, KRef idx)
+{
+	const KKernel *k = p->k;
+	int i = ex(p, idx), dt = kb_dtype(k, idx), d = nr(p, RD);
+	int sz = dtype_size(k->buf[b].dtype), w;
+
+	if (p->base[b] < 0)
+		return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: buffer %s has no address "
+		            "here (a fragment outside tile ops?)", k->buf[b].name ? k->buf[b].name : "?");
+	if (rcls(dt) != RD) {
+		w = nr(p, RD);
+		E(p, "cvt.%s.%s %s, %s", dtype_is_signed(dt) ? "s64" : "u64", isfx(dt),
+		  R(p, RD, w), R(p, RR, i));
+		i = w;
+	}
+	E(p, "mad.lo.s64 %s, %s, %d, %s", R(p, RD, d), R(p, RD, i), sz, R(p, RD, p->base[b]));
+	return d;
+}
+
+static const char *
+space(const KKernel *k, int b)
+{
+	switch (k->buf[b].space) {
+	case KS_SHARED: return "shared";
+	case KS_LOCAL: return "local";
+	}
+	return "global";
+}
+
+/* ld type of a plain (non-storage) element of dtype dt */
+static const char *
+ldtype(int dt)
+{
+	switch (dt) {
+	case DT_F32: return "f32";
+	case DT_F64: return "f64";
+	case DT_I8: return "s8";
+	case DT_U8: case DT_BOOL: return "u8";
+	case DT_I16: return "s16";
+	case DT_U16: return "u16";
+	case DT_I32: return "s32";
+	case DT_U32: return "u32";
+	case DT_I64: return "s64";
+	case DT_U64: return "u64";
+	}
+	return NULL;
+}
+
+/* The load of node e into register d (of e's class), predicated by guard
+ * register g (or unconditional when g < 0). */
+static void
+load_into(P *p, KRef e, int d, int g)
+{
+	const KKernel *k = p->k;
+	const KNode *n = &k->node[e];
+	int bdt = k->buf[n->buf].dtype, dt = n->dtype, a = addr(p, n->buf, n->a);
+	const char *sp = space(k, n->buf);
+	char pr[24] = "";
+
+	if (g >= 0)
+		snprintf(pr, sizeof pr, "@%s ", R(p, RP, g));
+	if (dtype_is_storage(bdt) && dt == DT_F32) {
+		int h = nr(p, RH);
+		E(p, "%sld.%s.b16 %s, [%s]", pr, sp, R(p, RH, h), R(p, RD, a));
+		if (bdt == DT_F16) {
+			E(p, "%scvt.f32.f16 %s, %s", pr, R(p, RF, d), R(p, RH, h));
+		} else if (bdt == DT_BF16) {
+			int z = nr(p, RH);
+			E(p, "mov.b16 %s, 0", R(p, RH, z));
+			E(p, "%smov.b32 %s, {%s, %s}", pr, R(p, RF, d), R(p, RH, z), R(p, RH, h));
+		} else {
+			fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s load not legalised",
+			     dtype_name(bdt));
+		}
+		return;
+	}
+	if (dtype_is_storage(bdt)) {
+		E(p, "%sld.%s.%s %s, [%s]", pr, sp, dtype_size(bdt) == 2 ? "u16" : "u8",
+		  R(p, RR, d), R(p, RD, a));
+		return;
+	}
+	if (bdt == DT_BOOL) {
+		int t = nr(p, RR);
+		E(p, "%sld.%s.u8 %s, [%s]", pr, sp, R(p, RR, t), R(p, RD, a));
+		E(p, "%ssetp.ne.u32 %s, %s, 0", pr, R(p, RP, d), R(p, RR, t));
+		return;
+	}
+	if (!ldtype(bdt) || bdt != dt) {
+		fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: load of %s", dtype_name(bdt));
+		return;
+	}
+	E(p, "%sld.%s.%s %s, [%s]", pr, sp, ldtype(bdt), R(p, rcls(dt), d), R(p, RD, a));
+}
+
+static int
+ex_const(P *p, const KNode *n)
+{
+	int cls = rcls(n->dtype), d = nr(p, cls), t;
+
+	switch (cls) {
+	case RF: {
+		float v = (float)n->fval;
+		uint32_t u;
+		memcpy(&u, &v, 4);
+		E(p, "mov.f32 %s, 0f%08X", R(p, RF, d), u);
+		break;
+	}
+	case RFD: {
+		uint64_t u;
+		memcpy(&u, &n->fval, 8);
+		E(p, "mov.f64 %s, 0d%016llX", R(p, RFD, d), (unsigned long long)u);
+		break;
+	}
+	case RD:
+		E(p, "mov.b64 %s, 0x%016llX", R(p, RD, d), (unsigned long long)n->ival);
+		break;
+	case RR:
+		E(p, "mov.b32 %s, 0x%08X", R(p, RR, d), (uint32_t)n->ival);
+		norm(p, n->dtype, d);
+		break;
+	case RP:
+		t = nr(p, RR);
+		E(p, "mov.b32 %s, %d", R(p, RR, t), n->ival != 0);
+		E(p, "setp.ne.u32 %s, %s, 0", R(p, RP, d), R(p, RR, t));
+		break;
+	}
+	return d;
+}
+
+static int
+ex_cast(P *p, KRef e)
+{
+	const KNode *n = &p->k->node[e];
+	int s = kb_dtype(p->k, n->a), dt = n->dtype, a = ex(p, n->a);
+	int sc = rcls(s), dc = rcls(dt), d = nr(p, dc);
+	const char *D = R(p, dc, d), *A = R(p, sc, a);
+
+	if (n->ival) {
+		/* rounding to a storage type's precision (KCaps f16/bf16) */
+		int h = nr(p, RH);
+		if (dt != DT_F32 || (sc != RF && sc != RFD) ||
+		    (n->ival != DT_F16 && n->ival != DT_BF16))
+			return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s rounding not legalised",
+			            dtype_name((int)n->ival));
+		if (n->ival == DT_F16) {
+			E(p, "cvt.rn.f16.%s %s, %s", sc == RF ? "f32" : "f64", R(p, RH, h), A);
+			E(p, "cvt.f32.f16 %s, %s", D, R(p, RH, h));
+		} else {
+			int z = nr(p, RH), f = a;
+			if (sc == RFD) {
+				f = nr(p, RF);
+				/* f64 -> bf16 in two roundings would differ; not made */
+				return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "f64 -> bf16");
+			}
+			E(p, "cvt.rn.bf16.f32 %s, %s", R(p, RH, h), R(p, RF, f));
+			E(p, "mov.b16 %s, 0", R(p, RH, z));
+			E(p, "mov.b32 %s, {%s, %s}", D, R(p, RH, z), R(p, RH, h));
+		}
+		return d;
+	}
+	if (dt == DT_BOOL) {
+		if (sc == RP)
+			E(p, "mov.pred %s, %s", D, A);
+		else if (sc == RF || sc == RFD)
+			/* NaN is true, as in C */
+			E(p, "setp.neu.%s %s, %s, 0%s", sc == RF ? "f32" : "f64", D, A,
+			  sc == RF ? "f00000000" : "d0000000000000000");
+		else
+			E(p, "setp.ne.%s %s, %s, 0", isfx(s), D, A);
+		return d;
+	}
+	if (sc == RP) {
+		if (dc == RF)
+			E(p, "selp.f32 %s, 0f3F800000, 0f00000000, %s", D, A);
+		else if (dc == RFD)
+			E(p, "selp.f64 %s, 0d3FF0000000000000, 0d0000000000000000, %s", D, A);
+		else
+			E(p, "selp.%s %s, 1, 0, %s", dc == RD ? "u64" : "u32", D, A);
+		return d;
+	}
+	if (dtype_is_float(dt) && dtype_is_float(s)) {
+		if (s == dt)
+			E(p, "mov.%s %s, %s", dc == RF ? "f32" : "f64", D, A);
+		else if (dt == DT_F64)
+			E(p, "cvt.f64.f32 %s, %s", D, A);
+		else
+			E(p, "cvt.rn.f32.f64 %s, %s", D, A);
+		return d;
+	}
+	if (dtype_is_float(dt)) {
+		E(p, "cvt.rn.%s.%s %s, %s", dc == RF ? "f32" : "f64", isfx(s), D, A);
+		return d;
+	}
+	if (dtype_is_float(s)) {
+		/* in range (legalised, KC_RAW) or clamped by cvt itself */
+		E(p, "cvt.rzi.%s.%s %s, %s", isfx(dt), sc == RF ? "f32" : "f64", D, A);
+		norm(p, dt, d);
+		return d;
+	}
+	/* integer -> integer: wrap */
+	if (sc == RR && dc == RR) {
+		E(p, "mov.b32 %s, %s", D, A);
+		norm(p, dt, d);
+	} else if (sc == RR) {
+		E(p, "cvt.%s.%s %s, %s", dtype_is_signed(s) ? "s64" : "u64", isfx(s), D, A);
+	} else if (dc == RR) {
+		E(p, "cvt.u32.u64 %s, %s", D, A);
+		norm(p, dt, d);
+	} else {
+		E(p, "mov.b64 %s, %s", D, A);
+	}
+	return d;
+}
+
+/* NaN-propagating min/max of the kernel IR (kops.def), f32 or f64 */
+static int
+fminmax(P *p, int op, int cls, int a, int b)
+{
+	int d = nr(p, cls);
+	const char *t = cls == RF ? "f32" : "f64", *o = op == KO_MIN ? "min" : "max";
+
+	if (cls == RF) {
+		E(p, "%s.NaN.f32 %s, %s, %s", o, R(p, RF, d), R(p, RF, a), R(p, RF, b));
+	} else {
+		int pn = nr(p, RP), s = nr(p, cls);
+		E(p, "%s.%s %s, %s, %s", o, t, R(p, cls, d), R(p, cls, a), R(p, cls, b));
+		E(p, "add.rn.%s %s, %s, %s", t, R(p, cls, s), R(p, cls, a), R(p, cls, b));
+		E(p, "setp.nan.%s %s, %s, %s", t, R(p, RP, pn), R(p, cls, a), R(p, cls, b));
+		E(p, "selp.%s %s, %s, %s, %s", t, R(p, cls, d), R(p, cls, s), R(p, cls, d),
+		  R(p, RP, pn));
+	}
+	return d;
+}
+
+/* The combining op of sgreduce and atomics on registers a, b of dtype dt. */
+static int
+combine(P *p, int op, int dt, int a, int b)
+{
+	int cls = rcls(dt), d;
+	const char *t = cls == RF ? "f32" : "f64";
+
+	if (cls == RF || cls == RFD) {
+		if (op == KO_MIN || op == KO_MAX)
+			return fminmax(p, op, cls, a, b);
+		d = nr(p, cls);
+		E(p, "%s.rn.%s %s, %s, %s", op == KO_ADD ? "add" : "mul", t, R(p, cls, d),
+		  R(p, cls, a), R(p, cls, b));
+		return d;
+	}
+	if (cls == RP)
+		return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s of bool", kop_name(op));
+	d = nr(p, cls);
+	E(p, "%s%s.%s %s, %s, %s", op == KO_ADD ? "add" : op == KO_MUL ? "mul" :
+	  op == KO_MIN ? "min" : "max", op == KO_MUL ? ".lo" : "", isfx(dt),
+	  R(p, cls, d), R(p, cls, a), R(p, cls, b));
+	if (cls == RR)
+		norm(p, dt, d);
+	return d;
+}
+
+static int
+ex_un(P *p, const KNode *n)
+{
+	int s = kb_dtype(p->k, n->a), sc = rcls(s), a = ex(p, n->a);
+	int dc = rcls(n->dtype), d;
+	const char *ft = sc == RF ? "f32" : "f64";
+
+	if (dtype_is_float(s) && is_trans(n->op)) {
+		if (sc != RF)
+			return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: f64 %s",
+			            kop_name(n->op));
+		return f_trans(p, n->op, a);
+	}
+	d = nr(p, dc);
+	switch (n->op) {
+	case KO_NEG:
+		if (dtype_is_float(s))
+			E(p, "neg.%s %s, %s", ft, R(p, dc, d), R(p, sc, a));
+		else
+			E(p, "neg.%s %s, %s", isfx(s), R(p, dc, d), R(p, sc, a));
+		break;
+	case KO_ABS:
+		if (!dtype_is_float(s))
+			break;
+		E(p, "abs.%s %s, %s", ft, R(p, dc, d), R(p, sc, a));
+		return d;
+	case KO_SQRT:
+		E(p, "sqrt.rn.%s %s, %s", ft, R(p, dc, d), R(p, sc, a));
+		return d;
+	case KO_FLOOR: case KO_CEIL: case KO_ROUND:
+		if (dtype_is_float(s))
+			E(p, "cvt.%s.%s.%s %s, %s", n->op == KO_FLOOR ? "rmi" : n->op == KO_CEIL ?
+			  "rpi" : "rni", ft, ft, R(p, dc, d), R(p, sc, a));
+		else
+			E(p, "mov.%s %s, %s", sc == RD ? "b64" : "b32", R(p, dc, d), R(p, sc, a));
+		return d;
+	case KO_NOT:
+		E(p, "not.pred %s, %s", R(p, dc, d), R(p, sc, a));
+		return d;
+	case KO_BITNOT:
+		E(p, "not.%s %s, %s", sc == RD ? "b64" : "b32", R(p, dc, d), R(p, sc, a));
+		break;
+	case KO_ISNAN:
+		E(p, "testp.notanumber.%s %s, %s", ft, R(p, dc, d), R(p, sc, a));
+		return d;
+	case KO_ISINF:
+		E(p, "testp.infinite.%s %s, %s", ft, R(p, dc, d), R(p, sc, a));
+		return d;
+	case KO_BITS:
+	case KO_FROMBITS:
+		E(p, "mov.%s %s, %s", sc == RF || sc == RR ? "b32" : "b64", R(p, dc, d),
+		  R(p, sc, a));
+		return d;
+	default:
+		return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: op %s", kop_name(n->op));
+	}
+	if (dc == RR)
+		norm(p, n->dtype, d);
+	if (n->op == KO_ABS)
+		return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s not legalised", "integer abs");
+	return d;
+}
+
+static int
+ex_bin(P *p, const KNode *n)
+{
+	int s = kb_dtype(p->k, n->a), sc = rcls(s), a = ex(p, n->a), b = ex(p, n->b);
+	int dc = rcls(n->dtype), d, fl = dtype_is_float(s);
+	const char *ft = sc == RF ? "f32" : "f64", *A = R(p, sc, a), *B = R(p, sc, b);
+	static const char *const cmp[] = { "lt", "le", "gt", "ge", "eq", "ne" };
+
+	if (fl && (n->op == KO_POW || n->op == KO_FMOD)) {
+		if (sc != RF)
+			return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: f64 %s", kop_name(n->op));
+		return n->op == KO_POW ? f_pow(p, a, b) : f_fmod(p, a, b);
+	}
+	if (fl && (n->op == KO_MIN || n->op == KO_MAX))
+		return fminmax(p, n->op, sc, a, b);
+	d = nr(p, dc);
+	switch (n->op) {
+	case KO_ADD: case KO_SUB: case KO_MUL: case KO_DIV: {
+		static const char *const nm[] = { "add", "sub", "mul", "div" };
+		const char *o = nm[n->op - KO_ADD];
+		if (fl) {
+			E(p, "%s.rn.%s %s, %s, %s", o, ft, R(p, dc, d), A, B);
+			return d;
+		}
+		if (n->op == KO_DIV)
+			return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s not legalised",
+			            "integer div");
+		E(p, "%s%s.%s %s, %s, %s", o, n->op == KO_MUL ? ".lo" : "", isfx(s),
+		  R(p, dc, d), A, B);
+		break;
+	}
+	case KO_AND: case KO_OR: case KO_XOR:
+		E(p, "%s.pred %s, %s, %s", n->op == KO_AND ? "and" : n->op == KO_OR ? "or" :
+		  "xor", R(p, dc, d), A, B);
+		return d;
+	case KO_BAND: case KO_BOR: case KO_BXOR:
+		E(p, "%s.%s %s, %s, %s", n->op == KO_BAND ? "and" : n->op == KO_BOR ? "or" :
+		  "xor", sc == RD ? "b64" : "b32", R(p, dc, d), A, B);
+		return d;
+	case KO_SHLM: case KO_SHRM: {
+		int cnt = nr(p, RR), w = dtype_size(s) * 8;
+		if (sc == RD)
+			E(p, "cvt.u32.u64 %s, %s", R(p, RR, cnt), B);
+		else
+			E(p, "mov.b32 %s, %s", R(p, RR, cnt), B);
+		E(p, "and.b32 %s, %s, %d", R(p, RR, cnt), R(p, RR, cnt), w - 1);
+		if (n->op == KO_SHLM)
+			E(p, "shl.%s %s, %s, %s", sc == RD ? "b64" : "b32", R(p, dc, d), A,
+			  R(p, RR, cnt));
+		else
+			E(p, "shr.%s %s, %s, %s", isfx(s), R(p, dc, d), A, R(p, RR, cnt));
+		break;
+	}
+	case KO_QUOT:
+		E(p, "div.%s %s, %s, %s", isfx(s), R(p, dc, d), A, B);
+		break;
+	case KO_REM:
+		E(p, "rem.%s %s, %s, %s", isfx(s), R(p, dc, d), A, B);
+		break;
+	case KO_LT: case KO_LE: case KO_GT: case KO_GE: case KO_EQ: case KO_NE:
+		if (sc == RP) {
+			/* bool operands: eq is xnor, ne xor; order as integers */
+			if (n->op != KO_EQ && n->op != KO_NE)
+				return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s of bool",
+				            kop_name(n->op));
+			E(p, "xor.pred %s, %s, %s", R(p, dc, d), A, B);
+			if (n->op == KO_EQ)
+				E(p, "not.pred %s, %s", R(p, dc, d), R(p, dc, d));
+			return d;
+		}
+		/* ne on floats is unordered (NaN != NaN), the others ordered */
+		E(p, "setp.%s%s.%s %s, %s, %s", cmp[n->op - KO_LT],
+		  fl && n->op == KO_NE ? "u" : "", fl ? ft : isfx(s), R(p, dc, d), A, B);
+		return d;
+	default:
+		return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: op %s (not legalised?)",
+		            kop_name(n->op));
+	}
+	if (dc == RR)
+		norm(p, n->dtype, d);
+	return d;
+}
+
+static int
+ex_(P *p, KRef e)
+{
+	const KKernel *k = p->k;
+	const KNode *n = &k->node[e];
+	int d, cls;
+
+	if (n->lanes > 1)
+		return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "vector expressions");
+	switch (n->kind) {
+	case KE_CONST:
+		return ex_const(p, n);
+	case KE_VAR:
+		return p->vreg[n->var];
+	case KE_LOAD:
+		cls = rcls(n->dtype);
+		d = nr(p, cls);
+		if (n->b) {
+			/* guard ? buf[a] : c, reading memory only where the guard holds */
+			int g = ex(p, n->b), c = ex(p, n->c);
+			E(p, "mov.%s %s, %s", rtype[cls] + 1, R(p, cls, d), R(p, cls, c));
+			load_into(p, e, d, g);
+		} else {
+			load_into(p, e, d, -1);
+		}
+		return d;
+	case KE_UN:
+		return ex_un(p, n);
+	case KE_BIN:
+		return ex_bin(p, n);
+	case KE_SELECT: {
+		int c = ex(p, n->a), a = ex(p, n->b), b = ex(p, n->c);
+		cls = rcls(n->dtype);
+		d = nr(p, cls);
+		if (cls == RP) {
+			int t = nr(p, RP);
+			E(p, "and.pred %s, %s, %s", R(p, RP, d), R(p, RP, c), R(p, RP, a));
+			E(p, "and.pred %s, !%s, %s", R(p, RP, t), R(p, RP, c), R(p, RP, b));
+			E(p, "or.pred %s, %s, %s", R(p, RP, d), R(p, RP, d), R(p, RP, t));
+		} else {
+			E(p, "selp.%s %s, %s, %s, %s", rtype[cls] + 1, R(p, cls, d), R(p, cls, a),
+			  R(p, cls, b), R(p, RP, c));
+		}
+		return d;
+	}
+	case KE_CAST:
+		return ex_cast(p, e);
+	case KE_SPECIAL: {
+		static const char *const sp[] = { "%tid.x", "%tid.y", "%tid.z",
+		                                  "%ctaid.x", "%ctaid.y", "%ctaid.z" };
+		int t = nr(p, RR);
+		if (n->op < KX_THREAD_X || n->op > KX_BLOCK_Z)
+			return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "bad special");
+		E(p, "mov.u32 %s, %s", R(p, RR, t), sp[n->op - KX_THREAD_X]);
+		d = nr(p, rcls(n->dtype));
+		if (rcls(n->dtype) == RD)
+			E(p, "cvt.u64.u32 %s, %s", R(p, RD, d), R(p, RR, t));
+		else
+			E(p, "mov.b32 %s, %s", R(p, RR, d), R(p, RR, t));
+		return d;
+	}
+	}
+	return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "not an expression");
+}
+
+static int
+ex(P *p, KRef e)
+{
+	if (e <= 0 || e >= p->k->nnode)
+		return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "bad expression");
+	if (p->stamp[e] == p->gen)
+		return p->memo[e];
+	p->memo[e] = ex_(p, e);
+	p->stamp[e] = p->gen;
+	return p->memo[e];
+}
+
+/* ---- statements ----------------------------------------------------------- */
+
+static void
+store(P *p, KRef s)
+{
+	const KKernel *k = p->k;
+	const KNode *n = &k->node[s];
+	int bdt = k->buf[n->buf].dtype, vdt = kb_dtype(k, n->b), v, a;
+	const char *sp = space(k, n->buf);
+
+	if (k->sched && k->sched->fma && k->sched->fma[s] && vdt == DT_F32) {
+		/* b[i] = x*y + z contracted (the schedule's mark) */
+		const KNode *add = &k->node[n->b];
+		KRef m = k->sched->fma[s] == 1 ? add->a : add->b;
+		KRef z = k->sched->fma[s] == 1 ? add->b : add->a;
+		v = ffma(p, ex(p, k->node[m].a), ex(p, k->node[m].b), ex(p, z));
+	} else {
+		v = ex(p, n->b);
+	}
+	a = addr(p, n->buf, n->a);
+	if (dtype_is_storage(bdt) && vdt == DT_F32) {
+		int h = nr(p, RH);
+		if (bdt != DT_F16 && bdt != DT_BF16) {
+			fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s store not legalised",
+			     dtype_name(bdt));
+			return;
+		}
+		E(p, "cvt.rn.%s.f32 %s, %s", bdt == DT_F16 ? "f16" : "bf16", R(p, RH, h),
+		  R(p, RF, v));
+		E(p, "st.%s.b16 [%s], %s", sp, R(p, RD, a), R(p, RH, h));
+	} else if (dtype_is_storage(bdt)) {
+		E(p, "st.%s.%s [%s], %s", sp, dtype_size(bdt) == 2 ? "u16" : "u8",
+		  R(p, RD, a), R(p, RR, v));
+	} else if (bdt == DT_BOOL) {
+		int t = nr(p, RR);
+		E(p, "selp.u32 %s, 1, 0, %s", R(p, RR, t), R(p, RP, v));
+		E(p, "st.%s.u8 [%s], %s", sp, R(p, RD, a), R(p, RR, t));
+	} else if (ldtype(bdt) && bdt == vdt) {
+		E(p, "st.%s.%s [%s], %s", sp, ldtype(bdt), R(p, RD, a), R(p, rcls(vdt), v));
+	} else {
+		fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: store of %s", dtype_name(vdt));
+	}
+}
+
+static void
+setvar(P *p, int var, int r)
+{
+	int cls = rcls(p->k->var[var].dtype);
+
+	E(p, "mov.%s %s, %s", rtype[cls] + 1, R(p, cls, p->vreg[var]), R(p, cls, r));
+}
+
+/* %laneid, once per entry */
+static int
+lane(P *p)
+{
+	if (p->lane < 0) {
+		p->lane = nr(p, RR);
+		E(p, "mov.u32 %s, %%laneid", R(p, RR, p->lane));
+	}
+	return p->lane;
+}
+
+/* a 32-bit shuffle of register x (class cls) */
+static int
+shfl32(P *p, const char *mode, int cls, int x, const char *src, int w)
+{
+	int d = nr(p, cls);
+
+	E(p, "shfl.sync.%s.b32 %s, %s, %s, %d, -1", mode, R(p, cls, d), R(p, cls, x), src,
+	  ((32 - w) << 8) | 0x1f);
+	return d;
+}
+
+/* a shuffle of a value of dtype dt */
+static int
+shfl(P *p, const char *mode, int dt, int x, const char *src, int w)
+{
+	int cls = rcls(dt), d;
+
+	if (cls == RR || cls == RF)
+		return shfl32(p, mode, cls, x, src, w);
+	if (cls == RP) {
+		int t = nr(p, RR);
+		E(p, "selp.u32 %s, 1, 0, %s", R(p, RR, t), R(p, RP, x));
+		t = shfl32(p, mode, RR, t, src, w);
+		d = nr(p, RP);
+		E(p, "setp.ne.u32 %s, %s, 0", R(p, RP, d), R(p, RR, t));
+		return d;
+	}
+	{
+		int lo = nr(p, RR), hi = nr(p, RR);
+		d = nr(p, cls);
+		E(p, "mov.b64 {%s, %s}, %s", R(p, RR, lo), R(p, RR, hi), R(p, cls, x));
+		lo = shfl32(p, mode, RR, lo, src, w);
+		hi = shfl32(p, mode, RR, hi, src, w);
+		E(p, "mov.b64 %s, {%s, %s}", R(p, cls, d), R(p, RR, lo), R(p, RR, hi));
+	}
+	return d;
+}
+
+static int
+u32of(P *p, KRef e)
+{
+	int dt = kb_dtype(p->k, e), r = ex(p, e), d;
+
+	if (rcls(dt) == RR)
+		return r;
+	d = nr(p, RR);
+	E(p, "cvt.u32.u64 %s, %s", R(p, RR, d), R(p, RD, r));
+	return d;
+}
+
+/* ---- matrix tiles --------------------------------------------------------- *
+ *
+ * m16n8k16 f16 (mma.sync): per lane, g = lane/4, t = lane%4 (PTX ISA,
+ * "Matrix fragments for mma.m16n8k16"): A 4 .b32 registers of two halves
+ * {(g, 2t), (g, 2t+1)}, {(g+8, 2t) ..}, {(g, 2t+8) ..}, {(g+8, 2t+8) ..};
+ * B 2 registers {(2t, g), (2t+1, g)}, {(2t+8, g), (2t+9, g)}; C 4 f32
+ * (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+ *
+ * m16n8k8 f32 (no TF32: plain f32 arithmetic): lane l owns C elements
+ * (l/2, 4(l%2) + j), j < 4; A holds row l/2 (8 registers), B columns
+ * 4(l%2) .. +3 (8 x 4 registers, k-major).
+ */
+static int
+frag_regs(int shape, int role)
+{
+	if (shape == KT_M16N8K16_F16)
+		return role == KTR_A ? 4 : role == KTR_B ? 2 : 4;
+	return role == KTR_A ? 8 : role == KTR_B ? 32 : 4;
+}
+
+static int
+frag_cls(int shape, int role)
+{
+	return shape == KT_M16N8K16_F16 && role != KTR_C ? RR : RF;
+}
+
+/* base + (i + r*s + c) * sz as a register, r and c registers (u32) or
+ * constants (rr/cc < 0: use rk/ck) */
+static int
+tile_addr(P *p, int base, int i, int s, int rr, int rk, int cc, int ck, int sz)
+{
+	int off = nr(p, RD), t = nr(p, RD);
+
+	if (rr >= 0)
+		E(p, "cvt.u64.u32 %s, %s", R(p, RD, t), R(p, RR, rr));
+	else
+		E(p, "mov.b64 %s, %d", R(p, RD, t), rk);
+	E(p, "mad.lo.s64 %s, %s, %s, %s", R(p, RD, off), R(p, RD, t), R(p, RD, s), R(p, RD, i));
+	if (cc >= 0) {
+		int u = nr(p, RD);
+		E(p, "cvt.u64.u32 %s, %s", R(p, RD, u), R(p, RR, cc));
+		E(p, "add.s64 %s, %s, %s", R(p, RD, off), R(p, RD, off), R(p, RD, u));
+	} else if (ck) {
+		E(p, "add.s64 %s, %s, %d", R(p, RD, off), R(p, RD, off), ck);
+	}
+	E(p, "mad.lo.s64 %s, %s, %d, %s", R(p, RD, off), R(p, RD, off), sz, R(p, RD, base));
+	return off;
+}
+
+static int
+as64(P *p, KRef e)
+{
+	int dt = kb_dtype(p->k, e), r = ex(p, e), d;
+
+	if (rcls(dt) == RD)
+		return r;
+	d = nr(p, RD);
+	E(p, "cvt.%s.%s %s, %s", dtype_is_signed(dt) ? "s64" : "u64", isfx(dt),
+	  R(p, RD, d), R(p, RR, r));
+	return d;
+}
+
+/* Load (st = 0) or store (st = 1) fragment fb of role `role` from/to
+ * buffer mb at index expression ie, stride se. */
+static void
+tile_mem(P *p, int shape, int role, int fb, int mb, KRef ie, KRef se, int st)
+{
+	const KKernel *k = p->k;
+	const char *sp = space(k, mb);
+	int l = lane(p), i = as64(p, ie), s = as64(p, se), base = p->base[mb];
+	int f0 = p->frag[fb], g = nr(p, RR), t = nr(p, RR), t2 = nr(p, RR);
+	int sz = dtype_size(k->buf[mb].dtype);
+
+	if (base < 0 || f0 < 0) {
+		fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "tile operand without storage");
+		return;
+	}
+	if (shape == KT_M16N8K16_F16) {
+		E(p, "shr.u32 %s, %s, 2", R(p, RR, g), R(p, RR, l));
+		E(p, "and.b32 %s, %s, 3", R(p, RR, t), R(p, RR, l));
+		E(p, "shl.b32 %s, %s, 1", R(p, RR, t2), R(p, RR, t));
+	} else {
+		E(p, "shr.u32 %s, %s, 1", R(p, RR, g), R(p, RR, l));
+		E(p, "and.b32 %s, %s, 1", R(p, RR, t), R(p, RR, l));
+		E(p, "shl.b32 %s, %s, 2", R(p, RR, t2), R(p, RR, t));
+	}
+	if (role == KTR_C) {
+		/* f32 elements: (g, c0 + j) ... */
+		int rows = shape == KT_M16N8K16_F16 ? 2 : 1, per = shape == KT_M16N8K16_F16 ? 2 : 4;
+		if (sz != 4) {
+			fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "accumulator tile not f32");
+			return;
+		}
+		for (int h = 0; h < rows; h++) {
+			int rr = g, a;
+			if (h) {
+				rr = nr(p, RR);
+				E(p, "add.u32 %s, %s, 8", R(p, RR, rr), R(p, RR, g));
+			}
+			a = tile_addr(p, base, i, s, rr, 0, t2, 0, 4);
+			for (int j = 0; j < per; j++)
+				E(p, st ? "st.%s.f32 [%s+%d], %s" : "ld.%s.f32 %4$s, [%2$s+%3$d]", sp,
+				  R(p, RD, a), 4 * j, R(p, RF, f0 + h * per + j));
+		}
+		return;
+	}
+	if (st) {
+		fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "tilestore of an A or B tile");
+		return;
+	}
+	if (shape == KT_M16N8K16_F16) {
+		/* pairs of halves; A along a row, B down a column */
+		for (int q = 0; q < (role == KTR_A ? 4 : 2); q++) {
+			int a0, a1, h0 = nr(p, RH), h1 = nr(p, RH), rr, cc;
+			if (role == KTR_A) {
+				rr = g;
+				if (q & 1) {
+					rr = nr(p, RR);
+					E(p, "add.u32 %s, %s, 8", R(p, RR, rr), R(p, RR, g));
+				}
+				cc = t2;
+				if (q & 2) {
+					cc = nr(p, RR);
+					E(p, "add.u32 %s, %s, 8", R(p, RR, cc), R(p, RR, t2));
+				}
+				a0 = tile_addr(p, base, i, s, rr, 0, cc, 0, 2);
+				a1 = nr(p, RD);
+				E(p, "add.s64 %s, %s, 2", R(p, RD, a1), R(p, RD, a0));
+			} else {
+				int r1 = nr(p, RR);
+				rr = t2;
+				if (q) {
+					rr = nr(p, RR);
+					E(p, "add.u32 %s, %s, 8", R(p, RR, rr), R(p, RR, t2));
+				}
+				E(p, "add.u32 %s, %s, 1", R(p, RR, r1), R(p, RR, rr));
+				a0 = tile_addr(p, base, i, s, rr, 0, g, 0, 2);
+				a1 = tile_addr(p, base, i, s, r1, 0, g, 0, 2);
+			}
+			E(p, "ld.%s.b16 %s, [%s]", sp, R(p, RH, h0), R(p, RD, a0));
+			E(p, "ld.%s.b16 %s, [%s]", sp, R(p, RH, h1), R(p, RD, a1));
+			E(p, "mov.b32 %s, {%s, %s}", R(p, RR, f0 + q), R(p, RH, h0), R(p, RH, h1));
+		}
+		return;
+	}
+	if (sz != 4) {
+		fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "f32 tile of another dtype");
+		return;
+	}
+	if (role == KTR_A) {
+		int a = tile_addr(p, base, i, s, g, 0, -1, 0, 4);
+		for (int q = 0; q < 8; q++)
+			E(p, "ld.%s.f32 %s, [%s+%d]", sp, R(p, RF, f0 + q), R(p, RD, a), 4 * q);
+	} else {
+		for (int q = 0; q < 8; q++) {
+			int a = tile_addr(p, base, i, s, -1, q, t2, 0, 4);
+			for (int j = 0; j < 4; j++)
+				E(p, "ld.%s.f32 %s, [%s+%d]", sp, R(p, RF, f0 + q * 4 + j), R(p, RD, a),
+				  4 * j);
+		}
+	}
+}
+
+static void
+tile_mma(P *p, const KNode *n)
+{
+	int c = p->frag[n->buf], a = p->frag[n->buf2], b = p->frag[n->buf3];
+
+	if (c < 0 || a < 0 || b < 0) {
+		fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "tilemma operand not a fragment");
+		return;
+	}
+	if (n->ival == KT_M16N8K16_F16) {
+		E(p, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%s, %s, %s, %s}, "
+		  "{%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s}",
+		  R(p, RF, c), R(p, RF, c + 1), R(p, RF, c + 2), R(p, RF, c + 3),
+		  R(p, RR, a), R(p, RR, a + 1), R(p, RR, a + 2), R(p, RR, a + 3),
+		  R(p, RR, b), R(p, RR, b + 1),
+		  R(p, RF, c), R(p, RF, c + 1), R(p, RF, c + 2), R(p, RF, c + 3));
+		return;
+	}
+	/* f32: products and sums in k order, as the interpreter */
+	for (int j = 0; j < 4; j++)
+		for (int q = 0; q < 8; q++) {
+			int t = nr(p, RF);
+			E(p, "mul.rn.f32 %s, %s, %s", R(p, RF, t), R(p, RF, a + q), R(p, RF, b + q * 4 + j));
+			E(p, "add.rn.f32 %s, %s, %s", R(p, RF, c + j), R(p, RF, c + j), R(p, RF, t));
+		}
+}
+
+/* ---- GPU statements ------------------------------------------------------- */
+
+static void
+gpu_stmt(P *p, KRef s)
+{
+	const KKernel *k = p->k;
+	const KNode *n = &k->node[s];
+
+	switch (n->kind) {
+	case KS_VCOPY:
+	case KS_CPASYNC: {
+		int bytes = (int)n->ival * dtype_size(k->buf[n->buf].dtype);
+		int src = addr(p, n->buf2, n->b), dst = addr(p, n->buf, n->a), r[4];
+		const char *ss = space(k, n->buf2), *ds = space(k, n->buf);
+		if (n->kind == KS_CPASYNC) {
+			if (bytes != 4 && bytes != 8 && bytes != 16) {
+				fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "cp.async size");
+				return;
+			}
+			E(p, "cp.async.ca.shared.global [%s], [%s], %d", R(p, RD, dst), R(p, RD, src),
+			  bytes);
+			return;
+		}
+		for (int q = 0; q < 4; q++)
+			r[q] = nr(p, RR);
+		if (bytes == 16) {
+			E(p, "ld.%s.v4.b32 {%s, %s, %s, %s}, [%s]", ss, R(p, RR, r[0]), R(p, RR, r[1]),
+			  R(p, RR, r[2]), R(p, RR, r[3]), R(p, RD, src));
+			E(p, "st.%s.v4.b32 [%s], {%s, %s, %s, %s}", ds, R(p, RD, dst), R(p, RR, r[0]),
+			  R(p, RR, r[1]), R(p, RR, r[2]), R(p, RR, r[3]));
+		} else if (bytes == 8) {
+			E(p, "ld.%s.v2.b32 {%s, %s}, [%s]", ss, R(p, RR, r[0]), R(p, RR, r[1]),
+			  R(p, RD, src));
+			E(p, "st.%s.v2.b32 [%s], {%s, %s}", ds, R(p, RD, dst), R(p, RR, r[0]),
+			  R(p, RR, r[1]));
+		} else if (bytes == 4 || bytes == 2 || bytes == 1) {
+			const char *t = bytes == 4 ? "b32" : bytes == 2 ? "u16" : "u8";
+			E(p, "ld.%s.%s %s, [%s]", ss, t, R(p, RR, r[0]), R(p, RD, src));
+			E(p, "st.%s.%s [%s], %s", ds, t, R(p, RD, dst), R(p, RR, r[0]));
+		} else {
+			fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "vcopy size");
+		}
+		return;
+	}
+	case KS_CPWAIT:
+		E(p, "cp.async.wait_all");
+		return;
+	case KS_ATOMIC: {
+		int dt = k->buf[n->buf].dtype, cls = rcls(dt), a, x, y, d;
+		const char *sp = space(k, n->buf), *t;
+		if ((cls != RR && cls != RD && cls != RF && cls != RFD) ||
+		    (cls == RR && dtype_size(dt) != 4)) {
+			fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: atomic on %s", dtype_name(dt));
+			return;
+		}
+		x = ex(p, n->b);
+		y = n->op == KAT_CAS ? ex(p, n->c) : -1;
+		a = addr(p, n->buf, n->a);
+		d = nr(p, cls);
+		t = cls == RF ? "f32" : cls == RFD ? "f64" : isfx(dt);
+		if (n->op == KAT_CAS) {
+			E(p, "atom.%s.cas.%s %s, [%s], %s, %s", sp, cls == RR || cls == RF ? "b32" :
+			  "b64", R(p, cls, d), R(p, RD, a), R(p, cls, x), R(p, cls, y));
+		} else if (n->op == KAT_ADD) {
+			E(p, "atom.%s.add.%s %s, [%s], %s", sp, cls == RR ? "u32" : cls == RD ? "u64" : t,
+			  R(p, cls, d), R(p, RD, a), R(p, cls, x));
+		} else if (cls == RR || cls == RD) {
+			E(p, "atom.%s.%s.%s %s, [%s], %s", sp, n->op == KAT_MAX ? "max" : "min", t,
+			  R(p, cls, d), R(p, RD, a), R(p, cls, x));
+		} else {
+			fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "float atomic min/max");
+			return;
+		}
+		if (n->var >= 0)
+			setvar(p, n->var, d);
+		return;
+	}
+	case KS_SHFL: {
+		int dt = kb_dtype(k, n->a), x = ex(p, n->a), w = (int)n->ival;
+		int src = u32of(p, n->b), m = nr(p, RR), d;
+		char sr[24];
+		const char *mode = n->op == KSH_IDX ? "idx" : n->op == KSH_XOR ? "bfly" : "down";
+		if (n->op != KSH_DOWN) {
+			E(p, "and.b32 %s, %s, %d", R(p, RR, m), R(p, RR, src), w - 1);
+			src = m;
+		}
+		snprintf(sr, sizeof sr, "%s", R(p, RR, src));
+		d = shfl(p, mode, dt, x, sr, w);
+		setvar(p, n->var, d);
+		return;
+	}
+	case KS_SGRED: {
+		int dt = kb_dtype(k, n->a), x = ex(p, n->a), w = (int)n->ival;
+		for (int off = w / 2; off >= 1; off /= 2) {
+			char o[16];
+			snprintf(o, sizeof o, "%d", off);
+			x = combine(p, n->op, dt, x, shfl(p, "bfly", dt, x, o, w));
+		}
+		setvar(p, n->var, x);
+		return;
+	}
+	case KS_TFILL: {
+		int f0 = p->frag[n->buf], x = ex(p, n->a);
+		for (int j = 0; j < 4 && f0 >= 0; j++)
+			E(p, "mov.f32 %s, %s", R(p, RF, f0 + j), R(p, RF, x));
+		return;
+	}
+	case KS_TLOAD:
+		tile_mem(p, (int)n->ival, n->op, n->buf, n->buf2, n->a, n->b, 0);
+		return;
+	case KS_TSTORE:
+		tile_mem(p, (int)n->ival, KTR_C, n->buf2, n->buf, n->a, n->b, 1);
+		return;
+	case KS_TMMA:
+		tile_mma(p, n);
+		return;
+	}
+	fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "not a statement");
+}
+
+static void block(P *p, KRef s, int depth);
+
+static void
+stmt(P *p, KRef s, int depth)
+{
+	const KKernel *k = p->k;
+	const KNode *n = &k->node[s];
+
+	p->gen++;
+	switch (n->kind) {
+	case KS_FOR: {
+		int top = ++p->label, end = ++p->label, c, v = p->vreg[n->var];
+		if (n->flags & ~KF_PARALLEL) {
+			fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "a block or thread loop "
+			     "not at the top of the kernel");
+			return;
+		}
+		setvar(p, n->var, ex(p, n->a));
+		fprintf(p->f, "$L%d:\n", top);
+		p->gen++;
+		c = nr(p, RP);
+		E(p, "setp.lt.s64 %s, %s, %s", R(p, RP, c), R(p, RD, v), R(p, RD, as64(p, n->b)));
+		E(p, "@!%s bra $L%d", R(p, RP, c), end);
+		block(p, n->body, depth + 1);
+		E(p, "add.s64 %s, %s, 1", R(p, RD, v), R(p, RD, v));
+		E(p, "bra $L%d", top);
+		fprintf(p->f, "$L%d:\n", end);
+		return;
+	}
+	case KS_IF: {
+		int el = ++p->label, end = ++p->label, c = ex(p, n->a);
+		E(p, "@!%s bra $L%d", R(p, RP, c), el);
+		block(p, n->body, depth + 1);
+		if (n->orelse) {
+			E(p, "bra $L%d", end);
+			fprintf(p->f, "$L%d:\n", el);
+			block(p, n->orelse, depth + 1);
+			fprintf(p->f, "$L%d:\n", end);
+		} else {
+			fprintf(p->f, "$L%d:\n", el);
+		}
+		return;
+	}
+	case KS_STORE:
+		store(p, s);
+		return;
+	case KS_SET:
+		setvar(p, n->var, ex(p, n->a));
+		return;
+	case KS_BARRIER:
+		E(p, "bar.sync 0");
+		return;
+	default:
+		if (kgpu_name(n->kind)) {
+			gpu_stmt(p, s);
+			return;
+		}
+	}
+	fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "not a statement");
+}
+
+static void
+block(P *p, KRef s, int depth)
+{
+	if (depth > 200) {
+		fail(p, BURN_ERR_LIMIT, "render_ptx %s: %s", "statements nested too deep");
+		return;
+	}
+	for (; s && !p->err; s = p->k->node[s].next)
+		stmt(p, s, depth);
+}
+
+/* ---- segments --------------------------------------------------------------- */
+
+/* A top-level statement mapped onto a grid: for blk block.x { for tid
+ * thread.x { ... } } with constant bounds; grid and block in *g, *b. */
+static int
+mapped(const KKernel *k, KRef s, int64_t *g, int64_t *b)
+{
+	const KNode *n = &k->node[s], *t;
+	int64_t lo, hi, tlo, thi;
+
+	if (n->kind != KS_FOR || !(n->flags & KF_BLOCK_X) || !n->body)
+		return 0;
+	t = &k->node[n->body];
+	if (t->kind != KS_FOR || !(t->flags & KF_THREAD_X) || t->next ||
+	    (n->flags & ~(KF_BLOCK_X | KF_PARALLEL)) || (t->flags & ~(KF_THREAD_X | KF_PARALLEL)) ||
+	    !kb_is_const_i(k, n->a, &lo) || !kb_is_const_i(k, n->b, &hi) ||
+	    !kb_is_const_i(k, t->a, &tlo) || !kb_is_const_i(k, t->b, &thi))
+		return -1;
+	*g = hi - lo;
+	*b = thi - tlo;
+	return 1;
+}
+
+/* Variable uses of statement block s (all = follow next): bit 1 read, 2 set */
+static void
+vuses_e(const KKernel *k, KRef e, unsigned char *u, unsigned char *seen, int depth)
+{
+	/* seen: a DAG is walked once per node (shared subexpressions) */
+	if (e <= 0 || depth > 10000 || seen[e])
+		return;
+	seen[e] = 1;
+	if (k->node[e].kind == KE_VAR)
+		u[k->node[e].var] |= 1;
+	vuses_e(k, k->node[e].a, u, seen, depth + 1);
+	vuses_e(k, k->node[e].b, u, seen, depth + 1);
+	vuses_e(k, k->node[e].c, u, seen, depth + 1);
+}
+
+static void
+vuses(const KKernel *k, KRef s, int all, unsigned char *u, unsigned char *seen)
+{
+	for (; s; s = all ? k->node[s].next : 0) {
+		const KNode *n = &k->node[s];
+		if (n->kind == KS_FOR || n->kind == KS_SET || ((kgpu_name(n->kind)) &&
+		    n->var >= 0 && n->kind != KS_VCOPY && n->kind != KS_CPASYNC))
+			u[n->var] |= 2;
+		if (n->kind == KS_FOR || n->kind == KS_IF) {
+			vuses_e(k, n->a, u, seen, 0);
+			vuses_e(k, n->b, u, seen, 0);
+			vuses(k, n->body, 1, u, seen);
+			vuses(k, n->orelse, 1, u, seen);
+		} else {
+			vuses_e(k, n->a, u, seen, 0);
+			vuses_e(k, n->b, u, seen, 0);
+			vuses_e(k, n->c, u, seen, 0);
+		}
+	}
+}
+
+/* Variables that cross segments (set in one, read in another): cross[v]
+ * = 1.  They travel through the spill buffer, which only a one-thread
+ * segment may write: one set by a grid is BURN_ERR_UNSUPPORTED. */
+static int
+cross_vars(Ctx *c, const KKernel *k, const PtxSeg *seg, int n, unsigned char *cross)
+{
+	size_t nv = (size_t)k->nvar + 1;
+	unsigned char *u = calloc((size_t)n * nv, 1), *seen = malloc((size_t)k->nnode + 1);
+	int bad = -1;
+
+	if (!u || !seen) {
+		free(u);
+		free(seen);
+		return burn_fail(c, BURN_ERR_NOMEM, "render_ptx: out of memory");
+	}
+	for (int i = 0; i < n && seen; i++) {
+		KRef s = seg[i].first;
+		memset(seen, 0, (size_t)k->nnode + 1);
+		for (int j = 0; j < seg[i].nstmt; j++, s = k->node[s].next)
+			vuses(k, s, 0, u + (size_t)i * nv, seen);
+	}
+	for (int v = k->ndim; v < k->nvar; v++)
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				if (i != j && (u[i * nv + v] & 2) && (u[j * nv + v] & 1)) {
+					cross[v] = 1;
+					if (seg[i].block > 1 || seg[i].grid > 1 ||
+					    mapped(k, seg[i].first, &(int64_t){0}, &(int64_t){0}) > 0)
+						bad = v;
+				}
+	free(u);
+	free(seen);
+	if (bad >= 0)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: variable %s is set "
+		                 "by a grid and read by another launch", k->name,
+		                 k->var[bad].name ? k->var[bad].name : "?");
+	return BURN_OK;
+}
+
+int
+ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg)
+{
+	int n = 0, m;
+	int64_t g, b;
+
+	*nseg = 0;
+	for (KRef s = k->body; s; s = k->node[s].next) {
+		m = mapped(k, s, &g, &b);
+		if (m < 0)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: a block loop "
+			                 "that is not one thread loop of constant bounds", k->name);
+		if (!m && n && seg[n - 1].block == 0) {
+			seg[n - 1].nstmt++;
+			continue;
+		}
+		if (n == cap)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: more than %d "
+			                 "launches in one kernel", k->name, cap);
+		if (m && (g < 1 || g > 2147483647 || b < 1 || b > 1024))
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: grid %lld x %lld "
+			                 "threads out of range", k->name, (long long)g, (long long)b);
+		seg[n].first = s;
+		seg[n].nstmt = 1;
+		seg[n].grid = m ? g : 1;
+		seg[n].block = m ? b : 0;   /* 0 while open: a serial run */
+		seg[n].spill = 0;
+		n++;
+	}
+	for (int i = 0; i < n; i++)
+		if (!seg[i].block)
+			seg[i].block = 1;
+	if (n > 1) {
+		unsigned char *cross = calloc((size_t)k->nvar + 1, 1);
+		int rc;
+		if (!cross)
+			return burn_fail(c, BURN_ERR_NOMEM, "render_ptx: out of memory");
+		rc = cross_vars(c, k, seg, n, cross);
+		for (int v = 0; v < k->nvar && !rc; v++)
+			if (cross[v])
+				for (int i = 0; i < n; i++)
+					seg[i].spill = 1;
+		free(cross);
+		TRY(rc);
+	}
+	*nseg = n;
+	return BURN_OK;
+}
+
+void
+ptx_entry_name(const char *prefix, const KKernel *k, int i, int nseg, char *buf, size_t n)
+{
+	const char *sep = prefix && *prefix ? "_" : "";
+
+	if (!prefix)
+		prefix = "";
+	if (nseg == 1)
+		snprintf(buf, n, "%s%s%s", prefix, sep, k->name);
+	else
+		snprintf(buf, n, "%s%s%s_s%d", prefix, sep, k->name, i);
+}
+
+void
+ptx_header(FILE *f)
+{
+	/* 7.8: the first PTX version with sm_90 (sm_80 takes 7.0) */
+	fprintf(f, "//\n// Generated by burncc (kernel IR -> PTX)\n//\n\n"
+	        ".version 7.8\n.target sm_%d\n.address_size 64\n\n", PTX_SM);
+}
+
+/* ---- entries ------------------------------------------------------------- */
+
+/* Buffers used by the statements of a segment. */
+static void
+buses_e(const KKernel *k, KRef e, unsigned char *u, unsigned char *seen, int depth)
+{
+	/* seen: a DAG is walked once per node (shared subexpressions) */
+	if (e <= 0 || depth > 10000 || seen[e])
+		return;
+	seen[e] = 1;
+	if (k->node[e].kind == KE_LOAD)
+		u[k->node[e].buf] = 1;
+	buses_e(k, k->node[e].a, u, seen, depth + 1);
+	buses_e(k, k->node[e].b, u, seen, depth + 1);
+	buses_e(k, k->node[e].c, u, seen, depth + 1);
+}
+
+static void
+buses(const KKernel *k, KRef s, int all, unsigned char *u, unsigned char *seen)
+{
+	for (; s; s = all ? k->node[s].next : 0) {
+		const KNode *n = &k->node[s];
+		if (n->kind == KS_STORE || kgpu_name(n->kind)) {
+			if (n->kind != KS_CPWAIT) {
+				u[n->buf] = 1;
+				if (n->kind != KS_SHFL && n->kind != KS_SGRED && n->kind != KS_ATOMIC &&
+				    n->kind != KS_TFILL) {
+					u[n->buf2] = 1;
+					if (n->kind == KS_TMMA)
+						u[n->buf3] = 1;
+				}
+				if (n->kind == KS_SHFL || n->kind == KS_SGRED)
+					u[n->buf] = 0;
+			}
+		}
+		buses_e(k, n->a, u, seen, 0);
+		buses_e(k, n->b, u, seen, 0);
+		buses_e(k, n->c, u, seen, 0);
+		if (n->kind == KS_FOR || n->kind == KS_IF) {
+			buses(k, n->body, 1, u, seen);
+			buses(k, n->orelse, 1, u, seen);
+		}
+	}
+}
+
+/* Load (st = 0) or store (st = 1) the crossing variables at the spill
+ * scratch whose address is register sp. */
+static void
+spill(P *p, const unsigned char *cross, int sp, int st)
+{
+	static const char *const t[NRC] = { "u32", "b32", "b64", "f32", "f64", "b16" };
+
+	for (int v = 0; v < p->k->nvar; v++) {
+		int cls = rcls(p->k->var[v].dtype), r = p->vreg[v], x;
+		if (!cross[v])
+			continue;
+		if (cls == RP) {
+			x = nr(p, RR);
+			if (st) {
+				E(p, "selp.u32 %s, 1, 0, %s", R(p, RR, x), R(p, RP, r));
+				E(p, "st.global.u32 [%s+%d], %s", R(p, RD, sp), 8 * v, R(p, RR, x));
+			} else {
+				E(p, "ld.global.u32 %s, [%s+%d]", R(p, RR, x), R(p, RD, sp), 8 * v);
+				E(p, "setp.ne.u32 %s, %s, 0", R(p, RP, r), R(p, RR, x));
+			}
+		} else if (st) {
+			E(p, "st.global.%s [%s+%d], %s", t[cls], R(p, RD, sp), 8 * v, R(p, cls, r));
+		} else {
+			E(p, "ld.global.%s %s, [%s+%d]", t[cls], R(p, cls, r), R(p, RD, sp), 8 * v);
+		}
+	}
+}
+
+static int
+render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int si,
+             int nseg, const unsigned char *cross, FILE *out)
+{
+	int sp = -1;
+	P p;
+	char name[160], *text = NULL;
+	size_t len = 0;
+	unsigned char *used, *seen;
+	int rc = BURN_OK, np = 0;
+	KRef s;
+
+	memset(&p, 0, sizeof p);
+	ptx_entry_name(prefix, k, si, nseg, name, sizeof name);
+	p.c = c;
+	p.k = k;
+	p.entry = name;
+	p.lane = -1;
+	p.memo = calloc((size_t)k->nnode + 1, sizeof *p.memo);
+	p.stamp = calloc((size_t)k->nnode + 1, sizeof *p.stamp);
+	p.vreg = calloc((size_t)k->nvar + 1, sizeof *p.vreg);
+	p.base = malloc(((size_t)k->nbuf + 1) * sizeof *p.base);
+	p.frag = malloc(((size_t)k->nbuf + 1) * sizeof *p.frag);
+	p.role = calloc((size_t)k->nbuf + 1, sizeof *p.role);
+	p.shape = calloc((size_t)k->nbuf + 1, sizeof *p.shape);
+	used = calloc((size_t)k->nbuf + 1, 1);
+	seen = calloc((size_t)k->nnode + 1, 1);
+	p.f = open_memstream(&text, &len);
+	if (!p.memo || !p.stamp || !p.vreg || !p.base || !p.frag || !p.role || !p.shape ||
+	    !used || !seen || !p.f) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "render_ptx: out of memory");
+		goto out;
+	}
+	p.gen = 1;
+	for (int v = 0; v < k->nvar; v++)
+		p.vreg[v] = nr(&p, rcls(k->var[v].dtype));
+	s = sg->first;
+	for (int j = 0; j < sg->nstmt; j++, s = k->node[s].next)
+		buses(k, s, 0, used, seen);
+	/* fragments: role and shape from the tile ops that touch them */
+	for (KRef i = 1; i < k->nnode; i++) {
+		const KNode *n = &k->node[i];
+		int sh = (int)n->ival;
+		if (n->kind == KS_TLOAD) {
+			p.role[n->buf] = n->op; p.shape[n->buf] = sh;
+		} else if (n->kind == KS_TMMA) {
+			p.role[n->buf] = KTR_C; p.shape[n->buf] = sh;
+			p.role[n->buf2] = KTR_A; p.shape[n->buf2] = sh;
+			p.role[n->buf3] = KTR_B; p.shape[n->buf3] = sh;
+		} else if (n->kind == KS_TFILL) {
+			p.role[n->buf] = KTR_C; p.shape[n->buf] = sh;
+		} else if (n->kind == KS_TSTORE) {
+			p.role[n->buf2] = KTR_C; p.shape[n->buf2] = sh;
+		}
+	}
+	/* parameters: every global buffer, in buffer order */
+	fprintf(out, ".visible .entry %s(", name);
+	for (int b = 0; b < k->nbuf; b++)
+		if (k->buf[b].space == KS_GLOBAL)
+			fprintf(out, "%s\n\t.param .u64 %s_p%d", np++ ? "," : "", name, b);
+	if (sg->spill)
+		fprintf(out, "%s\n\t.param .u64 %s_spill", np++ ? "," : "", name);
+	fprintf(out, "\n)\n");
+	if (sg->block > 1)
+		fprintf(out, ".maxntid %lld, 1, 1\n", (long long)sg->block);
+	fprintf(out, "{\n");
+	for (int b = 0; b < k->nbuf; b++) {
+		const KBuf *kb = &k->buf[b];
+		int64_t bytes = kb->count * dtype_size(kb->dtype);
+		p.base[b] = p.frag[b] = -1;
+		if (kb->space == KS_GLOBAL) {
+			int t = nr(&p, RD);
+			p.base[b] = nr(&p, RD);
+			if (!used[b])
+				continue;
+			E(&p, "ld.param.u64 %s, [%s_p%d]", R(&p, RD, t), name, b);
+			E(&p, "cvta.to.global.u64 %s, %s", R(&p, RD, p.base[b]), R(&p, RD, t));
+		} else if ((kb->space == KS_SHARED || kb->space == KS_LOCAL) && used[b]) {
+			if (bytes <= 0 || bytes > ((int64_t)1 << 30)) {
+				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: buffer b%d "
+				               "of %lld bytes", k->name, b, (long long)bytes);
+				goto out;
+			}
+			fprintf(out, "\t.%s .align 16 .b8 %s_b%d[%lld];\n", kb->space == KS_SHARED ?
+			        "shared" : "local", name, b, (long long)bytes);
+			p.base[b] = nr(&p, RD);
+			E(&p, "mov.u64 %s, %s_b%d", R(&p, RD, p.base[b]), name, b);
+		} else if (kb->space == KS_FRAG && used[b]) {
+			int sh = p.shape[b], ro = p.role[b];
+			if (sh != KT_M16N8K16_F16 && sh != KT_M16N8K8_F32) {
+				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: fragment b%d "
+				               "of an unknown tile shape", k->name, b);
+				goto out;
+			}
+			p.frag[b] = p.nreg[frag_cls(sh, ro)] + 1;
+			p.nreg[frag_cls(sh, ro)] += frag_regs(sh, ro);
+		}
+	}
+	if (sg->spill) {
+		int t = nr(&p, RD);
+		sp = nr(&p, RD);
+		E(&p, "ld.param.u64 %s, [%s_spill]", R(&p, RD, t), name);
+		E(&p, "cvta.to.global.u64 %s, %s", R(&p, RD, sp), R(&p, RD, t));
+		spill(&p, cross, sp, 0);
+	}
+	/* the body: the mapped loops' variables from the hardware indices */
+	if (mapped(k, sg->first, &(int64_t){0}, &(int64_t){0}) > 0) {
+		const KNode *bl = &k->node[sg->first], *th = &k->node[bl->body];
+		int t = nr(&p, RR), w = nr(&p, RD);
+		E(&p, "mov.u32 %s, %%ctaid.x", R(&p, RR, t));
+		E(&p, "cvt.u64.u32 %s, %s", R(&p, RD, w), R(&p, RR, t));
+		p.gen++;
+		E(&p, "add.s64 %s, %s, %s", R(&p, RD, p.vreg[bl->var]), R(&p, RD, w),
+		  R(&p, RD, ex(&p, bl->a)));
+		t = nr(&p, RR);
+		w = nr(&p, RD);
+		E(&p, "mov.u32 %s, %%tid.x", R(&p, RR, t));
+		E(&p, "cvt.u64.u32 %s, %s", R(&p, RD, w), R(&p, RR, t));
+		p.gen++;
+		E(&p, "add.s64 %s, %s, %s", R(&p, RD, p.vreg[th->var]), R(&p, RD, w),
+		  R(&p, RD, ex(&p, th->a)));
+		block(&p, th->body, 1);
+	} else {
+		s = sg->first;
+		for (int j = 0; j < sg->nstmt && !p.err; j++, s = k->node[s].next)
+			stmt(&p, s, 0);
+		if (sg->spill)
+			spill(&p, cross, sp, 1);   /* one thread: no race */
+	}
+	E(&p, "ret");
+	if (p.err) {
+		rc = p.err;
+		goto out;
+	}
+	fflush(p.f);
+	for (int cls = 0; cls < NRC; cls++)
+		if (p.nreg[cls])
+			fprintf(out, "\t.reg %s %s<%d>;\n", rtype[cls], rpre[cls], p.nreg[cls] + 1);
+	fwrite(text, 1, len, out);
+	fprintf(out, "}\n\n");
+out:
+	if (p.f)
+		fclose(p.f);
+	free(text);
+	free(p.memo); free(p.stamp); free(p.vreg); free(p.base); free(p.frag);
+	free(p.role); free(p.shape); free(used); free(seen);
+	return rc;
+}
+
+int
+ptx_render_entries(Ctx *c, const char *prefix, const KKernel *k, FILE *f)
+{
+	PtxSeg *seg = malloc(PTX_MAX_SEG * sizeof *seg);
+	unsigned char *cross = calloc((size_t)k->nvar + 1, 1);
+	int n = 0, rc;
+
+	if (!seg || !cross) {
+		free(seg);
+		free(cross);
+		return burn_fail(c, BURN_ERR_NOMEM, "render_ptx: out of memory");
+	}
+	rc = ptx_segments(c, k, seg, PTX_MAX_SEG, &n);
+	if (!rc && n > 1)
+		rc = cross_vars(c, k, seg, n, cross);
+	for (int i = 0; i < n && !rc; i++)
+		rc = render_entry(c, prefix, k, &seg[i], i, n, cross, f);
+	free(seg);
+	free(cross);
+	return rc;
+}
+
+int
+ptx_render_kernel(Ctx *c, const KKernel *k, FILE *f)
+{
+	ptx_header(f);
+	return ptx_render_entries(c, NULL, k, f);
+}
+
+int
+ptx_render_program(Ctx *c, const char *prefix, const KProgram *p, FILE *f)
+{
+	ptx_header(f);
+	for (int i = 0; i < p->nkernel; i++)
+		TRY(ptx_render_entries(c, prefix, p->kernel[i], f));
+	return BURN_OK;
+}

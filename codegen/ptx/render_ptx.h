@@ -1,0 +1,65 @@
+/*
+ * render_ptx.h - kernel IR -> PTX (NVIDIA's virtual ISA), for the cuda
+ * target.
+ *
+ * A kernel becomes one or more `.entry` functions, its *segments*: each
+ * top-level statement that the GPU schedule mapped onto a grid (a
+ * KF_BLOCK_X loop holding a KF_THREAD_X loop) is a segment of its own,
+ * launched with that grid; each run of other top-level statements is a
+ * segment launched as one thread.  Segments run in order on one stream,
+ * so a kernel's top-level statements keep their order.  Every entry takes
+ * the kernel's KS_GLOBAL buffers, in buffer order, as .u64 pointers (the
+ * launch list's arguments).  Registers die with an entry, so a variable
+ * that one segment sets and another reads travels through memory: then
+ * every entry of the kernel takes one more .u64 argument, a scratch of 8
+ * bytes per variable of the kernel (variable v at byte 8v), which the
+ * one-thread segment that sets it stores to at its end and the segments
+ * that read it load at their start.  Such a variable set by a grid (many
+ * threads) is BURN_ERR_UNSUPPORTED.
+ *
+ * See docs/ARCHITECTURE.md, "The PTX renderer", for how each kernel-IR
+ * construct maps to PTX.
+ */
+#ifndef BURN_RENDER_PTX_H
+#define BURN_RENDER_PTX_H
+
+#include <stdio.h>
+#include "../../ir/kir.h"
+
+#define PTX_SM 90              /* .target sm_90 */
+#define PTX_MAX_SEG 256
+
+typedef struct PtxSeg {
+	KRef first;        /* first top-level statement */
+	int nstmt;         /* statements in the segment */
+	int64_t grid;      /* blocks (x) */
+	int64_t block;     /* threads per block (x) */
+	int spill;         /* the entries take the spill scratch (last) */
+} PtxSeg;
+
+/* The segments of k in launch order (at most cap; more is
+ * BURN_ERR_UNSUPPORTED).  An empty kernel has none. */
+int ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg);
+
+/* The name of segment i of k's entry ("NAME" when k has one segment, else
+ * "NAME_sI"; "PREFIX_" before it when prefix is neither NULL nor ""), into
+ * buf. */
+void ptx_entry_name(const char *prefix, const KKernel *k, int i, int nseg,
+                    char *buf, size_t n);
+
+/* The module header (.version, .target, .address_size). */
+void ptx_header(FILE *f);
+
+/* The entries of k (no header).  Returns status: BURN_ERR_UNSUPPORTED for
+ * what the renderer cannot print (f64 transcendentals, vector
+ * expressions, shapes of schedule it does not know), with a message that
+ * names the kernel and the construct. */
+int ptx_render_entries(Ctx *c, const char *prefix, const KKernel *k, FILE *f);
+
+/* A whole module of one kernel: header and entries (Backend.render_kernel). */
+int ptx_render_kernel(Ctx *c, const KKernel *k, FILE *f);
+
+/* A whole module of every kernel of p, entries named with prefix. */
+int ptx_render_program(Ctx *c, const char *prefix, const KProgram *p, FILE *f);
+
+#endif

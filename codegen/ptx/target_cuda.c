@@ -1,0 +1,280 @@
+/*
+ * target_cuda.c - the cuda target behind the backend interface: the cuda
+ * description (targets/cuda/cuda.c), render_ptx for kernels and modules,
+ * and a run on the device through the driver API (targets/cuda/cuda_dev.h).
+ *
+ * run: the program's PTX is loaded with the driver's JIT; weights, inputs,
+ * outputs and the arena get device buffers from the pool; every kernel's
+ * segments are launched in program order with the launch list's
+ * bindings (one .u64 argument per KS_GLOBAL buffer) and the grid the
+ * schedule chose; the outputs are copied back.  Outputs no kernel wrote
+ * (constants, inputs passed through, repeated outputs) are copied on the
+ * host, as the C module does.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include "../target_iface.h"
+#include "render_ptx.h"
+#include "../../targets/cuda/cuda_dev.h"
+
+/* The launch list as PTX comments: what each entry's arguments are. */
+static int
+emit_launches(Ctx *c, const Compiled *m, const char *prefix, FILE *f)
+{
+	const Graph *g = m->g;
+	PtxSeg *seg = malloc(PTX_MAX_SEG * sizeof *seg);
+	int rc = BURN_OK;
+
+	if (!seg)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	fprintf(f, "// launches, in order (arena %lld bytes):\n", (long long)m->plan.arena_bytes);
+	for (int i = 0; i < m->prog.nkernel && !rc; i++) {
+		const KKernel *k = m->prog.kernel[i];
+		const Launch *l = &m->plan.launch[i];
+		int n;
+		if ((rc = ptx_segments(c, k, seg, PTX_MAX_SEG, &n)))
+			break;
+		for (int s = 0; s < n; s++) {
+			char name[160];
+			ptx_entry_name(prefix, k, s, n, name, sizeof name);
+			fprintf(f, "//   %s <<<%lld, %lld>>>(", name, (long long)seg[s].grid,
+			        (long long)seg[s].block);
+			for (int a = 0; a < l->narg; a++) {
+				const LaunchArg *x = &l->arg[a];
+				fprintf(f, "%s", a ? ", " : "");
+				switch (x->kind) {
+				case LK_WEIGHT: fprintf(f, "weight %s", GV(g, x->value)->name); break;
+				case LK_ARENA: fprintf(f, "arena+%lld", (long long)x->offset.c); break;
+				case LK_INPUT: fprintf(f, "input %d", x->index); break;
+				case LK_OUTPUT: fprintf(f, "output %d", x->index); break;
+				}
+			}
+			fprintf(f, "%s)\n", seg[s].spill ? ", spill" : "");
+		}
+	}
+	fprintf(f, "\n");
+	free(seg);
+	return rc;
+}
+
+static int
+emit(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
+{
+	(void)hdr;
+	if (o->source)
+		fprintf(src, "// %s\n", o->source);
+	TRY(emit_launches(c, m, o->prefix, src));
+	return ptx_render_program(c, o->prefix, &m->prog, src);
+}
+
+/* ---- run on the device ------------------------------------------------- */
+
+typedef struct Run {
+	CudaDev *d;
+	CudaMod *mod;
+	CudaPtr arena;
+	CudaPtr spill;           /* 8 bytes per variable (render_ptx.h) */
+	CudaPtr *in, *out, *w;   /* per input, output, graph value (weights) */
+	unsigned char *wrote;    /* per output: a kernel wrote it */
+} Run;
+
+static int
+bind(Ctx *c, Run *r, const Compiled *m, const LaunchArg *x, const void *const *in,
+     CudaPtr *out)
+{
+	const Graph *g = m->g;
+	int64_t nb;
+
+	switch (x->kind) {
+	case LK_WEIGHT: {
+		const Value *v = GV(g, x->value);
+		if (r->w[x->value]) {
+			*out = r->w[x->value];
+			return BURN_OK;
+		}
+		nb = value_nbytes(v);
+		if (!v->data || nb < 0)
+			return burn_fail(c, BURN_ERR_INTERNAL, "cuda: weight '%s' has no data", v->name);
+		TRY(cuda_alloc(c, r->d, (size_t)nb, &r->w[x->value]));
+		TRY(cuda_htod(c, r->d, r->w[x->value], v->data, (size_t)nb));
+		*out = r->w[x->value];
+		return BURN_OK;
+	}
+	case LK_ARENA:
+		if (x->offset.e)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "cuda: run-time dims");
+		*out = r->arena + (CudaPtr)x->offset.c;
+		return BURN_OK;
+	case LK_INPUT:
+		if (x->index < 0 || x->index >= g->nin)
+			break;
+		if (!r->in[x->index]) {
+			nb = value_nbytes(GV(g, g->in[x->index]));
+			if (nb < 0)
+				break;
+			TRY(cuda_alloc(c, r->d, (size_t)nb, &r->in[x->index]));
+			TRY(cuda_htod(c, r->d, r->in[x->index], in[x->index], (size_t)nb));
+		}
+		*out = r->in[x->index];
+		return BURN_OK;
+	case LK_OUTPUT:
+		if (x->index < 0 || x->index >= g->nout)
+			break;
+		if (!r->out[x->index]) {
+			nb = value_nbytes(GV(g, g->out[x->index]));
+			if (nb < 0)
+				break;
+			TRY(cuda_alloc(c, r->d, (size_t)nb, &r->out[x->index]));
+		}
+		r->wrote[x->index] = 1;
+		*out = r->out[x->index];
+		return BURN_OK;
+	}
+	return burn_fail(c, BURN_ERR_INTERNAL, "cuda: a launch argument of kind %d", x->kind);
+}
+
+static int
+launch_all(Ctx *c, Run *r, const Compiled *m, const void *const *in)
+{
+	PtxSeg *seg = malloc(PTX_MAX_SEG * sizeof *seg);
+	CudaPtr *argv = NULL;
+	void **argp = NULL;
+	int rc = BURN_OK, maxarg = 1, maxvar = 1;
+
+	for (int i = 0; i < m->prog.nkernel; i++) {
+		if (m->plan.launch[i].narg + 1 > maxarg)
+			maxarg = m->plan.launch[i].narg + 1;
+		if (m->prog.kernel[i]->nvar > maxvar)
+			maxvar = m->prog.kernel[i]->nvar;
+	}
+	argv = calloc((size_t)maxarg, sizeof *argv);
+	argp = calloc((size_t)maxarg, sizeof *argp);
+	if (!seg || !argv || !argp) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
+		goto out;
+	}
+	if ((rc = cuda_alloc(c, r->d, (size_t)maxvar * 8, &r->spill)) ||
+	    (rc = cuda_memset0(c, r->d, r->spill, (size_t)maxvar * 8)))
+		goto out;
+	for (int i = 0; i < m->prog.nkernel && !rc; i++) {
+		const KKernel *k = m->prog.kernel[i];
+		const Launch *l = &m->plan.launch[i];
+		int n;
+		if ((rc = ptx_segments(c, k, seg, PTX_MAX_SEG, &n)))
+			break;
+		for (int a = 0; a < l->narg && !rc; a++) {
+			rc = bind(c, r, m, &l->arg[a], in, &argv[a]);
+			argp[a] = &argv[a];
+		}
+		argv[l->narg] = r->spill;
+		argp[l->narg] = &argv[l->narg];
+		for (int s = 0; s < n && !rc; s++) {
+			char name[160];
+			ptx_entry_name(NULL, k, s, n, name, sizeof name);
+			rc = cuda_launch(c, r->d, r->mod, name, (unsigned)seg[s].grid,
+			                 (unsigned)seg[s].block, argp);
+		}
+		/* errors of the kernel itself show at the next synchronisation:
+		 * in debugging, BURNCC_CUDA_SYNC=1 names the kernel that faulted */
+		if (!rc && getenv("BURNCC_CUDA_SYNC") && *getenv("BURNCC_CUDA_SYNC") == '1') {
+			char what[200];
+			snprintf(what, sizeof what, "kernel %s", k->name);
+			rc = cuda_sync(c, r->d, what);
+		}
+	}
+out:
+	free(seg);
+	free(argv);
+	free(argp);
+	return rc;
+}
+
+static int
+cuda_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, void *arena)
+{
+	const Graph *g = m->g;
+	Run r;
+	char *ptx = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	(void)arena;
+	memset(&r, 0, sizeof r);
+	TRY(cuda_open(c, &r.d));
+	if (m->plan.ndims)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "cuda: run-time dims");
+	if (!(f = open_memstream(&ptx, &len)))
+		return burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
+	rc = ptx_render_program(c, NULL, &m->prog, f);
+	fclose(f);
+	r.in = calloc((size_t)g->nin + 1, sizeof *r.in);
+	r.out = calloc((size_t)g->nout + 1, sizeof *r.out);
+	r.w = calloc((size_t)g->nval + 1, sizeof *r.w);
+	r.wrote = calloc((size_t)g->nout + 1, 1);
+	if (!rc && (!r.in || !r.out || !r.w || !r.wrote))
+		rc = burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
+	if (!rc)
+		rc = cuda_module_load(c, r.d, ptx, &r.mod);
+	if (!rc)
+		rc = cuda_alloc(c, r.d, (size_t)(m->plan.arena_bytes > 0 ? m->plan.arena_bytes : 1),
+		                &r.arena);
+	if (!rc)
+		rc = launch_all(c, &r, m, in);
+	if (!rc)
+		rc = cuda_sync(c, r.d, "running the model's kernels");
+	for (int i = 0; i < g->nout && !rc; i++) {
+		const Value *v = GV(g, g->out[i]);
+		int64_t nb = value_nbytes(v);
+		int first = i;
+		if (nb <= 0)
+			continue;
+		for (int j = 0; j < i; j++)
+			if (g->out[j] == g->out[i]) {
+				first = j;
+				break;
+			}
+		if (r.wrote[i]) {
+			rc = cuda_dtoh(c, r.d, out[i], r.out[i], (size_t)nb);
+		} else if (first != i) {
+			memcpy(out[i], out[first], (size_t)nb);
+		} else if (v->data) {
+			memcpy(out[i], v->data, (size_t)nb);
+		} else {
+			int j = 0;
+			while (j < g->nin && g->in[j] != g->out[i])
+				j++;
+			if (j < g->nin)
+				memcpy(out[i], in[j], (size_t)nb);
+			else
+				rc = burn_fail(c, BURN_ERR_INTERNAL, "cuda: output %d has no value", i);
+		}
+	}
+	/* the pool keeps the blocks for the next run */
+	if (r.d) {
+		cuda_free(r.d, r.arena);
+		cuda_free(r.d, r.spill);
+		for (int i = 0; r.in && i < g->nin; i++)
+			cuda_free(r.d, r.in[i]);
+		for (int i = 0; r.out && i < g->nout; i++)
+			cuda_free(r.d, r.out[i]);
+		for (int v = 0; r.w && v < g->nval; v++)
+			cuda_free(r.d, r.w[v]);
+		cuda_module_unload(r.d, r.mod);
+	}
+	free(r.in); free(r.out); free(r.w); free(r.wrote);
+	free(ptx);
+	return rc;
+}
+
+const Backend backend_cuda = {
+	.name = "cuda",
+	.about = "NVIDIA GPUs (sm_90): PTX (--emit=ptx), run through the CUDA\n"
+	         "driver (check; libcuda.so.1 loaded at run time)",
+	.target = &target_cuda,
+	.ext = "ptx",
+	.render_kernel = ptx_render_kernel,
+	.emit_module = emit,
+	.run = cuda_run,
+};

@@ -1,0 +1,42 @@
+/*
+ * cuda.c - the cuda target description: NVIDIA GPUs of compute
+ * capability 9.0 (H100, H200), as data.  The generic gpu description
+ * (targets/gpu.c) with what the PTX renderer (codegen/ptx) adds:
+ * f16/bf16 conversions (cvt), isnan/isinf (testp), and more blocks per
+ * grid (a device has ~132 multiprocessors; the interpreter-bound gpu
+ * target keeps 64).  Static shared memory stays 48 KiB per block (more
+ * needs dynamic shared memory and an opt-in attribute).
+ */
+#include "../target.h"
+
+const Target target_cuda = {
+	.name = "cuda",
+	.about = "NVIDIA GPUs, sm_90 (PTX 7.8; valid for sm_80)",
+	.vector_bytes = 16,
+	.fma = 1,
+	.threads = 0,
+	.max_block_threads = 1024,
+	.max_block_dim = { 1024, 1024, 64 },
+	.max_grid_dim = { 2147483647, 65535, 65535 },
+	.shared_bytes = 48 * 1024,
+	.subgroup = 32,
+	.mma_m = 16, .mma_n = 8, .mma_k = 16,
+	/* m16n8k16 f16: mma.sync; m16n8k8 f32: full f32 products (no TF32) */
+	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K8_F32,
+	.index_bits = 32,
+	.tune = {
+		.gemm_mr = 16, .gemm_nr = 16,
+		.gemm_nr_max = 128, .gemm_nr_step = 16,
+		.dot_lanes = 32,
+		.conv_unroll = 8,
+		.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64,
+		.im2col = 1,
+		.thread_min_work = 0,
+		.block_threads = 256,
+		.grid_blocks = 2048,     /* ~16 blocks per multiprocessor */
+	},
+	.ops = {
+		.isnan = 1, .isinf = 1,  /* testp */
+		.f16 = 1, .bf16 = 1,     /* cvt.f32.f16, cvt.rn.f16.f32, bf16 */
+	},
+};

@@ -1,0 +1,58 @@
+/*
+ * cuda_dev.h - the CUDA driver API, loaded at run time.
+ *
+ * libcuda.so.1 is opened with dlopen on first use, so burncc links
+ * nothing of CUDA and builds and runs its CPU tests on machines without
+ * a driver; there every call below fails with BURN_ERR_UNSUPPORTED and a
+ * message saying why.  One device (ordinal 0, or $BURNCC_CUDA_DEVICE) and
+ * its primary context per process.  Device memory comes from a caching
+ * pool (runtime/devpool.h).
+ *
+ * Every failure is a status with a message naming the device, the
+ * operation (a kernel's name for launches) and the driver's reason.  A
+ * sticky error (an illegal address, say) leaves the context unusable: the
+ * device is marked lost, the message says so, and the next cuda_open
+ * drops the pool and recreates the context.
+ */
+#ifndef BURN_CUDA_DEV_H
+#define BURN_CUDA_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../../ir/base.h"
+
+typedef uint64_t CudaPtr;          /* a device address (CUdeviceptr) */
+typedef struct CudaDev CudaDev;
+typedef struct CudaMod CudaMod;
+
+/* The process's device, opened (driver loaded, context current) on the
+ * first call.  Returns status. */
+int cuda_open(Ctx *c, CudaDev **out);
+/* "NVIDIA H200 (sm_90, driver 12080)" */
+const char *cuda_describe(const CudaDev *d);
+int cuda_driver_version(const CudaDev *d);
+
+/* Load PTX text (NUL-terminated) with the driver's JIT; the message of a
+ * failure carries the JIT's log. */
+int cuda_module_load(Ctx *c, CudaDev *d, const char *ptx, CudaMod **out);
+void cuda_module_unload(CudaDev *d, CudaMod *m);
+/* Launch entry `name` of m on a grid x 1 x 1 of block x 1 x 1 threads;
+ * args[i] points at argument i's value (CUDA's kernelParams). */
+int cuda_launch(Ctx *c, CudaDev *d, CudaMod *m, const char *name,
+                unsigned grid, unsigned block, void **args);
+/* Wait for the work queued so far; what names the work for messages. */
+int cuda_sync(Ctx *c, CudaDev *d, const char *what);
+
+/* Device memory from the pool (size 0 gives a valid 256-byte block). */
+int cuda_alloc(Ctx *c, CudaDev *d, size_t bytes, CudaPtr *out);
+void cuda_free(CudaDev *d, CudaPtr p);
+int cuda_htod(Ctx *c, CudaDev *d, CudaPtr dst, const void *src, size_t n);
+int cuda_dtoh(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n);
+int cuda_memset0(Ctx *c, CudaDev *d, CudaPtr dst, size_t n);
+
+/* Pool statistics: allocations the driver made, and requests served from
+ * the cache. */
+void cuda_pool_stats(const CudaDev *d, int64_t *driver_allocs, int64_t *hits,
+                     int64_t *bytes_held);
+
+#endif
