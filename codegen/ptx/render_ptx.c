@@ -53,11 +53,19 @@ typedef struct P {
 	int *role;            /* per KS_FRAG buffer: KTileRole */
 	int *shape;           /* per KS_FRAG buffer: KTileShape */
 	int lane;             /* %r holding %laneid, or -1 */
+	const unsigned char *cross; /* crossing variables, then local buffers */
+	int serial;           /* a one-thread segment */
 	int label;
 	int err;
 	char ring[64][24];    /* register names being printed (R) */
 	int ringi;
 } P;
+
+static int64_t
+align16(int64_t x)
+{
+	return (x + 15) / 16 * 16;
+}
 
 static int
 fail(P *p, int code, const char *fmt, const char *what)
@@ -218,7 +226,7 @@ fcopysign(P *p, int a, int b)
  * atol 1e-5 for f32); the tests check them against the interpreter.
  *
  *   exp    2^t * (1 + e ln2): t = x log2e rounded, e its rounding error
- *          (an fma) plus the low part of log2e
+ *          (an fma) plus the low part of log2e (|x| < 87; beyond, 2^t)
  *   log    lg2(x) ln2
  *   sin,cos  x reduced by 2pi in two parts (Cody-Waite) into [-pi, pi]
  *   tanh, sinh, cosh   from exp of |x| (series near 0), sign copied
@@ -240,10 +248,12 @@ f_exp(P *p, int x)
 
 	e = ffma(p, x, fkx(p, 0x32A57060), e);
 	u = f2(p, "mul.rn.f32", e, fkx(p, 0x3F317218));
-	big = fsetp(p, "lt", f1(p, "abs.f32", x), fk(p, 128.0f));
-	u = fsel(p, big, u, fk(p, 0.0f));
+	/* |x| >= 87: r is near or past overflow (inf * u + inf is NaN for
+	 * u <= 0), or small: no correction; t's rounding then costs at most
+	 * 87 log2e 2^-24 = 7.5e-6 relative.  NaN x: r is NaN. */
+	big = fsetp(p, "lt", f1(p, "abs.f32", x), fk(p, 87.0f));
 	r = f1(p, "ex2.approx.f32", t);
-	return ffma(p, r, u, r);
+	return fsel(p, big, ffma(p, r, u, r), r);
 }
 
 static int
@@ -459,8 +469,12 @@ addr(P *p, int b, KRef idx)
 }
 
 static const char *
-space(const KKernel *k, int b)
+space(const P *p, int b)
 {
+	const KKernel *k = p->k;
+
+	if (k->buf[b].space == KS_LOCAL && p->serial && p->cross && p->cross[k->nvar + b])
+		return "global";   /* crosses launches: in the spill scratch */
 	switch (k->buf[b].space) {
 	case KS_SHARED: return "shared";
 	case KS_LOCAL: return "local";
@@ -495,7 +509,7 @@ load_into(P *p, KRef e, int d, int g)
 	const KKernel *k = p->k;
 	const KNode *n = &k->node[e];
 	int bdt = k->buf[n->buf].dtype, dt = n->dtype, a = addr(p, n->buf, n->a);
-	const char *sp = space(k, n->buf);
+	const char *sp = space(p, n->buf);
 	char pr[24] = "";
 
 	if (g >= 0)
@@ -930,7 +944,7 @@ store(P *p, KRef s)
 	const KKernel *k = p->k;
 	const KNode *n = &k->node[s];
 	int bdt = k->buf[n->buf].dtype, vdt = kb_dtype(k, n->b), v, a;
-	const char *sp = space(k, n->buf);
+	const char *sp = space(p, n->buf);
 
 	if (k->sched && k->sched->fma && k->sched->fma[s] && vdt == DT_F32) {
 		/* b[i] = x*y + z contracted (the schedule's mark) */
@@ -1103,7 +1117,7 @@ static void
 tile_mem(P *p, int shape, int role, int fb, int mb, KRef ie, KRef se, int st)
 {
 	const KKernel *k = p->k;
-	const char *sp = space(k, mb);
+	const char *sp = space(p, mb);
 	int l = lane(p), i = as64(p, ie), s = as64(p, se), base = p->base[mb];
 	int f0 = p->frag[fb], g = nr(p, RR), t = nr(p, RR), t2 = nr(p, RR);
 	int sz = dtype_size(k->buf[mb].dtype);
@@ -1238,7 +1252,7 @@ gpu_stmt(P *p, KRef s)
 	case KS_CPASYNC: {
 		int bytes = (int)n->ival * dtype_size(k->buf[n->buf].dtype);
 		int src = addr(p, n->buf2, n->b), dst = addr(p, n->buf, n->a), r[4];
-		const char *ss = space(k, n->buf2), *ds = space(k, n->buf);
+		const char *ss = space(p, n->buf2), *ds = space(p, n->buf);
 		if (n->kind == KS_CPASYNC) {
 			if (bytes != 4 && bytes != 8 && bytes != 16) {
 				fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "cp.async size");
@@ -1274,7 +1288,7 @@ gpu_stmt(P *p, KRef s)
 		return;
 	case KS_ATOMIC: {
 		int dt = k->buf[n->buf].dtype, cls = rcls(dt), a, x, y, d;
-		const char *sp = space(k, n->buf), *t;
+		const char *sp = space(p, n->buf), *t;
 		if ((cls != RR && cls != RD && cls != RF && cls != RFD) ||
 		    (cls == RR && dtype_size(dt) != 4)) {
 			fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: atomic on %s", dtype_name(dt));
@@ -1476,6 +1490,8 @@ vuses(const KKernel *k, KRef s, int all, unsigned char *u, unsigned char *seen)
 	}
 }
 
+static void buses(const KKernel *k, KRef s, int all, unsigned char *u, unsigned char *seen);
+
 /* Variables that cross segments (set in one, read in another): cross[v]
  * = 1.  They travel through the spill buffer, which only a one-thread
  * segment may write: one set by a grid is BURN_ERR_UNSUPPORTED. */
@@ -1483,14 +1499,35 @@ static int
 cross_vars(Ctx *c, const KKernel *k, const PtxSeg *seg, int n, unsigned char *cross)
 {
 	size_t nv = (size_t)k->nvar + 1;
+	size_t nb = (size_t)k->nbuf + 1;
 	unsigned char *u = calloc((size_t)n * nv, 1), *seen = malloc((size_t)k->nnode + 1);
+	unsigned char *bu = calloc((size_t)n * nb, 1);
 	int bad = -1;
 
-	if (!u || !seen) {
+	if (!u || !seen || !bu) {
 		free(u);
 		free(seen);
+		free(bu);
 		return burn_fail(c, BURN_ERR_NOMEM, "render_ptx: out of memory");
 	}
+	/* local buffers used by several one-thread segments live in the
+	 * spill scratch; in a grid they stay private to each thread (the
+	 * interpreter's meaning of a local buffer in a thread loop) */
+	for (int i = 0; i < n; i++) {
+		if (seg[i].grid > 1 || seg[i].block > 1 ||
+		    mapped(k, seg[i].first, &(int64_t){0}, &(int64_t){0}) > 0)
+			continue;
+		KRef s = seg[i].first;
+		memset(seen, 0, (size_t)k->nnode + 1);
+		for (int j = 0; j < seg[i].nstmt; j++, s = k->node[s].next)
+			buses(k, s, 0, bu + (size_t)i * nb, seen);
+	}
+	for (int b = 0; b < k->nbuf; b++)
+		for (int i = 0; i < n; i++)
+			for (int j = i + 1; j < n; j++)
+				if (k->buf[b].space == KS_LOCAL && bu[i * nb + b] && bu[j * nb + b])
+					cross[k->nvar + b] = 1;
+	free(bu);
 	for (int i = 0; i < n && seen; i++) {
 		KRef s = seg[i].first;
 		memset(seen, 0, (size_t)k->nnode + 1);
@@ -1548,12 +1585,12 @@ ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg)
 		if (!seg[i].block)
 			seg[i].block = 1;
 	if (n > 1) {
-		unsigned char *cross = calloc((size_t)k->nvar + 1, 1);
+		unsigned char *cross = calloc((size_t)k->nvar + k->nbuf + 1, 1);
 		int rc;
 		if (!cross)
 			return burn_fail(c, BURN_ERR_NOMEM, "render_ptx: out of memory");
 		rc = cross_vars(c, k, seg, n, cross);
-		for (int v = 0; v < k->nvar && !rc; v++)
+		for (int v = 0; v < k->nvar + k->nbuf && !rc; v++)
 			if (cross[v])
 				for (int i = 0; i < n; i++)
 					seg[i].spill = 1;
@@ -1562,6 +1599,23 @@ ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg)
 	}
 	*nseg = n;
 	return BURN_OK;
+}
+
+int64_t
+ptx_spill_offset(const KKernel *k, int b)
+{
+	int64_t off = align16(8 * (int64_t)k->nvar);
+
+	for (int i = 0; i < b && i < k->nbuf; i++)
+		if (k->buf[i].space == KS_LOCAL)
+			off += align16(k->buf[i].count * dtype_size(k->buf[i].dtype));
+	return off;
+}
+
+int64_t
+ptx_spill_bytes(const KKernel *k)
+{
+	return ptx_spill_offset(k, k->nbuf);
 }
 
 void
@@ -1605,6 +1659,7 @@ buses_e(const KKernel *k, KRef e, unsigned char *u, unsigned char *seen, int dep
 static void
 buses(const KKernel *k, KRef s, int all, unsigned char *u, unsigned char *seen)
 {
+	/* (the seen set covers expressions; statements are walked once) */
 	for (; s; s = all ? k->node[s].next : 0) {
 		const KNode *n = &k->node[s];
 		if (n->kind == KS_STORE || kgpu_name(n->kind)) {
@@ -1628,6 +1683,24 @@ buses(const KKernel *k, KRef s, int all, unsigned char *u, unsigned char *seen)
 			buses(k, n->orelse, 1, u, seen);
 		}
 	}
+}
+
+/* Local buffers start zeroed, as the interpreter's (per thread in a
+ * grid): 16 bytes a store. */
+static void
+zero_local(P *p, int base, int64_t bytes)
+{
+	int i = nr(p, RD), a = nr(p, RD), z = nr(p, RR), c = nr(p, RP), top = ++p->label;
+
+	E(p, "mov.b32 %s, 0", R(p, RR, z));
+	E(p, "mov.b64 %s, 0", R(p, RD, i));
+	fprintf(p->f, "$L%d:\n", top);
+	E(p, "add.s64 %s, %s, %s", R(p, RD, a), R(p, RD, base), R(p, RD, i));
+	E(p, "st.local.v4.b32 [%s], {%s, %s, %s, %s}", R(p, RD, a), R(p, RR, z), R(p, RR, z),
+	  R(p, RR, z), R(p, RR, z));
+	E(p, "add.s64 %s, %s, 16", R(p, RD, i), R(p, RD, i));
+	E(p, "setp.lt.s64 %s, %s, %lld", R(p, RP, c), R(p, RD, i), (long long)bytes);
+	E(p, "@%s bra $L%d", R(p, RP, c), top);
 }
 
 /* Load (st = 0) or store (st = 1) the crossing variables at the spill
@@ -1660,8 +1733,12 @@ spill(P *p, const unsigned char *cross, int sp, int st)
 
 static int
 render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int si,
-             int nseg, const unsigned char *cross, FILE *out)
+             int nseg, const unsigned char *cross, FILE *final)
 {
+	/* the entry is written to final only when all of it rendered */
+	char *etext = NULL;
+	size_t elen = 0;
+	FILE *out = open_memstream(&etext, &elen);
 	int sp = -1;
 	P p;
 	char name[160], *text = NULL;
@@ -1676,6 +1753,8 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 	p.k = k;
 	p.entry = name;
 	p.lane = -1;
+	p.cross = cross;
+	p.serial = mapped(k, sg->first, &(int64_t){0}, &(int64_t){0}) <= 0;
 	p.memo = calloc((size_t)k->nnode + 1, sizeof *p.memo);
 	p.stamp = calloc((size_t)k->nnode + 1, sizeof *p.stamp);
 	p.vreg = calloc((size_t)k->nvar + 1, sizeof *p.vreg);
@@ -1687,7 +1766,7 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 	seen = calloc((size_t)k->nnode + 1, 1);
 	p.f = open_memstream(&text, &len);
 	if (!p.memo || !p.stamp || !p.vreg || !p.base || !p.frag || !p.role || !p.shape ||
-	    !used || !seen || !p.f) {
+	    !used || !seen || !p.f || !out) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "render_ptx: out of memory");
 		goto out;
 	}
@@ -1724,6 +1803,13 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 	if (sg->block > 1)
 		fprintf(out, ".maxntid %lld, 1, 1\n", (long long)sg->block);
 	fprintf(out, "{\n");
+	if (sg->spill) {
+		int t = nr(&p, RD);
+		sp = nr(&p, RD);
+		E(&p, "ld.param.u64 %s, [%s_spill]", R(&p, RD, t), name);
+		E(&p, "cvta.to.global.u64 %s, %s", R(&p, RD, sp), R(&p, RD, t));
+		spill(&p, cross, sp, 0);
+	}
 	for (int b = 0; b < k->nbuf; b++) {
 		const KBuf *kb = &k->buf[b];
 		int64_t bytes = kb->count * dtype_size(kb->dtype);
@@ -1735,6 +1821,10 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 				continue;
 			E(&p, "ld.param.u64 %s, [%s_p%d]", R(&p, RD, t), name, b);
 			E(&p, "cvta.to.global.u64 %s, %s", R(&p, RD, p.base[b]), R(&p, RD, t));
+		} else if (kb->space == KS_LOCAL && used[b] && cross[k->nvar + b] && p.serial) {
+			p.base[b] = nr(&p, RD);
+			E(&p, "add.s64 %s, %s, %lld", R(&p, RD, p.base[b]), R(&p, RD, sp),
+			  (long long)ptx_spill_offset(k, b));
 		} else if ((kb->space == KS_SHARED || kb->space == KS_LOCAL) && used[b]) {
 			if (bytes <= 0 || bytes > ((int64_t)1 << 30)) {
 				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: buffer b%d "
@@ -1742,9 +1832,11 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 				goto out;
 			}
 			fprintf(out, "\t.%s .align 16 .b8 %s_b%d[%lld];\n", kb->space == KS_SHARED ?
-			        "shared" : "local", name, b, (long long)bytes);
+			        "shared" : "local", name, b, (long long)align16(bytes));
 			p.base[b] = nr(&p, RD);
 			E(&p, "mov.u64 %s, %s_b%d", R(&p, RD, p.base[b]), name, b);
+			if (kb->space == KS_LOCAL)
+				zero_local(&p, p.base[b], align16(bytes));
 		} else if (kb->space == KS_FRAG && used[b]) {
 			int sh = p.shape[b], ro = p.role[b];
 			if (sh != KT_M16N8K16_F16 && sh != KT_M16N8K8_F32) {
@@ -1755,13 +1847,6 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 			p.frag[b] = p.nreg[frag_cls(sh, ro)] + 1;
 			p.nreg[frag_cls(sh, ro)] += frag_regs(sh, ro);
 		}
-	}
-	if (sg->spill) {
-		int t = nr(&p, RD);
-		sp = nr(&p, RD);
-		E(&p, "ld.param.u64 %s, [%s_spill]", R(&p, RD, t), name);
-		E(&p, "cvta.to.global.u64 %s, %s", R(&p, RD, sp), R(&p, RD, t));
-		spill(&p, cross, sp, 0);
 	}
 	/* the body: the mapped loops' variables from the hardware indices */
 	if (mapped(k, sg->first, &(int64_t){0}, &(int64_t){0}) > 0) {
@@ -1798,7 +1883,12 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 			fprintf(out, "\t.reg %s %s<%d>;\n", rtype[cls], rpre[cls], p.nreg[cls] + 1);
 	fwrite(text, 1, len, out);
 	fprintf(out, "}\n\n");
+	fflush(out);
+	fwrite(etext, 1, elen, final);
 out:
+	if (out)
+		fclose(out);
+	free(etext);
 	if (p.f)
 		fclose(p.f);
 	free(text);
@@ -1811,7 +1901,7 @@ int
 ptx_render_entries(Ctx *c, const char *prefix, const KKernel *k, FILE *f)
 {
 	PtxSeg *seg = malloc(PTX_MAX_SEG * sizeof *seg);
-	unsigned char *cross = calloc((size_t)k->nvar + 1, 1);
+	unsigned char *cross = calloc((size_t)k->nvar + k->nbuf + 1, 1);
 	int n = 0, rc;
 
 	if (!seg || !cross) {

@@ -11,11 +11,16 @@
  * the kernel's KS_GLOBAL buffers, in buffer order, as .u64 pointers (the
  * launch list's arguments).  Registers die with an entry, so a variable
  * that one segment sets and another reads travels through memory: then
- * every entry of the kernel takes one more .u64 argument, a scratch of 8
- * bytes per variable of the kernel (variable v at byte 8v), which the
+ * every entry of the kernel takes one more .u64 argument, the spill
+ * scratch of ptx_spill_bytes, with variable v at byte 8v, which the
  * one-thread segment that sets it stores to at its end and the segments
- * that read it load at their start.  Such a variable set by a grid (many
- * threads) is BURN_ERR_UNSUPPORTED.
+ * that read it load at their start (such a variable set by a grid, many
+ * threads, is BURN_ERR_UNSUPPORTED); and a KS_LOCAL buffer used by several
+ * one-thread segments lives there too, at ptx_spill_offset (in a grid a
+ * local buffer is private to each thread, as the interpreter runs a thread
+ * loop).  Local buffers start zeroed, as the interpreter's do: the
+ * caller zeroes the scratch before each kernel, an entry its own .local
+ * arrays.
  *
  * See docs/ARCHITECTURE.md, "The PTX renderer", for how each kernel-IR
  * construct maps to PTX.
@@ -46,6 +51,12 @@ int ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg);
  * buf. */
 void ptx_entry_name(const char *prefix, const KKernel *k, int i, int nseg,
                     char *buf, size_t n);
+
+/* The spill scratch of k's entries: its size, and the byte offset of
+ * local buffer b in it (every KS_LOCAL buffer has a place, 16-aligned,
+ * after 8 bytes per variable). */
+int64_t ptx_spill_bytes(const KKernel *k);
+int64_t ptx_spill_offset(const KKernel *k, int b);
 
 /* The module header (.version, .target, .address_size). */
 void ptx_header(FILE *f);

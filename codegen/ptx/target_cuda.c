@@ -74,7 +74,7 @@ typedef struct Run {
 	CudaDev *d;
 	CudaMod *mod;
 	CudaPtr arena;
-	CudaPtr spill;           /* 8 bytes per variable (render_ptx.h) */
+	CudaPtr spill;           /* the spill scratch (render_ptx.h) */
 	CudaPtr *in, *out, *w;   /* per input, output, graph value (weights) */
 	unsigned char *wrote;    /* per output: a kernel wrote it */
 } Run;
@@ -140,13 +140,14 @@ launch_all(Ctx *c, Run *r, const Compiled *m, const void *const *in)
 	PtxSeg *seg = malloc(PTX_MAX_SEG * sizeof *seg);
 	CudaPtr *argv = NULL;
 	void **argp = NULL;
-	int rc = BURN_OK, maxarg = 1, maxvar = 1;
+	int rc = BURN_OK, maxarg = 1;
+	int64_t maxvar = 16;
 
 	for (int i = 0; i < m->prog.nkernel; i++) {
 		if (m->plan.launch[i].narg + 1 > maxarg)
 			maxarg = m->plan.launch[i].narg + 1;
-		if (m->prog.kernel[i]->nvar > maxvar)
-			maxvar = m->prog.kernel[i]->nvar;
+		if (ptx_spill_bytes(m->prog.kernel[i]) > maxvar)
+			maxvar = ptx_spill_bytes(m->prog.kernel[i]);
 	}
 	argv = calloc((size_t)maxarg, sizeof *argv);
 	argp = calloc((size_t)maxarg, sizeof *argp);
@@ -154,8 +155,8 @@ launch_all(Ctx *c, Run *r, const Compiled *m, const void *const *in)
 		rc = burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
 		goto out;
 	}
-	if ((rc = cuda_alloc(c, r->d, (size_t)maxvar * 8, &r->spill)) ||
-	    (rc = cuda_memset0(c, r->d, r->spill, (size_t)maxvar * 8)))
+	if ((rc = cuda_alloc(c, r->d, (size_t)maxvar, &r->spill)) ||
+	    (rc = cuda_memset0(c, r->d, r->spill, (size_t)maxvar)))
 		goto out;
 	for (int i = 0; i < m->prog.nkernel && !rc; i++) {
 		const KKernel *k = m->prog.kernel[i];
@@ -169,6 +170,9 @@ launch_all(Ctx *c, Run *r, const Compiled *m, const void *const *in)
 		}
 		argv[l->narg] = r->spill;
 		argp[l->narg] = &argv[l->narg];
+		/* each kernel's local buffers start zeroed (render_ptx.h) */
+		if (!rc && n && seg[0].spill)
+			rc = cuda_memset0(c, r->d, r->spill, (size_t)ptx_spill_bytes(k));
 		for (int s = 0; s < n && !rc; s++) {
 			char name[160];
 			ptx_entry_name(NULL, k, s, n, name, sizeof name);

@@ -32,7 +32,7 @@ BURNCC_DUMP=$tmp/dump "$burncc" check --target cuda -j "${JOBS:-2}" --every "$ev
 grep '^FAIL ' "$tmp/check.log" | grep -v '(expected)$' | grep -v 'no CUDA driver' |
 while read -r _ name rest; do
 	name=${name%:}
-	if grep -q "^$name " "$unsup"; then
+	if grep -q "^$name	" "$unsup"; then
 		echo "unsupported $name" >>"$tmp/unsup.log"
 	else
 		echo "FAIL $name $rest"
