@@ -132,6 +132,10 @@ typedef struct S {
 	const GpuSchedOpts *o;
 	char desc[256];
 	int nmapped, nreduced;
+	const KRef *tops;   /* the kernel's top-level statements as they were
+	                     * before mapping (the chain from k->body is being
+	                     * rebuilt, and holds only those already done) */
+	int ntop;
 } S;
 
 /* Whether statement s can become private to threads: what it sets and its
@@ -152,9 +156,9 @@ privatisable(S *st, KRef s)
 		goto done;
 	block_uses(k, s, 0, &in, seen);
 	memset(seen, 0, (size_t)k->nnode);
-	for (KRef t = k->body; t; t = k->node[t].next)
-		if (t != s)
-			block_uses(k, t, 0, &out, seen);
+	for (int i = 0; i < st->ntop; i++)
+		if (st->tops[i] != s)
+			block_uses(k, st->tops[i], 0, &out, seen);
 	ok = 1;
 	for (int v = 0; v < k->nvar && ok; v++)
 		if (in.vset[v] && (out.vset[v] || out.vread[v]))
@@ -620,6 +624,8 @@ pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 		ntop = 0;
 		for (s = k->body; s; s = k->node[s].next)
 			tops[ntop++] = s;
+		st.tops = tops;
+		st.ntop = ntop;
 		kb_reopen(&kb, p, k);
 		for (int t = 0; t < ntop; t++) {
 			int r;
@@ -632,6 +638,8 @@ pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 				rc = BURN_ERR_INVALID;
 		}
 		free(tops);
+		st.tops = NULL;
+		st.ntop = 0;
 		if (rc) {
 			while (kb.depth > 0)
 				kb_end(&kb);

@@ -147,3 +147,40 @@ Test(schedule, missing_barrier_is_caught)
 	              "the race was not found (tree)");
 	cr_assert(strstr(c.msg, "shared memory race"), "%s", c.msg);
 }
+
+/* A nest writing a thread-private (local) buffer that a later top-level
+ * statement reads must stay serial: mapped, each thread would fill its
+ * own copy and the reader would see none of them.  (The mapping used to
+ * check only the statements already rebuilt, those before the nest.) */
+Test(schedule, local_buffer_read_later_stays_with_its_reader)
+{
+	static const char text[] =
+		"kernel 0 k_fill: Relu(r)\n"
+		"  buf b0: f32[6] global v0 write\n"
+		"  buf b1: f32[6] local rw\n"
+		"  var t: i64\n"
+		"  var c: i64\n"
+		"{\n"
+		"  for t in 0..6 parallel {\n"
+		"    b1[t] = 1.5f\n"
+		"  }\n"
+		"  for c in 0..6 parallel {\n"
+		"    b0[c] = load b1[c]\n"
+		"  }\n"
+		"}\n";
+	Ctx c;
+	Arena a;
+	KProgram p;
+	float y[6] = {0};
+	void *bufs[2] = { y, NULL };
+
+	burn_ctx_init(&c, "fill.kir");
+	arena_init(&a);
+	kprog_init(&p, &a);
+	cr_assert_eq(kprog_parse(&c, &p, text, sizeof text - 1), BURN_OK, "%s", c.msg);
+	cr_assert_eq(pass_schedule_gpu(&c, &p, &gpu), BURN_OK, "%s", c.msg);
+	cr_assert_eq(kir_interp(&c, p.kernel[0], bufs), BURN_OK, "%s", c.msg);
+	for (int i = 0; i < 6; i++)
+		cr_expect_eq(y[i], 1.5f, "y[%d] = %g", i, y[i]);
+	arena_free(&a);
+}
