@@ -8,6 +8,9 @@
 
 extern const Backend backend_c;     /* codegen/c/target_c.c */
 extern const Backend backend_cuda;  /* codegen/ptx/target_cuda.c */
+#ifdef BURN_HAVE_LLVM
+extern const Backend backend_llvm;  /* codegen/llvm/jit.c */
+#endif
 
 /* The GPU description with no renderer yet: its kernels are scheduled
  * onto blocks and threads (--emit=kernels shows the grids) and run in
@@ -46,7 +49,13 @@ static const Backend backend_gpu = {
 	.run = gpu_run,
 };
 
-const Backend *const backend_list[] = { &backend_c, &backend_gpu, &backend_cuda, NULL };
+const Backend *const backend_list[] = {
+	&backend_c,
+#ifdef BURN_HAVE_LLVM
+	&backend_llvm,
+#endif
+	&backend_gpu, &backend_cuda, NULL
+};
 
 const Backend *backend_find(const char *name)
 {

@@ -14,6 +14,8 @@ have_cmd cmake    || need="$need cmake"
 have_cmd protoc-c || need="$need protobuf-c-compiler"
 have_hdr protobuf-c/protobuf-c.h || need="$need libprotobuf-c-dev"
 have_hdr criterion/criterion.h   || need="$need libcriterion-dev"
+# the llvm target (codegen/llvm/): LLVM 19's C API and shared library
+have_cmd llvm-config-19          || need="$need llvm-19-dev"
 # the differential tests (tests/diff) generate models and references
 /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need="$need python3-onnx python3-numpy"
 if [ "${1:-}" = fuzz ]; then

@@ -1,0 +1,945 @@
+/*
+ * render_llvm.c - kernel IR -> LLVM IR (see render_llvm.h).
+ *
+ * How the kernel IR maps:
+ *
+ *   variables      one stack slot each (alloca in the entry block, zero at
+ *                  entry like the C target's locals); mem2reg turns them
+ *                  into SSA values.  Dim parameters are stored from the
+ *                  function's arguments.
+ *   KS_LOCAL       a stack array of the buffer's count.
+ *   KS_FOR         header / body / exit blocks; the bound is evaluated in
+ *                  the header every iteration, as the interpreter does.
+ *   KS_IF          then / else / join blocks.
+ *   expressions    emitted once per statement (a DAG: memoised by
+ *                  statement), pure, so their order is free.
+ *   guarded load   a branch: the index and the load only where the guard
+ *                  holds, the default only where it does not, then a phi.
+ *                  Values made on one side are forgotten after it (they do
+ *                  not dominate the join).
+ *   select         LLVM select: both arms computed, as the kernel IR says.
+ *   integers       add/sub/mul/shl without nsw/nuw (they wrap); shlm/shrm
+ *                  mask the count; quot/rem are sdiv/udiv/srem/urem, with a
+ *                  divisor that is not a constant replaced by 1 where it is
+ *                  0 or (signed) where a is MIN and it is -1, so no input
+ *                  reaches LLVM's undefined division (the legalised IR
+ *                  never asks for those, and the results there match the
+ *                  wrapping ones: MIN / -1 = MIN, MIN % -1 = 0).
+ *   casts          trunc/sext/zext; sitofp/uitofp; fpext/fptrunc; ->bool
+ *                  as != 0 (fcmp une for floats); raw float->int
+ *                  (KC_RAW: legalised, the operand in range where the
+ *                  result is used) as fptosi/fptoui followed by freeze, so
+ *                  an out-of-range operand in the unused arm of a select
+ *                  is an arbitrary value, not poison.
+ *   floats         fadd/fsub/fmul/fdiv/frem, fneg, fcmp (ordered, une for
+ *                  ne: NaN != NaN), no fast-math flags; sqrt, fabs, floor,
+ *                  ceil, round (roundeven: half to even) as intrinsics; the
+ *                  other transcendentals and pow as calls to libm (expf,
+ *                  exp, ...) that the JIT resolves from the process.
+ *   FMA            a store the schedule marks (KSched.fma) becomes
+ *                  llvm.fmuladd: fused where the CPU has a fast FMA, like
+ *                  the C target's BURN_FMA.
+ *   index_bits 32  every i64 result is truncated to 32 bits and sign
+ *                  extended back, as the interpreter computes it.
+ *
+ * Before anything is built the kernel is verified (kir_verify) and checked
+ * for what this renderer does not take (the pre-pass below), so the LLVM
+ * builder only ever sees well-typed operands: no LLVM assertion is
+ * reachable from a kernel.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <llvm-c/Analysis.h>
+#include "render_llvm.h"
+
+typedef struct LR {
+	Ctx *c;
+	const KKernel *k;
+	LLVMContextRef cx;
+	LLVMModuleRef m;
+	LLVMBuilderRef b;
+	LLVMValueRef fn;
+	LLVMValueRef *buf;    /* per buffer: the base pointer */
+	LLVMValueRef *var;    /* per variable: its stack slot */
+	LLVMValueRef *val;    /* per node: its value where stamp == gen */
+	int *stamp, gen;
+	KRef *log;            /* nodes memoised, in order (to forget one arm) */
+	int nlog;
+	unsigned char *seen;  /* pre-pass */
+	int idx32;            /* the schedule computes indices in 32 bits */
+	int err;              /* status of the build */
+} LR;
+
+/* ---- types ------------------------------------------------------------ */
+
+static LLVMTypeRef
+ty(LR *r, int dt)
+{
+	switch (dt) {
+	case DT_F32: return LLVMFloatTypeInContext(r->cx);
+	case DT_F64: return LLVMDoubleTypeInContext(r->cx);
+	case DT_I8: case DT_U8: return LLVMInt8TypeInContext(r->cx);
+	case DT_I16: case DT_U16: return LLVMInt16TypeInContext(r->cx);
+	case DT_I32: case DT_U32: return LLVMInt32TypeInContext(r->cx);
+	case DT_I64: case DT_U64: return LLVMInt64TypeInContext(r->cx);
+	case DT_BOOL: return LLVMInt1TypeInContext(r->cx);
+	}
+	return NULL;
+}
+
+/* The element type of a buffer of dtype dt in memory (NULL: none). */
+static LLVMTypeRef
+mty(LR *r, int dt)
+{
+	if (dt == DT_BOOL)
+		return LLVMInt8TypeInContext(r->cx);
+	if (dtype_is_storage(dt))
+		return ty(r, kir_bits_dtype(dt));
+	return ty(r, dt);
+}
+
+static int
+is_signed(int dt)
+{
+	return dt == DT_I8 || dt == DT_I16 || dt == DT_I32 || dt == DT_I64;
+}
+
+static int
+fdt(int dt)
+{
+	return dt == DT_F32 || dt == DT_F64;
+}
+
+/* ---- pre-pass: what is rendered here ------------------------------------ */
+
+static int
+pre_expr(LR *r, KRef e)
+{
+	const KKernel *k = r->k;
+	const KNode *n;
+
+	if (e <= 0 || e >= k->nnode)
+		return burn_fail(r->c, BURN_ERR_INTERNAL, "render_llvm %s: bad ref %d",
+		                 k->name, e);
+	if (r->seen[e])
+		return BURN_OK;
+	r->seen[e] = 1;
+	n = &k->node[e];
+	if (n->lanes != 1)
+		return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
+		                 "render_llvm %s: vector expressions", k->name);
+	if (!ty(r, n->dtype))
+		return burn_fail(r->c, BURN_ERR_UNSUPPORTED, "render_llvm %s: dtype %s",
+		                 k->name, dtype_name(n->dtype));
+	switch (n->kind) {
+	case KE_CONST:
+		return BURN_OK;
+	case KE_VAR:
+		if (n->var < 0 || n->var >= k->nvar || k->var[n->var].dtype != n->dtype)
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: bad var", k->name);
+		return BURN_OK;
+	case KE_LOAD: {
+		int bd;
+		if (n->buf < 0 || n->buf >= k->nbuf)
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: bad buf", k->name);
+		bd = k->buf[n->buf].dtype;
+		if (dtype_is_storage(bd) ? n->dtype != kir_bits_dtype(bd) : n->dtype != bd)
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: node %d: load of %s as %s (not "
+			                 "legalised)", k->name, e, dtype_name(bd),
+			                 dtype_name(n->dtype));
+		if (n->b) {
+			TRY(pre_expr(r, n->b));
+			TRY(pre_expr(r, n->c));
+			if (k->node[n->b].dtype != DT_BOOL || k->node[n->c].dtype != n->dtype)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_llvm %s: node %d: bad guarded load",
+				                 k->name, e);
+		}
+		TRY(pre_expr(r, n->a));
+		if (!dtype_is_int(k->node[n->a].dtype))
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: node %d: index is not an integer",
+			                 k->name, e);
+		return BURN_OK;
+	}
+	case KE_CAST:
+		if (n->ival || (n->op != KC_RAW && !fdt(n->dtype) && n->dtype != DT_BOOL &&
+		    dtype_is_float(k->node[n->a].dtype)))
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: node %d: %s cast not legalised",
+			                 k->name, e, n->ival ? dtype_name((int)n->ival)
+			                                     : "float->int");
+		return pre_expr(r, n->a);
+	case KE_UN:
+	case KE_BIN: {
+		int adt;
+		if (n->op <= KO_NONE || n->op >= KO_COUNT_ ||
+		    kop_info[n->op].arity != (n->kind == KE_UN ? 1 : 2))
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: node %d: bad op", k->name, e);
+		TRY(pre_expr(r, n->a));
+		if (n->kind == KE_BIN) {
+			TRY(pre_expr(r, n->b));
+			if (k->node[n->b].dtype != k->node[n->a].dtype)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_llvm %s: node %d: operand types differ",
+				                 k->name, e);
+		}
+		adt = k->node[n->a].dtype;
+		if (kop_needs_legal(n->op, adt, NULL))
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: node %d: %s not legalised",
+			                 k->name, e, kop_name(n->op));
+		if (kop_result(n->op, adt) != n->dtype)
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: node %d: %s of %s is not %s",
+			                 k->name, e, kop_name(n->op), dtype_name(adt),
+			                 dtype_name(n->dtype));
+		return BURN_OK;
+	}
+	case KE_SELECT:
+		TRY(pre_expr(r, n->a));
+		TRY(pre_expr(r, n->b));
+		TRY(pre_expr(r, n->c));
+		if (k->node[n->a].dtype != DT_BOOL || k->node[n->b].dtype != n->dtype ||
+		    k->node[n->c].dtype != n->dtype)
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: node %d: bad select", k->name, e);
+		return BURN_OK;
+	case KE_SPECIAL:
+		return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
+		                 "render_llvm %s: hardware indices", k->name);
+	}
+	return burn_fail(r->c, BURN_ERR_INTERNAL,
+	                 "render_llvm %s: node %d is not an expression", k->name, e);
+}
+
+static int
+pre_block(LR *r, KRef s, int depth)
+{
+	const KKernel *k = r->k;
+
+	for (; s; s = k->node[s].next) {
+		const KNode *n;
+		if (s < 0 || s >= k->nnode || depth > 200)
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: bad statement %d", k->name, s);
+		n = &k->node[s];
+		switch (n->kind) {
+		case KS_FOR:
+			if (n->flags & ~KF_PARALLEL)
+				return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
+				                 "render_llvm %s: thread-mapped loop", k->name);
+			if (n->var < 0 || n->var >= k->nvar || n->var < k->ndim ||
+			    k->var[n->var].dtype != DT_I64)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_llvm %s: bad loop var", k->name);
+			TRY(pre_expr(r, n->a));
+			TRY(pre_expr(r, n->b));
+			if (k->node[n->a].dtype != DT_I64 || k->node[n->b].dtype != DT_I64)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_llvm %s: loop bounds are not i64", k->name);
+			TRY(pre_block(r, n->body, depth + 1));
+			break;
+		case KS_IF:
+			TRY(pre_expr(r, n->a));
+			if (k->node[n->a].dtype != DT_BOOL)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_llvm %s: condition is not bool", k->name);
+			TRY(pre_block(r, n->body, depth + 1));
+			TRY(pre_block(r, n->orelse, depth + 1));
+			break;
+		case KS_STORE: {
+			int bd;
+			if (n->buf < 0 || n->buf >= k->nbuf)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_llvm %s: bad buf", k->name);
+			TRY(pre_expr(r, n->a));
+			TRY(pre_expr(r, n->b));
+			bd = k->buf[n->buf].dtype;
+			if (!dtype_is_int(k->node[n->a].dtype) ||
+			    (dtype_is_storage(bd) ? k->node[n->b].dtype != kir_bits_dtype(bd)
+			                          : k->node[n->b].dtype != bd))
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_llvm %s: store %d: bad types (not "
+				                 "legalised?)", k->name, s);
+			break;
+		}
+		case KS_SET:
+			if (n->var < 0 || n->var >= k->nvar)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_llvm %s: bad var", k->name);
+			TRY(pre_expr(r, n->a));
+			if (k->node[n->a].dtype != k->var[n->var].dtype)
+				return burn_fail(r->c, BURN_ERR_INTERNAL,
+				                 "render_llvm %s: set %d: bad type", k->name, s);
+			break;
+		case KS_BARRIER:
+			break;
+		default:
+			if (kgpu_name(n->kind))
+				return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
+				                 "render_llvm %s: the GPU statement %s (the cpu "
+				                 "target schedules none)", k->name,
+				                 kgpu_name(n->kind));
+			return burn_fail(r->c, BURN_ERR_INTERNAL,
+			                 "render_llvm %s: node %d is not a statement",
+			                 k->name, s);
+		}
+	}
+	return BURN_OK;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static LLVMValueRef
+ci(LR *r, LLVMTypeRef t, int64_t v)
+{
+	unsigned w = LLVMGetIntTypeWidth(t);
+	uint64_t u = (uint64_t)v;
+
+	if (w < 64)
+		u &= ((uint64_t)1 << w) - 1;
+	return LLVMConstInt(t, u, 0);
+}
+
+/* Call intrinsic `name` overloaded on type t. */
+static LLVMValueRef
+intrinsic(LR *r, const char *name, LLVMTypeRef t, LLVMValueRef *args, unsigned n)
+{
+	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+	LLVMValueRef f = LLVMGetIntrinsicDeclaration(r->m, id, &t, 1);
+	LLVMTypeRef ft = LLVMIntrinsicGetType(r->cx, id, &t, 1);
+
+	return LLVMBuildCall2(r->b, ft, f, args, n, "");
+}
+
+/* Call libm's `name` (float or double, one or two arguments). */
+static LLVMValueRef
+libm(LR *r, const char *name, LLVMTypeRef t, LLVMValueRef *args, unsigned n)
+{
+	LLVMValueRef f = LLVMGetNamedFunction(r->m, name);
+	LLVMTypeRef ps[2] = { t, t }, ft = LLVMFunctionType(t, ps, n, 0);
+
+	if (!f) {
+		f = LLVMAddFunction(r->m, name, ft);
+		LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+			LLVMCreateEnumAttribute(r->cx,
+				LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
+	}
+	return LLVMBuildCall2(r->b, ft, f, args, n, "");
+}
+
+static const char *
+libm_name(int op, int dt)
+{
+	static const struct { int op; const char *f32, *f64; } t[] = {
+		{KO_EXP, "expf", "exp"}, {KO_LOG, "logf", "log"},
+		{KO_SIN, "sinf", "sin"}, {KO_COS, "cosf", "cos"},
+		{KO_TAN, "tanf", "tan"}, {KO_ASIN, "asinf", "asin"},
+		{KO_ACOS, "acosf", "acos"}, {KO_ATAN, "atanf", "atan"},
+		{KO_SINH, "sinhf", "sinh"}, {KO_COSH, "coshf", "cosh"},
+		{KO_TANH, "tanhf", "tanh"}, {KO_ASINH, "asinhf", "asinh"},
+		{KO_ACOSH, "acoshf", "acosh"}, {KO_ATANH, "atanhf", "atanh"},
+		{KO_ERF, "erff", "erf"}, {KO_POW, "powf", "pow"},
+	};
+
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (t[i].op == op)
+			return dt == DT_F64 ? t[i].f64 : t[i].f32;
+	return NULL;
+}
+
+static void
+memo(LR *r, KRef e, LLVMValueRef v)
+{
+	r->val[e] = v;
+	r->stamp[e] = r->gen;
+	r->log[r->nlog++] = e;
+}
+
+/* Forget the values memoised since log position mark (made on one side of
+ * a branch, they do not dominate what follows it). */
+static void
+forget(LR *r, int mark)
+{
+	while (r->nlog > mark)
+		r->stamp[r->log[--r->nlog]] = 0;
+}
+
+static LLVMValueRef ex(LR *r, KRef e);
+
+/* A statement's expressions start with nothing memoised. */
+static void
+new_stmt(LR *r)
+{
+	r->gen++;
+	r->nlog = 0;
+}
+
+/* An integer of dtype dt as an i64 index. */
+static LLVMValueRef
+as_i64(LR *r, LLVMValueRef v, int dt)
+{
+	LLVMTypeRef i64 = LLVMInt64TypeInContext(r->cx);
+
+	if (dt == DT_I64 || dt == DT_U64)
+		return v;
+	return is_signed(dt) ? LLVMBuildSExt(r->b, v, i64, "")
+	                     : LLVMBuildZExt(r->b, v, i64, "");
+}
+
+static LLVMValueRef
+addr(LR *r, int buf, KRef idx)
+{
+	LLVMValueRef i = as_i64(r, ex(r, idx), r->k->node[idx].dtype);
+
+	return LLVMBuildGEP2(r->b, mty(r, r->k->buf[buf].dtype), r->buf[buf], &i, 1, "");
+}
+
+static LLVMValueRef
+plain_load(LR *r, const KNode *n)
+{
+	LLVMValueRef p = addr(r, n->buf, n->a);
+	LLVMValueRef v = LLVMBuildLoad2(r->b, mty(r, r->k->buf[n->buf].dtype), p, "");
+
+	if (n->dtype == DT_BOOL)
+		v = LLVMBuildICmp(r->b, LLVMIntNE, v,
+		                  LLVMConstInt(LLVMInt8TypeInContext(r->cx), 0, 0), "");
+	return v;
+}
+
+static LLVMValueRef
+guarded_load(LR *r, const KNode *n)
+{
+	LLVMValueRef g = ex(r, n->b), v[2], phi;
+	LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(r->cx, r->fn, "g.load");
+	LLVMBasicBlockRef no = LLVMAppendBasicBlockInContext(r->cx, r->fn, "g.dflt");
+	LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(r->cx, r->fn, "g.join");
+	LLVMBasicBlockRef from[2];
+	int mark;
+
+	LLVMBuildCondBr(r->b, g, yes, no);
+	LLVMPositionBuilderAtEnd(r->b, yes);
+	mark = r->nlog;
+	v[0] = plain_load(r, n);
+	from[0] = LLVMGetInsertBlock(r->b);
+	LLVMBuildBr(r->b, join);
+	forget(r, mark);
+	LLVMPositionBuilderAtEnd(r->b, no);
+	v[1] = ex(r, n->c);
+	from[1] = LLVMGetInsertBlock(r->b);
+	LLVMBuildBr(r->b, join);
+	forget(r, mark);
+	LLVMPositionBuilderAtEnd(r->b, join);
+	phi = LLVMBuildPhi(r->b, ty(r, n->dtype), "");
+	LLVMAddIncoming(phi, v, from, 2);
+	return phi;
+}
+
+static LLVMValueRef
+konst(LR *r, const KNode *n)
+{
+	LLVMTypeRef t = ty(r, n->dtype);
+
+	if (fdt(n->dtype))
+		return n->dtype == DT_F32 ? LLVMConstReal(t, (double)(float)n->fval)
+		                          : LLVMConstReal(t, n->fval);
+	if (n->dtype == DT_BOOL)
+		return LLVMConstInt(t, n->ival != 0, 0);
+	return ci(r, t, n->ival);
+}
+
+static LLVMValueRef
+unop(LR *r, const KNode *n)
+{
+	int adt = r->k->node[n->a].dtype;
+	LLVMValueRef a = ex(r, n->a);
+	LLVMTypeRef t = ty(r, adt);
+	const char *f;
+
+	switch (n->op) {
+	case KO_NEG:
+		return fdt(adt) ? LLVMBuildFNeg(r->b, a, "") : LLVMBuildNeg(r->b, a, "");
+	case KO_NOT:
+	case KO_BITNOT:
+		return LLVMBuildNot(r->b, a, "");
+	case KO_BITS:
+		return LLVMBuildBitCast(r->b, a, ty(r, n->dtype), "");
+	case KO_FROMBITS:
+		return LLVMBuildBitCast(r->b, a, ty(r, n->dtype), "");
+	case KO_ABS:     /* integers are legalised */
+		return intrinsic(r, "llvm.fabs", t, &a, 1);
+	case KO_SQRT:
+		return intrinsic(r, "llvm.sqrt", t, &a, 1);
+	case KO_FLOOR: case KO_CEIL: case KO_ROUND:
+		if (!fdt(adt))
+			return a;      /* integers: identity */
+		return intrinsic(r, n->op == KO_FLOOR ? "llvm.floor" :
+		                    n->op == KO_CEIL ? "llvm.ceil" : "llvm.roundeven",
+		                 t, &a, 1);
+	}
+	if ((f = libm_name(n->op, adt)) != NULL)
+		return libm(r, f, t, &a, 1);
+	return NULL;
+}
+
+static LLVMValueRef
+cmp(LR *r, int op, int dt, LLVMValueRef a, LLVMValueRef b)
+{
+	if (fdt(dt)) {
+		static const LLVMRealPredicate p[] = { LLVMRealOLT, LLVMRealOLE,
+			LLVMRealOGT, LLVMRealOGE, LLVMRealOEQ, LLVMRealUNE };
+		return LLVMBuildFCmp(r->b, p[op - KO_LT], a, b, "");
+	}
+	if (is_signed(dt)) {
+		static const LLVMIntPredicate p[] = { LLVMIntSLT, LLVMIntSLE,
+			LLVMIntSGT, LLVMIntSGE, LLVMIntEQ, LLVMIntNE };
+		return LLVMBuildICmp(r->b, p[op - KO_LT], a, b, "");
+	} else {
+		static const LLVMIntPredicate p[] = { LLVMIntULT, LLVMIntULE,
+			LLVMIntUGT, LLVMIntUGE, LLVMIntEQ, LLVMIntNE };
+		return LLVMBuildICmp(r->b, p[op - KO_LT], a, b, "");
+	}
+}
+
+/* quot/rem: the divisor made safe for LLVM (see the top of the file). */
+static LLVMValueRef
+divide(LR *r, const KNode *n, int dt, LLVMValueRef a, LLVMValueRef b)
+{
+	LLVMTypeRef t = ty(r, dt);
+	int sgn = is_signed(dt), quot = n->op == KO_QUOT;
+	int64_t v;
+
+	if (!kb_is_const_i(r->k, n->b, &v) || v == 0 || (sgn && v == -1)) {
+		LLVMValueRef bad = LLVMBuildICmp(r->b, LLVMIntEQ, b, ci(r, t, 0), "");
+		if (sgn) {
+			unsigned w = LLVMGetIntTypeWidth(t);
+			LLVMValueRef min = ci(r, t, (int64_t)((uint64_t)1 << (w - 1)));
+			LLVMValueRef ovf = LLVMBuildAnd(r->b,
+				LLVMBuildICmp(r->b, LLVMIntEQ, a, min, ""),
+				LLVMBuildICmp(r->b, LLVMIntEQ, b, ci(r, t, -1), ""), "");
+			bad = LLVMBuildOr(r->b, bad, ovf, "");
+		}
+		b = LLVMBuildSelect(r->b, bad, ci(r, t, 1), b, "");
+	}
+	if (sgn)
+		return quot ? LLVMBuildSDiv(r->b, a, b, "") : LLVMBuildSRem(r->b, a, b, "");
+	return quot ? LLVMBuildUDiv(r->b, a, b, "") : LLVMBuildURem(r->b, a, b, "");
+}
+
+static LLVMValueRef
+binop(LR *r, const KNode *n)
+{
+	int dt = r->k->node[n->a].dtype;
+	LLVMValueRef a = ex(r, n->a), b = ex(r, n->b), ab[2];
+	LLVMTypeRef t = ty(r, dt);
+
+	if (n->op >= KO_LT && n->op <= KO_NE)
+		return cmp(r, n->op, dt, a, b);
+	if (fdt(dt)) {
+		switch (n->op) {
+		case KO_ADD: return LLVMBuildFAdd(r->b, a, b, "");
+		case KO_SUB: return LLVMBuildFSub(r->b, a, b, "");
+		case KO_MUL: return LLVMBuildFMul(r->b, a, b, "");
+		case KO_DIV: return LLVMBuildFDiv(r->b, a, b, "");
+		case KO_FMOD: return LLVMBuildFRem(r->b, a, b, "");
+		case KO_POW:
+			ab[0] = a;
+			ab[1] = b;
+			return libm(r, libm_name(KO_POW, dt), t, ab, 2);
+		}
+		return NULL;
+	}
+	switch (n->op) {
+	case KO_ADD: return LLVMBuildAdd(r->b, a, b, "");
+	case KO_SUB: return LLVMBuildSub(r->b, a, b, "");
+	case KO_MUL: return LLVMBuildMul(r->b, a, b, "");
+	case KO_QUOT: case KO_REM: return divide(r, n, dt, a, b);
+	case KO_BAND: case KO_AND: return LLVMBuildAnd(r->b, a, b, "");
+	case KO_BOR: case KO_OR: return LLVMBuildOr(r->b, a, b, "");
+	case KO_BXOR: case KO_XOR: return LLVMBuildXor(r->b, a, b, "");
+	case KO_SHLM: case KO_SHRM: {
+		LLVMValueRef cnt = LLVMBuildAnd(r->b, b,
+			ci(r, t, LLVMGetIntTypeWidth(t) - 1), "");
+		if (n->op == KO_SHLM)
+			return LLVMBuildShl(r->b, a, cnt, "");
+		return is_signed(dt) ? LLVMBuildAShr(r->b, a, cnt, "")
+		                     : LLVMBuildLShr(r->b, a, cnt, "");
+	}
+	}
+	return NULL;
+}
+
+static LLVMValueRef
+cast(LR *r, const KNode *n)
+{
+	int from = r->k->node[n->a].dtype, to = n->dtype;
+	LLVMValueRef a = ex(r, n->a);
+	LLVMTypeRef t = ty(r, to);
+
+	if (to == from)
+		return a;
+	if (to == DT_BOOL) {
+		if (fdt(from))
+			return LLVMBuildFCmp(r->b, LLVMRealUNE, a,
+			                     LLVMConstReal(ty(r, from), 0), "");
+		return LLVMBuildICmp(r->b, LLVMIntNE, a, ci(r, ty(r, from), 0), "");
+	}
+	if (fdt(to)) {
+		if (fdt(from))
+			return to == DT_F64 ? LLVMBuildFPExt(r->b, a, t, "")
+			                    : LLVMBuildFPTrunc(r->b, a, t, "");
+		return is_signed(from) ? LLVMBuildSIToFP(r->b, a, t, "")
+		                       : LLVMBuildUIToFP(r->b, a, t, "");
+	}
+	if (fdt(from))   /* raw (KC_RAW, the pre-pass checked) */
+		return LLVMBuildFreeze(r->b,
+			is_signed(to) ? LLVMBuildFPToSI(r->b, a, t, "")
+			              : LLVMBuildFPToUI(r->b, a, t, ""), "");
+	{
+		unsigned wf = LLVMGetIntTypeWidth(ty(r, from));
+		unsigned wt = LLVMGetIntTypeWidth(t);
+		if (wf == wt)
+			return a;
+		if (wf > wt)
+			return LLVMBuildTrunc(r->b, a, t, "");
+		return is_signed(from) ? LLVMBuildSExt(r->b, a, t, "")
+		                       : LLVMBuildZExt(r->b, a, t, "");
+	}
+}
+
+static LLVMValueRef
+ex(LR *r, KRef e)
+{
+	const KNode *n = &r->k->node[e];
+	LLVMValueRef v = NULL;
+
+	if (r->stamp[e] == r->gen)
+		return r->val[e];
+	switch (n->kind) {
+	case KE_CONST:
+		v = konst(r, n);
+		break;
+	case KE_VAR:
+		v = LLVMBuildLoad2(r->b, ty(r, n->dtype), r->var[n->var], "");
+		break;
+	case KE_LOAD:
+		v = n->b ? guarded_load(r, n) : plain_load(r, n);
+		break;
+	case KE_UN:
+		v = unop(r, n);
+		break;
+	case KE_BIN:
+		v = binop(r, n);
+		break;
+	case KE_SELECT: {
+		LLVMValueRef c = ex(r, n->a), x = ex(r, n->b), y = ex(r, n->c);
+		v = LLVMBuildSelect(r->b, c, x, y, "");
+		break;
+	}
+	case KE_CAST:
+		v = cast(r, n);
+		break;
+	}
+	if (!v) {   /* the pre-pass let through an op without a form here */
+		r->err = burn_fail(r->c, BURN_ERR_INTERNAL, "render_llvm %s: node %d: no "
+		          "rendering for %s", r->k->name, e,
+		          n->kind == KE_UN || n->kind == KE_BIN ? kop_name(n->op) : "it");
+		v = LLVMGetUndef(ty(r, n->dtype));
+	}
+	if (n->dtype == DT_I64 && r->idx32 && n->kind != KE_CONST) {
+		LLVMTypeRef i32 = LLVMInt32TypeInContext(r->cx);
+		v = LLVMBuildSExt(r->b, LLVMBuildTrunc(r->b, v, i32, ""),
+		                  LLVMInt64TypeInContext(r->cx), "");
+	}
+	memo(r, e, v);
+	return v;
+}
+
+/* ---- statements ----------------------------------------------------------- */
+
+/* Store b[i] = x*y + z as one llvm.fmuladd where the schedule says so. */
+static LLVMValueRef
+store_value(LR *r, KRef s)
+{
+	const KKernel *k = r->k;
+	const KNode *n = &k->node[s];
+	int which = k->sched && k->sched->fma ? k->sched->fma[s] : 0;
+	const KNode *sum = &k->node[n->b];
+	KRef prod, other;
+
+	if (which != 1 && which != 2)
+		return ex(r, n->b);
+	prod = which == 1 ? sum->a : sum->b;
+	other = which == 1 ? sum->b : sum->a;
+	if (sum->kind != KE_BIN || sum->op != KO_ADD || !fdt(sum->dtype) ||
+	    k->node[prod].kind != KE_BIN || k->node[prod].op != KO_MUL)
+		return ex(r, n->b);   /* not an accumulation: as written */
+	{
+		LLVMValueRef args[3] = { ex(r, k->node[prod].a), ex(r, k->node[prod].b),
+		                         ex(r, other) };
+		return intrinsic(r, "llvm.fmuladd", ty(r, sum->dtype), args, 3);
+	}
+}
+
+static void
+block(LR *r, KRef s)
+{
+	const KKernel *k = r->k;
+
+	for (; s; s = k->node[s].next) {
+		const KNode *n = &k->node[s];
+		switch (n->kind) {
+		case KS_FOR: {
+			LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(r->cx, r->fn, "for");
+			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(r->cx, r->fn, "body");
+			LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(r->cx, r->fn, "end");
+			LLVMTypeRef i64 = LLVMInt64TypeInContext(r->cx);
+			LLVMValueRef i;
+			new_stmt(r);
+			LLVMBuildStore(r->b, ex(r, n->a), r->var[n->var]);
+			LLVMBuildBr(r->b, head);
+			LLVMPositionBuilderAtEnd(r->b, head);
+			new_stmt(r);
+			i = LLVMBuildLoad2(r->b, i64, r->var[n->var], "");
+			LLVMBuildCondBr(r->b, LLVMBuildICmp(r->b, LLVMIntSLT, i, ex(r, n->b), ""),
+			                body, done);
+			LLVMPositionBuilderAtEnd(r->b, body);
+			block(r, n->body);
+			/* var < hi <= INT64_MAX before the step: no overflow */
+			i = LLVMBuildLoad2(r->b, i64, r->var[n->var], "");
+			LLVMBuildStore(r->b, LLVMBuildNSWAdd(r->b, i, LLVMConstInt(i64, 1, 0), ""),
+			               r->var[n->var]);
+			LLVMBuildBr(r->b, head);
+			LLVMPositionBuilderAtEnd(r->b, done);
+			break;
+		}
+		case KS_IF: {
+			LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(r->cx, r->fn, "then");
+			LLVMBasicBlockRef no = LLVMAppendBasicBlockInContext(r->cx, r->fn, "else");
+			LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(r->cx, r->fn, "fi");
+			new_stmt(r);
+			LLVMBuildCondBr(r->b, ex(r, n->a), yes, no);
+			LLVMPositionBuilderAtEnd(r->b, yes);
+			block(r, n->body);
+			LLVMBuildBr(r->b, join);
+			LLVMPositionBuilderAtEnd(r->b, no);
+			block(r, n->orelse);
+			LLVMBuildBr(r->b, join);
+			LLVMPositionBuilderAtEnd(r->b, join);
+			break;
+		}
+		case KS_STORE: {
+			LLVMValueRef p, v;
+			new_stmt(r);
+			p = addr(r, n->buf, n->a);
+			v = store_value(r, s);
+			if (k->buf[n->buf].dtype == DT_BOOL)
+				v = LLVMBuildZExt(r->b, v, LLVMInt8TypeInContext(r->cx), "");
+			LLVMBuildStore(r->b, v, p);
+			break;
+		}
+		case KS_SET:
+			new_stmt(r);
+			LLVMBuildStore(r->b, ex(r, n->a), r->var[n->var]);
+			break;
+		case KS_BARRIER:   /* one thread: nothing to wait for */
+			break;
+		}
+	}
+}
+
+/* ---- functions -------------------------------------------------------------- */
+
+static void
+attr(LR *r, LLVMValueRef f, unsigned idx, const char *name)
+{
+	unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+
+	LLVMAddAttributeAtIndex(f, idx, LLVMCreateEnumAttribute(r->cx, kind, 0));
+}
+
+static void
+build(LR *r, const char *sym)
+{
+	const KKernel *k = r->k;
+	LLVMTypeRef ptr = LLVMPointerTypeInContext(r->cx, 0);
+	LLVMTypeRef i64 = LLVMInt64TypeInContext(r->cx);
+	LLVMTypeRef vt = LLVMVoidTypeInContext(r->cx);
+	LLVMTypeRef *ps, ft, wt, wps[2] = { ptr, ptr };
+	LLVMValueRef wrap, *args;
+	LLVMBasicBlockRef entry;
+	char *inner;
+	size_t ln = strlen(sym) + 3;
+	int np = 0, gi = 0;
+
+	for (int i = 0; i < k->nbuf; i++)
+		np += k->buf[i].space == KS_GLOBAL;
+	np += k->ndim;
+	ps = calloc((size_t)np + 1, sizeof *ps);
+	args = calloc((size_t)np + 1, sizeof *args);
+	inner = malloc(ln);
+	if (!ps || !args || !inner) {
+		r->err = burn_fail(r->c, BURN_ERR_NOMEM, "render_llvm: out of memory");
+		goto out;
+	}
+	snprintf(inner, ln, "%s.k", sym);
+	for (int i = 0; i < np; i++)
+		ps[i] = i < np - k->ndim ? ptr : i64;
+	ft = LLVMFunctionType(vt, ps, (unsigned)np, 0);
+	r->fn = LLVMAddFunction(r->m, inner, ft);
+	LLVMSetLinkage(r->fn, LLVMInternalLinkage);
+	attr(r, r->fn, LLVMAttributeFunctionIndex, "nounwind");
+	attr(r, r->fn, LLVMAttributeFunctionIndex, "alwaysinline");
+	for (int i = 0; i < np - k->ndim; i++) {
+		attr(r, r->fn, (unsigned)i + 1, "noalias");
+		attr(r, r->fn, (unsigned)i + 1, "nocapture");
+	}
+
+	entry = LLVMAppendBasicBlockInContext(r->cx, r->fn, "entry");
+	LLVMPositionBuilderAtEnd(r->b, entry);
+	for (int i = 0; i < k->nbuf; i++) {
+		const KBuf *b = &k->buf[i];
+		if (b->space == KS_GLOBAL) {
+			r->buf[i] = LLVMGetParam(r->fn, (unsigned)gi++);
+		} else {
+			LLVMTypeRef at = LLVMArrayType2(mty(r, b->dtype),
+			                                (uint64_t)(b->count > 0 ? b->count : 1));
+			r->buf[i] = LLVMBuildAlloca(r->b, at, "");
+		}
+	}
+	for (int i = 0; i < k->nvar; i++) {
+		LLVMTypeRef t = ty(r, k->var[i].dtype);
+		r->var[i] = LLVMBuildAlloca(r->b, t, k->var[i].name ? k->var[i].name : "");
+	}
+	for (int i = 0; i < k->nvar; i++) {
+		LLVMTypeRef t = ty(r, k->var[i].dtype);
+		LLVMValueRef z = i < k->ndim ? LLVMGetParam(r->fn, (unsigned)(gi + i))
+		               : fdt(k->var[i].dtype) ? LLVMConstReal(t, 0)
+		               : LLVMConstInt(t, 0, 0);
+		LLVMBuildStore(r->b, z, r->var[i]);
+	}
+	block(r, k->body);
+	LLVMBuildRetVoid(r->b);
+
+	/* the wrapper: void SYM(ptr bufs, ptr dims) */
+	wt = LLVMFunctionType(vt, wps, 2, 0);
+	wrap = LLVMAddFunction(r->m, sym, wt);
+	attr(r, wrap, LLVMAttributeFunctionIndex, "nounwind");
+	LLVMPositionBuilderAtEnd(r->b, LLVMAppendBasicBlockInContext(r->cx, wrap, "entry"));
+	gi = 0;
+	for (int i = 0; i < k->nbuf; i++) {
+		LLVMValueRef ix = LLVMConstInt(i64, (unsigned long long)i, 0);
+		if (k->buf[i].space != KS_GLOBAL)
+			continue;
+		args[gi++] = LLVMBuildLoad2(r->b, ptr,
+			LLVMBuildGEP2(r->b, ptr, LLVMGetParam(wrap, 0), &ix, 1, ""), "");
+	}
+	for (int i = 0; i < k->ndim; i++) {
+		LLVMValueRef ix = LLVMConstInt(i64, (unsigned long long)i, 0);
+		args[gi++] = LLVMBuildLoad2(r->b, i64,
+			LLVMBuildGEP2(r->b, i64, LLVMGetParam(wrap, 1), &ix, 1, ""), "");
+	}
+	LLVMBuildCall2(r->b, ft, r->fn, args, (unsigned)np, "");
+	LLVMBuildRetVoid(r->b);
+out:
+	free(ps);
+	free(args);
+	free(inner);
+}
+
+int
+llvm_add_kernel(Ctx *c, const KKernel *k, LLVMModuleRef m, const char *sym)
+{
+	LR r;
+	size_t nn = (size_t)k->nnode + 1;
+	int rc;
+
+	TRY(kir_verify(c, k));
+	memset(&r, 0, sizeof r);
+	r.c = c;
+	r.k = k;
+	r.m = m;
+	r.cx = LLVMGetModuleContext(m);
+	r.idx32 = k->sched && k->sched->index_bits == 32;
+	r.buf = calloc((size_t)k->nbuf + 1, sizeof *r.buf);
+	r.var = calloc((size_t)k->nvar + 1, sizeof *r.var);
+	r.val = calloc(nn, sizeof *r.val);
+	r.stamp = calloc(nn, sizeof *r.stamp);
+	r.log = calloc(nn, sizeof *r.log);
+	r.seen = calloc(nn, 1);
+	if (!r.buf || !r.var || !r.val || !r.stamp || !r.log || !r.seen) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "render_llvm: out of memory");
+		goto done;
+	}
+	for (int i = 0; i < k->nbuf; i++) {
+		if (k->buf[i].space == KS_SHARED || k->buf[i].space == KS_FRAG) {
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_llvm %s: %s buffers",
+			               k->name, k->buf[i].space == KS_SHARED ? "shared"
+			                                                    : "fragment");
+			goto done;
+		}
+		if (!mty(&r, k->buf[i].dtype)) {
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_llvm %s: dtype %s",
+			               k->name, dtype_name(k->buf[i].dtype));
+			goto done;
+		}
+	}
+	for (int i = 0; i < k->nvar; i++)
+		if (!ty(&r, k->var[i].dtype) || (i < k->ndim && k->var[i].dtype != DT_I64)) {
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_llvm %s: variable "
+			               "of dtype %s", k->name, dtype_name(k->var[i].dtype));
+			goto done;
+		}
+	if ((rc = pre_block(&r, k->body, 0)) != 0)
+		goto done;
+	r.b = LLVMCreateBuilderInContext(r.cx);
+	r.gen = 1;
+	build(&r, sym);
+	LLVMDisposeBuilder(r.b);
+	rc = r.err;
+done:
+	free(r.buf);
+	free(r.var);
+	free(r.val);
+	free(r.stamp);
+	free(r.log);
+	free(r.seen);
+	return rc;
+}
+
+int
+llvm_verify(Ctx *c, LLVMModuleRef m)
+{
+	char *msg = NULL;
+	int rc = BURN_OK;
+
+	if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg))
+		rc = burn_fail(c, BURN_ERR_INTERNAL, "llvm: the module does not "
+		               "verify: %s", msg ? msg : "?");
+	LLVMDisposeMessage(msg);
+	return rc;
+}
+
+int
+render_llvm_kernel(Ctx *c, const KKernel *k, FILE *f)
+{
+	LLVMContextRef cx = LLVMContextCreate();
+	LLVMModuleRef m = LLVMModuleCreateWithNameInContext(k->name, cx);
+	int rc = llvm_add_kernel(c, k, m, k->name);
+
+	if (!rc)
+		rc = llvm_verify(c, m);
+	if (!rc) {
+		char *s = LLVMPrintModuleToString(m);
+		fputs(s, f);
+		LLVMDisposeMessage(s);
+	}
+	LLVMDisposeModule(m);
+	LLVMContextDispose(cx);
+	return rc;
+}
