@@ -2,7 +2,7 @@
  * diff_interp.c - run a whole compiled model through the kernel-IR
  * interpreter, for the differential tests (tests/diff, docs/NUMERICS.md).
  *
- *	diff_interp [--no-fuse] [--target NAME] MODEL.onnx INDIR OUTDIR
+ *	diff_interp [--no-fuse] [--target NAME | --backend NAME] MODEL.onnx INDIR OUTDIR
  *
  * reads INDIR/in0.bin, INDIR/in1.bin, ... (raw little-endian elements of each
  * graph input, in ONNX order), compiles the model exactly as `burncc` does
@@ -14,12 +14,70 @@
  * planner's arena: what this checks is the kernels' semantics, while the
  * generated C, run from the same kernels, checks the arena plan.  Prints a
  * one-line message and exits 1 on any failure.
+ *
+ * --backend NAME runs the model through that backend's in-process run
+ * (codegen/target_iface.h: the llvm target's JIT) instead, compiled for
+ * its description; a backend that is not built in (or cannot run in
+ * process) exits 77.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tools/compile.h"
 #include "targets/target.h"
+#include "codegen/target_iface.h"
+
+static void *slurp(const char *path, int64_t want);
+
+/* The whole model through be->run, inputs from dir, outputs to odir. */
+static int
+run_backend(Ctx *c, const Backend *be, const Compiled *m, const char *dir,
+            const char *odir)
+{
+	const Graph *g = m->g;
+	void **in = calloc(g->nin + 1, sizeof *in), **out = calloc(g->nout + 1, sizeof *out);
+	char p[1200];
+	int rc = 1;
+
+	if (!in || !out)
+		goto out;
+	for (int i = 0; i < g->nin; i++) {
+		snprintf(p, sizeof p, "%s/in%d.bin", dir, i);
+		if (!(in[i] = slurp(p, value_nbytes(GV(g, g->in[i]))))) {
+			fprintf(stderr, "diff_interp: cannot read %s\n", p);
+			goto out;
+		}
+	}
+	for (int i = 0; i < g->nout; i++)
+		if (!(out[i] = calloc(1, value_nbytes(GV(g, g->out[i])) + 16)))
+			goto out;
+	if (be->run(c, m, (const void *const *)in, out, NULL)) {
+		fprintf(stderr, "diff_interp: %s: %s\n", be->name, c->msg);
+		goto out;
+	}
+	for (int i = 0; i < g->nout; i++) {
+		int64_t nb = value_nbytes(GV(g, g->out[i]));
+		FILE *f;
+		snprintf(p, sizeof p, "%s/out%d.bin", odir, i);
+		f = fopen(p, "wb");
+		if (!f || (nb && fwrite(out[i], 1, nb, f) != (size_t)nb)) {
+			fprintf(stderr, "diff_interp: cannot write %s\n", p);
+			if (f)
+				fclose(f);
+			goto out;
+		}
+		fclose(f);
+	}
+	rc = 0;
+out:
+	for (int i = 0; in && i < g->nin; i++)
+		free(in[i]);
+	for (int i = 0; out && i < g->nout; i++)
+		free(out[i]);
+	free(in);
+	free(out);
+	return rc;
+}
 
 static void *
 slurp(const char *path, int64_t want)
@@ -56,6 +114,7 @@ main(int argc, char **argv)
 	KProgram *pr;
 	void **mem;
 	int64_t *need;
+	const Backend *be = NULL;
 	int a = 1, rc = 1;
 
 	for (;;) {
@@ -68,12 +127,20 @@ main(int argc, char **argv)
 				return 2;
 			}
 			a += 2;
+		} else if (argc > a + 1 && !strcmp(argv[a], "--backend")) {
+			if (!(be = backend_find(argv[a + 1])) || !be->run) {
+				fprintf(stderr, "diff_interp: no in-process backend '%s'\n",
+				        argv[a + 1]);
+				return 77;
+			}
+			o.target = be->target;
+			a += 2;
 		} else {
 			break;
 		}
 	}
 	if (argc != a + 3) {
-		fprintf(stderr, "usage: diff_interp [--no-fuse] [--target NAME] MODEL.onnx INDIR OUTDIR\n");
+		fprintf(stderr, "usage: diff_interp [--no-fuse] [--target NAME | --backend NAME] MODEL.onnx INDIR OUTDIR\n");
 		return 2;
 	}
 	model = argv[a];
@@ -83,6 +150,11 @@ main(int argc, char **argv)
 	if (burn_compile_file(&c, model, &o, &m)) {
 		fprintf(stderr, "diff_interp: %s\n", c.msg);
 		return 1;
+	}
+	if (be) {
+		rc = run_backend(&c, be, m, dir, odir);
+		burn_compiled_destroy(m);
+		return rc;
 	}
 	g = m->g;
 	pr = &m->prog;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Differential tests: every graph compiled five ways, each result compared
+"""Differential tests: every graph compiled seven ways, each result compared
 with a float64 reference (docs/NUMERICS.md).
 
   run.py BUILD random [--graphs N] [--per-model K] [--seed S] [--jobs J]
@@ -7,11 +7,12 @@ with a float64 reference (docs/NUMERICS.md).
   run.py BUILD sweep  [--jobs J]
   run.py BUILD cases  DIR [--xfail FILE]
 
-The five ways ("variants"): generated C, fused (`burncc model.onnx`) and
+The seven ways ("variants"): generated C, fused (`burncc model.onnx`) and
 one kernel per node (`--no-fuse`), built with $CC and $BURNCC_CFLAGS
 (default -O1, as burncc check); the same two kernel programs run by the
 kernel-IR interpreter (BUILD/tests/diff_interp); and the fused program
-lowered for the gpu target (no renderer yet) run by the interpreter.  The reference is ref.py, the
+lowered for the gpu target (no renderer yet) run by the interpreter; the
+fused and unfused programs through the llvm target's JIT.  The reference is ref.py, the
 tolerances numerics.py: one model, no per-case knobs.
 
 random: N graphs from seeds S, S+1, ... packed K to a model (gen.py), so
@@ -54,7 +55,10 @@ warnings.filterwarnings('ignore', category=RuntimeWarning)
 
 # interp-gpu: the kernels as lowered and scheduled for the gpu target
 # (its tiles and limits), which has no renderer yet, run by the interpreter
-VARIANTS = ['c-fused', 'c-nofuse', 'interp-fused', 'interp-nofuse', 'interp-gpu']
+# llvm-*: the llvm target's JIT in process (diff_interp --backend llvm);
+# skipped where burncc is built without it (diff_interp exits 77)
+VARIANTS = ['c-fused', 'c-nofuse', 'interp-fused', 'interp-nofuse', 'interp-gpu',
+            'llvm-fused', 'llvm-nofuse']
 
 HARNESS = r'''
 #include <stdio.h>
@@ -143,7 +147,11 @@ def run_variants(env, wd, model, feeds, variants=VARIANTS):
                     log = 'run: exit %d %s' % (rc, log)
         else:
             tg = ['--target', 'gpu'] if var.endswith('gpu') else []
+            if var.startswith('llvm-'):
+                tg = ['--backend', 'llvm']
             rc, log = sh([env.interp] + nf + tg + [mpath, wd, od])
+            if rc == 77:
+                continue
         if rc:
             res[var] = 'error: ' + log.strip().split('\n')[0][:300]
             continue
