@@ -26,6 +26,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include "../target_iface.h"
+#include "jit.h"
 #include "render_llvm.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -126,10 +127,12 @@ fail:
 typedef void (*KernelFn)(void *const *bufs, const int64_t *dims);
 
 /* A JIT holding the program's machine code, and the kernels' entries. */
-typedef struct Jit {
+struct LlvmJit {
 	LLVMOrcLLJITRef jit;
+	int nkernel;
 	KernelFn *fn;
-} Jit;
+};
+typedef struct LlvmJit Jit;
 
 static void
 jit_free(Jit *j)
@@ -209,7 +212,44 @@ jit_program(Ctx *c, const KProgram *p, Jit *j)
 		}
 		j->fn[i] = (KernelFn)(uintptr_t)a;
 	}
+	j->nkernel = p->nkernel;
 	return BURN_OK;
+}
+
+int
+llvm_jit_compile(Ctx *c, const KProgram *p, LlvmJit **out)
+{
+	Jit *j = calloc(1, sizeof *j);
+	int rc;
+
+	*out = NULL;
+	if (!j)
+		return burn_fail(c, BURN_ERR_NOMEM, "llvm: out of memory");
+	if ((rc = jit_program(c, p, j)) != 0) {
+		free(j);
+		return rc;
+	}
+	*out = j;
+	return BURN_OK;
+}
+
+int
+llvm_jit_call(Ctx *c, const LlvmJit *j, int k, void *const *bufs,
+              const int64_t *dims)
+{
+	if (!j || k < 0 || k >= j->nkernel)
+		return burn_fail(c, BURN_ERR_INVALID, "llvm: no kernel %d", k);
+	j->fn[k](bufs, dims);
+	return BURN_OK;
+}
+
+void
+llvm_jit_free(LlvmJit *j)
+{
+	if (j) {
+		jit_free(j);
+		free(j);
+	}
 }
 
 /* Bind kernel k's buffers as launch l says and run it. */
