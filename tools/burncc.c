@@ -49,6 +49,8 @@ static const char usage[] =
 "  --emit=kernels   the kernels as kernel-IR text (burncc kir reads it):\n"
 "                   storage aliases, then each kernel with the graph ops\n"
 "                   it implements on its first line\n"
+"  --emit=render    each kernel as the target renders it (c: a C\n"
+"                   function; llvm: an LLVM IR module)\n"
 "  --emit=c         the generated C source (header first)\n"
 "  --emit=schedule  each kernel's schedule, one 'KERNEL: steps' line each\n"
 "                   (what --schedule FILE reads; README: Schedules)\n"
@@ -524,8 +526,8 @@ int main(int argc, char **argv)
 		} else if (!strncmp(a, "--emit=", 7)) {
 			emit = a + 7;
 			if (strcmp(emit, "ir") && strcmp(emit, "kernels") && strcmp(emit, "c") &&
-			    strcmp(emit, "schedule") && strcmp(emit, "ptx"))
-				die_usage("--emit takes ir, kernels, schedule, c or ptx", emit);
+			    strcmp(emit, "schedule") && strcmp(emit, "ptx") && strcmp(emit, "render"))
+				die_usage("--emit takes ir, kernels, schedule, render, c or ptx", emit);
 		} else if (!strcmp(a, "--schedule")) {
 			Ctx sc;
 			if (++i >= argc || !*argv[i]) die_usage("--schedule needs KERNEL=STEPS or a FILE", NULL);
@@ -613,6 +615,12 @@ int main(int argc, char **argv)
 		kprog_print(stdout, &m->prog);
 	else if (!rc && emit && !strcmp(emit, "schedule"))
 		kprog_print_schedule(stdout, &m->prog);
+	else if (!rc && emit && !strcmp(emit, "render")) {
+		for (int k = 0; k < m->prog.nkernel && !rc; k++)
+			rc = be->render_kernel ? be->render_kernel(&c, m->prog.kernel[k], stdout)
+			     : burn_fail(&c, BURN_ERR_UNSUPPORTED, "target %s has no "
+			                 "renderer", be->name);
+	}
 	else if (!rc && emit)
 		rc = emit_c_stdout(&c, m, be, prefix, model);
 	if (!rc && stats)

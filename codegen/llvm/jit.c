@@ -375,7 +375,7 @@ done:
 const Backend backend_llvm = {
 	.name = "llvm",
 	.about = "the host CPU through LLVM 19, compiled and run in process by\n"
-	         "ORC LLJIT (check, --emit=ir|kernels|llvm, --stats; no -o)",
+	         "ORC LLJIT (check, --emit=ir|kernels|render, --stats; no -o)",
 	.target = &target_cpu,
 	.ext = "ll",
 	.render_kernel = render_llvm_kernel,
