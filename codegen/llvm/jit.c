@@ -25,6 +25,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include "../../runtime/parallel.h"
 #include "../target_iface.h"
 #include "jit.h"
 #include "render_llvm.h"
@@ -192,6 +193,22 @@ jit_program(Ctx *c, const KProgram *p, Jit *j)
 		return llvm_err(c, e, "resolving the process's symbols");
 	}
 	LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(j->jit), gen);
+	/* the runtime's burn_parallel_for, by address (burncc's own symbols
+	 * are not exported to dlsym) */
+	{
+		LLVMOrcCSymbolMapPair sym = {
+			LLVMOrcLLJITMangleAndIntern(j->jit, "burn_parallel_for"),
+			{ (LLVMOrcExecutorAddress)(uintptr_t)burn_parallel_for,
+			  { LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0 } },
+		};
+		LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(&sym, 1);
+		if ((e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(j->jit), mu)) != NULL) {
+			LLVMOrcDisposeMaterializationUnit(mu);
+			LLVMOrcDisposeThreadSafeModule(tsm);
+			jit_free(j);
+			return llvm_err(c, e, "defining the runtime's symbols");
+		}
+	}
 	if ((e = LLVMOrcLLJITAddLLVMIRModule(j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit),
 	                                     tsm)) != NULL) {
 		jit_free(j);

@@ -68,6 +68,9 @@ typedef struct LR {
 	unsigned char *seen;  /* pre-pass */
 	int idx32;            /* the schedule computes indices in 32 bits */
 	int err;              /* status of the build */
+	const char *sym;      /* the kernel's symbol */
+	LLVMBasicBlockRef entry; /* the current function's alloca block */
+	int npar;             /* threaded loops outlined so far */
 } LR;
 
 /* ---- types ------------------------------------------------------------ */
@@ -686,6 +689,148 @@ store_value(LR *r, KRef s)
 	}
 }
 
+/* The schedule's thread entry for loop statement s, or NULL. */
+static const KThreads *
+threaded(const KKernel *k, KRef s)
+{
+	for (int i = 0; k->sched && i < k->sched->nthreads; i++)
+		if (k->sched->threads[i].loop == s)
+			return &k->sched->threads[i];
+	return NULL;
+}
+
+/* A stack slot of type t in the current function's entry block (so a
+ * slot made inside a loop is made once). */
+static LLVMValueRef
+entry_alloca(LR *r, LLVMTypeRef t)
+{
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(r->cx);
+	LLVMValueRef v;
+
+	LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(r->entry));
+	v = LLVMBuildAlloca(b, t, "");
+	LLVMDisposeBuilder(b);
+	return v;
+}
+
+static void block(LR *r, KRef s);
+
+/*
+ * A loop the schedule runs on threads.  Its body becomes a function of its
+ * own, SYM.pN(ptr ctx, i64 lo, i64 hi), running iterations [lo, hi), and
+ * the loop a call of the runtime's burn_parallel_for (runtime/parallel.h)
+ * with it.  ctx is an array of 8-byte slots: slot b holds buffer b's base
+ * pointer, slot nbuf + v variable v's value at the loop.  In the outlined
+ * function every variable is a fresh slot started from that value, and
+ * the local buffers the schedule makes private are fresh arrays; the
+ * others are shared (only read: the loop's iterations are independent).
+ */
+static void
+par_loop(LR *r, KRef s)
+{
+	const KKernel *k = r->k;
+	const KNode *n = &k->node[s];
+	const KThreads *th = threaded(k, s);
+	LLVMTypeRef ptr = LLVMPointerTypeInContext(r->cx, 0);
+	LLVMTypeRef i64 = LLVMInt64TypeInContext(r->cx);
+	LLVMTypeRef vt = LLVMVoidTypeInContext(r->cx);
+	LLVMTypeRef ps[4] = { ptr, ptr, i64, i64 }, pft, rft;
+	LLVMValueRef ctx, pf, rt, args[4], i;
+	LLVMValueRef *sbuf = NULL, *svar = NULL;
+	LLVMValueRef sfn = r->fn;
+	LLVMBasicBlockRef sentry = r->entry, sblock = LLVMGetInsertBlock(r->b);
+	LLVMBasicBlockRef head, body, done;
+	int nslot = k->nbuf + k->nvar;
+	char name[200];
+
+	sbuf = malloc(((size_t)k->nbuf + 1) * sizeof *sbuf);
+	svar = malloc(((size_t)k->nvar + 1) * sizeof *svar);
+	if (!sbuf || !svar) {
+		r->err = burn_fail(r->c, BURN_ERR_NOMEM, "render_llvm: out of memory");
+		goto out;
+	}
+	memcpy(sbuf, r->buf, (size_t)k->nbuf * sizeof *sbuf);
+	memcpy(svar, r->var, (size_t)k->nvar * sizeof *svar);
+
+	/* the call: the context, the bounds */
+	ctx = entry_alloca(r, LLVMArrayType2(i64, (uint64_t)(nslot > 0 ? nslot : 1)));
+	for (int x = 0; x < nslot; x++) {
+		LLVMValueRef ix = LLVMConstInt(i64, (unsigned long long)x, 0);
+		LLVMValueRef slot = LLVMBuildGEP2(r->b, i64, ctx, &ix, 1, "");
+		if (x < k->nbuf)
+			LLVMBuildStore(r->b, r->buf[x], slot);
+		else
+			LLVMBuildStore(r->b, LLVMBuildLoad2(r->b, ty(r, k->var[x - k->nbuf].dtype),
+			                                    r->var[x - k->nbuf], ""), slot);
+	}
+	snprintf(name, sizeof name, "%s.p%d", r->sym, r->npar++);
+	pft = LLVMFunctionType(vt, ps + 1, 3, 0);
+	pf = LLVMAddFunction(r->m, name, pft);
+	LLVMSetLinkage(pf, LLVMInternalLinkage);
+	new_stmt(r);
+	args[0] = pf;
+	args[1] = ctx;
+	args[2] = ex(r, n->a);
+	args[3] = ex(r, n->b);
+	rft = LLVMFunctionType(vt, ps, 4, 0);
+	if (!(rt = LLVMGetNamedFunction(r->m, "burn_parallel_for")))
+		rt = LLVMAddFunction(r->m, "burn_parallel_for", rft);
+	LLVMBuildCall2(r->b, rft, rt, args, 4, "");
+
+	/* the outlined body */
+	r->fn = pf;
+	r->entry = LLVMAppendBasicBlockInContext(r->cx, pf, "entry");
+	LLVMPositionBuilderAtEnd(r->b, r->entry);
+	ctx = LLVMGetParam(pf, 0);
+	for (int b = 0; b < k->nbuf; b++) {
+		int priv = 0;
+		for (int q = 0; q < th->nbuf; q++)
+			priv |= th->buf[q] == b;
+		if (priv && k->buf[b].space == KS_LOCAL) {
+			r->buf[b] = LLVMBuildAlloca(r->b, LLVMArrayType2(mty(r, k->buf[b].dtype),
+				(uint64_t)(k->buf[b].count > 0 ? k->buf[b].count : 1)), "");
+		} else {
+			LLVMValueRef ix = LLVMConstInt(i64, (unsigned long long)b, 0);
+			r->buf[b] = LLVMBuildLoad2(r->b, ptr,
+				LLVMBuildGEP2(r->b, i64, ctx, &ix, 1, ""), "");
+		}
+	}
+	for (int v = 0; v < k->nvar; v++) {
+		LLVMTypeRef t = ty(r, k->var[v].dtype);
+		LLVMValueRef ix = LLVMConstInt(i64, (unsigned long long)(k->nbuf + v), 0);
+		r->var[v] = LLVMBuildAlloca(r->b, t, k->var[v].name ? k->var[v].name : "");
+		LLVMBuildStore(r->b, LLVMBuildLoad2(r->b, t,
+			LLVMBuildGEP2(r->b, i64, ctx, &ix, 1, ""), ""), r->var[v]);
+	}
+	head = LLVMAppendBasicBlockInContext(r->cx, pf, "for");
+	body = LLVMAppendBasicBlockInContext(r->cx, pf, "body");
+	done = LLVMAppendBasicBlockInContext(r->cx, pf, "end");
+	LLVMBuildStore(r->b, LLVMGetParam(pf, 1), r->var[n->var]);
+	LLVMBuildBr(r->b, head);
+	LLVMPositionBuilderAtEnd(r->b, head);
+	i = LLVMBuildLoad2(r->b, i64, r->var[n->var], "");
+	LLVMBuildCondBr(r->b, LLVMBuildICmp(r->b, LLVMIntSLT, i, LLVMGetParam(pf, 2), ""),
+	                body, done);
+	LLVMPositionBuilderAtEnd(r->b, body);
+	block(r, n->body);
+	i = LLVMBuildLoad2(r->b, i64, r->var[n->var], "");
+	LLVMBuildStore(r->b, LLVMBuildNSWAdd(r->b, i, LLVMConstInt(i64, 1, 0), ""),
+	               r->var[n->var]);
+	LLVMBuildBr(r->b, head);
+	LLVMPositionBuilderAtEnd(r->b, done);
+	LLVMBuildRetVoid(r->b);
+
+	/* back in the caller, after the call */
+	r->fn = sfn;
+	r->entry = sentry;
+	memcpy(r->buf, sbuf, (size_t)k->nbuf * sizeof *sbuf);
+	memcpy(r->var, svar, (size_t)k->nvar * sizeof *svar);
+	LLVMPositionBuilderAtEnd(r->b, sblock);
+out:
+	free(sbuf);
+	free(svar);
+}
+
 static void
 block(LR *r, KRef s)
 {
@@ -695,6 +840,10 @@ block(LR *r, KRef s)
 		const KNode *n = &k->node[s];
 		switch (n->kind) {
 		case KS_FOR: {
+			if (threaded(k, s)) {
+				par_loop(r, s);
+				break;
+			}
 			LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(r->cx, r->fn, "for");
 			LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(r->cx, r->fn, "body");
 			LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(r->cx, r->fn, "end");
@@ -823,6 +972,13 @@ build(LR *r, const char *sym)
 		               : LLVMConstInt(t, 0, 0);
 		LLVMBuildStore(r->b, z, r->var[i]);
 	}
+	{
+		/* the entry block holds the slots (entry_alloca adds more) */
+		LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(r->cx, r->fn, "start");
+		r->entry = entry;
+		LLVMBuildBr(r->b, start);
+		LLVMPositionBuilderAtEnd(r->b, start);
+	}
 	block(r, k->body);
 	LLVMBuildRetVoid(r->b);
 
@@ -899,6 +1055,7 @@ llvm_add_kernel(Ctx *c, const KKernel *k, LLVMModuleRef m, const char *sym)
 		goto done;
 	r.b = LLVMCreateBuilderInContext(r.cx);
 	r.gen = 1;
+	r.sym = sym;
 	build(&r, sym);
 	LLVMDisposeBuilder(r.b);
 	rc = r.err;

@@ -17,9 +17,9 @@
  * and stores are legalised, kir.h).  In expressions bool is i1.
  *
  * The renderer decides nothing: loops, ifs, guarded loads and the
- * schedule's FMA contractions are printed as they are (threads: the
- * schedule's parallel loops run serially for now, which is one valid
- * order of independent iterations).  Integer arithmetic carries no
+ * schedule's FMA contractions and threaded loops (outlined, run through
+ * runtime/parallel.h's burn_parallel_for, which the module declares) are
+ * printed as they are.  Integer arithmetic carries no
  * nsw/nuw flags (it wraps, as the interpreter's); see render_llvm.c for
  * how each construct maps.
  */

@@ -238,6 +238,72 @@ Test(llvm, guarded_load_reads_only_under_guard)
 	arena_free(&t.a);
 }
 
+/* A loop the schedule runs on threads, with a private variable and a
+ * private local buffer and a shared variable read inside, on 1, 3 and 8
+ * threads: the interpreter's result.  (Seeded bug: chunks that drop the
+ * remainder of 5000 / 3 iterations fail it.) */
+Test(llvm, threaded_loop_matches_interp)
+{
+	enum { N = 5000 };
+	static float a[N], want[N], got[N];
+	static const int pvar[3] = { 2, 3, 4 }, pbuf[1] = { 2 };
+	KThreads th = { 0, 3, 1, pvar, pbuf };
+	KSched sc = { "cpu", 1, &th, NULL, 64 };
+	LlvmJit *j = NULL;
+	KKernel *k;
+	KB *kb;
+	T t;
+	int ba, bo, tmp, i, jv, acc, sh;
+	static const char *const nt[] = { "1", "3", "8" };
+
+	for (int x = 0; x < N; x++)
+		a[x] = (float)(x % 97) * 0.25f;
+	t_init(&t);
+	kb = &t.kb;
+	kb_begin(kb, &t.p, "par", "");
+	ba = kb_buf_value(kb, 0, DT_F32, N, KA_READ);
+	bo = kb_buf_value(kb, 1, DT_F32, N, KA_WRITE);
+	tmp = kb_buf(kb, DT_F32, 4, -1, KS_LOCAL, KA_RW);
+	sh = kb_var(kb, DT_F32, "sh");
+	kb_set(kb, sh, kb_const_f(kb, DT_F32, 3));
+	i = kb_for(kb, "i", kb_idx(kb, 0), kb_idx(kb, N), KF_PARALLEL);
+	acc = kb_var(kb, DT_F32, "acc");
+	cr_assert_eq(acc, pvar[0]);
+	cr_assert_eq(tmp, pbuf[0]);
+	kb_set(kb, acc, kb_const_f(kb, DT_F32, 0));
+	jv = kb_for(kb, "j", kb_idx(kb, 0), kb_idx(kb, 4), 0);
+	kb_store(kb, tmp, kb_get(kb, jv),
+	         kb_bin(kb, KO_MUL, kb_load(kb, ba, kb_get(kb, i)),
+	                kb_cast(kb, DT_F32, kb_get(kb, jv))));
+	kb_end(kb);
+	jv = kb_for(kb, "j2", kb_idx(kb, 0), kb_idx(kb, 4), 0);
+	kb_set(kb, acc, kb_bin(kb, KO_ADD, kb_get(kb, acc), kb_load(kb, tmp, kb_get(kb, jv))));
+	kb_end(kb);
+	kb_store(kb, bo, kb_get(kb, i), kb_bin(kb, KO_ADD, kb_get(kb, acc), kb_get(kb, sh)));
+	kb_end(kb);
+	k = kb_finish(kb);
+	for (KRef s = 1; s < k->nnode; s++)
+		if (k->node[s].kind == KS_FOR && k->node[s].var == i)
+			th.loop = s;
+	cr_assert_gt(th.loop, 0);
+	k->sched = &sc;
+	{
+		void *bufs[3] = { a, want, NULL };
+		cr_assert_eq(kir_interp(&t.c, k, bufs), BURN_OK, "%s", t.c.msg);
+	}
+	cr_assert_eq(llvm_jit_compile(&t.c, &t.p, &j), BURN_OK, "%s", t.c.msg);
+	for (int r = 0; r < 3; r++) {
+		void *bufs[3] = { a, got, NULL };
+		setenv("BURN_THREADS", nt[r], 1);
+		memset(got, 0, sizeof got);
+		cr_assert_eq(llvm_jit_call(&t.c, j, 0, bufs, NULL), BURN_OK);
+		cr_expect_eq(memcmp(got, want, sizeof got), 0, "%s threads differ", nt[r]);
+	}
+	unsetenv("BURN_THREADS");
+	llvm_jit_free(j);
+	arena_free(&t.a);
+}
+
 /* Render k with the llvm backend; returns the status. */
 static int
 render(T *t, const KKernel *k)
