@@ -192,7 +192,7 @@ pre_expr(LR *r, KRef e)
 				                 k->name, e);
 		}
 		adt = k->node[n->a].dtype;
-		if (kop_needs_legal(n->op, adt, NULL))
+		if (kop_needs_legal(n->op, adt, &kcaps_libm))
 			return burn_fail(r->c, BURN_ERR_INTERNAL,
 			                 "render_llvm %s: node %d: %s not legalised",
 			                 k->name, e, kop_name(n->op));
