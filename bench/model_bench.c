@@ -58,6 +58,6 @@ int main(int argc, char **argv)
 		t[n++] = now() - t0;
 	}
 	qsort(t, n, sizeof *t, cmp);
-	printf("%s %.3f %.3f %d\n", argc > 1 ? argv[1] : "model", t[n / 2] * 1e3, t[0] * 1e3, n);
+	printf("%s %.4f %.4f %d\n", argc > 1 ? argv[1] : "model", t[n / 2] * 1e3, t[0] * 1e3, n);
 	return 0;
 }
