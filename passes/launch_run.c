@@ -50,81 +50,72 @@ bytes_at(Ctx *c, const Graph *g, const Plan *plan, int v, const int64_t *dims,
 }
 
 int
-plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
-                const int64_t *dims, const void *const *in, void *const *out,
-                void *arena)
+launch_bind(Ctx *c, const Graph *g, const Plan *plan, const KKernel *kk,
+            const Launch *l, const int64_t *dims, const LaunchMem *mem,
+            void **bufs, int64_t *kdims)
 {
-	void **bufs = NULL;
-	int64_t *kd = NULL, abytes;
-	int rc = BURN_OK;
-
-	TRY(plan_arena_at(c, plan, dims, &abytes));
-	if (abytes > 0 && (!arena || ((uintptr_t)arena & (BURN_ARENA_ALIGN - 1))))
-		return burn_fail(c, BURN_ERR_INVALID, "arena NULL or misaligned");
-	for (int k = 0; k < p->nkernel && !rc; k++) {
-		const KKernel *kk = p->kernel[k];
-		const Launch *l = &plan->launch[k];
-		free(bufs);
-		free(kd);
-		bufs = calloc((size_t)kk->nbuf + 1, sizeof *bufs);
-		kd = calloc((size_t)kk->ndim + 1, sizeof *kd);
-		if (!bufs || !kd) {
-			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < kk->nbuf; i++)
+		bufs[i] = NULL;
+	for (int i = 0; i < l->narg; i++) {
+		const LaunchArg *e = &l->arg[i];
+		int64_t off, nb, end;
+		if (e->buf < 0 || e->buf >= kk->nbuf)
+			return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: bad buffer",
+			                 kk->name);
+		switch (e->kind) {
+		case LK_WEIGHT:
+			if (e->value < 0 || e->value >= g->nval)
+				goto bad;
+			bufs[e->buf] = GV(g, e->value)->data;
 			break;
+		case LK_ARENA:
+			/* the launch list stays inside the arena it sized */
+			TRY(eval(c, plan, &e->offset, dims, &off));
+			TRY(eval(c, plan, &e->bytes, dims, &nb));
+			if (off < 0 || burn_add_ovf(off, nb, &end) ||
+			    end > mem->arena_bytes)
+				return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: b%d "
+				                 "at %lld + %lld bytes is outside the "
+				                 "arena of %lld", kk->name, e->buf,
+				                 (long long)off, (long long)nb,
+				                 (long long)mem->arena_bytes);
+			bufs[e->buf] = (char *)mem->arena + off;
+			break;
+		case LK_INPUT:
+			if (e->index < 0 || e->index >= g->nin)
+				goto bad;
+			bufs[e->buf] = (void *)mem->in[e->index];
+			break;
+		case LK_OUTPUT:
+			if (e->index < 0 || e->index >= g->nout)
+				goto bad;
+			bufs[e->buf] = mem->out[e->index];
+			break;
+		default:
+			goto bad;
 		}
-		for (int i = 0; i < l->narg && !rc; i++) {
-			const LaunchArg *e = &l->arg[i];
-			int64_t off;
-			if (e->buf < 0 || e->buf >= kk->nbuf) {
-				rc = burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: bad buffer",
-				               kk->name);
-				break;
-			}
-			switch (e->kind) {
-			case LK_WEIGHT:
-				bufs[e->buf] = GV(g, e->value)->data;
-				break;
-			case LK_ARENA: {
-				int64_t nb, end;
-				/* the launch list stays inside the arena it sized */
-				if ((rc = eval(c, plan, &e->offset, dims, &off)) ||
-				    (rc = eval(c, plan, &e->bytes, dims, &nb)))
-					break;
-				if (off < 0 || burn_add_ovf(off, nb, &end) || end > abytes) {
-					rc = burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: b%d "
-					               "at %lld + %lld bytes is outside the "
-					               "arena of %lld", kk->name, e->buf,
-					               (long long)off, (long long)nb,
-					               (long long)abytes);
-					break;
-				}
-				bufs[e->buf] = (char *)arena + off;
-				break;
-			}
-			case LK_INPUT:
-				bufs[e->buf] = (void *)in[e->index];
-				break;
-			case LK_OUTPUT:
-				bufs[e->buf] = out[e->index];
-				break;
-			default:
-				rc = burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: bad "
-				               "argument kind", kk->name);
-			}
-		}
-		if (l->ndim != kk->ndim && !rc)
-			rc = burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: %d dims for %d "
-			               "parameters", kk->name, l->ndim, kk->ndim);
-		for (int i = 0; i < l->ndim && !rc; i++)
-			rc = dx_eval(c, l->dim[i], plan->ndims, dims, plan->dims, &kd[i]);
-		if (!rc)
-			rc = kir_interp_dims(c, kk, bufs, kd, NULL);
 	}
-	free(bufs);
-	free(kd);
-	/* outputs no kernel wrote: constants and inputs passed through (the
-	 * second of two outputs naming one value too) */
-	for (int i = 0; i < g->nout && !rc; i++) {
+	for (int i = 0; i < kk->nbuf; i++)
+		if (kk->buf[i].space == KS_GLOBAL && !bufs[i] &&
+		    (kk->buf[i].count > 0 || kk->buf[i].ext))
+			return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: b%d unbound",
+			                 kk->name, i);
+	if (l->ndim != kk->ndim)
+		return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: %d dims for %d "
+		                 "parameters", kk->name, l->ndim, kk->ndim);
+	for (int i = 0; i < l->ndim; i++)
+		TRY(dx_eval(c, l->dim[i], plan->ndims, dims, plan->dims, &kdims[i]));
+	return BURN_OK;
+bad:
+	return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: bad argument",
+	                 kk->name);
+}
+
+int
+launch_passthrough(Ctx *c, const Graph *g, const Plan *plan,
+                   const int64_t *dims, const void *const *in, void *const *out)
+{
+	for (int i = 0; i < g->nout; i++) {
 		const Value *v = GV(g, g->out[i]);
 		const void *src = NULL;
 		int64_t nb;
@@ -138,8 +129,47 @@ plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 				src = in[j];
 		if (!src)
 			continue;
-		if (!(rc = bytes_at(c, g, plan, g->out[i], dims, &nb)) && nb > 0)
+		TRY(bytes_at(c, g, plan, g->out[i], dims, &nb));
+		if (nb > 0)
 			memmove(out[i], src, (size_t)nb);
 	}
-	return rc;
+	return BURN_OK;
+}
+
+int
+plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
+                const int64_t *dims, const void *const *in, void *const *out,
+                void *arena)
+{
+	void **bufs = NULL;
+	int64_t *kd = NULL, abytes;
+	LaunchMem mem;
+	int rc = BURN_OK;
+
+	TRY(plan_arena_at(c, plan, dims, &abytes));
+	if (abytes > 0 && (!arena || ((uintptr_t)arena & (BURN_ARENA_ALIGN - 1))))
+		return burn_fail(c, BURN_ERR_INVALID, "arena NULL or misaligned");
+	if (plan->nkernels != p->nkernel)
+		return burn_fail(c, BURN_ERR_INTERNAL, "%d launches for %d kernels",
+		                 plan->nkernels, p->nkernel);
+	mem = (LaunchMem){in, out, arena, abytes};
+	for (int k = 0; k < p->nkernel && !rc; k++) {
+		const KKernel *kk = p->kernel[k];
+		free(bufs);
+		free(kd);
+		bufs = calloc((size_t)kk->nbuf + 1, sizeof *bufs);
+		kd = calloc((size_t)kk->ndim + 1, sizeof *kd);
+		if (!bufs || !kd) {
+			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			break;
+		}
+		rc = launch_bind(c, g, plan, kk, &plan->launch[k], dims, &mem, bufs, kd);
+		if (!rc)
+			rc = kir_interp_dims(c, kk, bufs, kd, NULL);
+	}
+	free(bufs);
+	free(kd);
+	/* outputs no kernel wrote: constants and inputs passed through (the
+	 * second of two outputs naming one value too) */
+	return rc ? rc : launch_passthrough(c, g, plan, dims, in, out);
 }

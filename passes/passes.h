@@ -137,6 +137,28 @@ const DimExpr *plan_value_bytes(Arena *a, const Graph *g, int v, int ndims,
 int plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
                     const int64_t *dims, const void *const *in, void *const *out,
                     void *arena);
+/* The memory one run binds: the graph's inputs and outputs and the arena
+ * (arena_bytes of it, the plan's arena at the run's dims). */
+typedef struct LaunchMem {
+	const void *const *in;
+	void *const *out;
+	void *arena;
+	int64_t arena_bytes;
+} LaunchMem;
+/* Bind kernel kk's buffers as its launch l says, for one run at dims (the
+ * values of plan->dims; NULL when there are none): bufs[kk->nbuf] gets
+ * each KS_GLOBAL buffer's memory (weights: the graph's data), kdims[kk->ndim]
+ * the values of its dim parameters.  Every target that runs on host memory
+ * binds through this one function; a binding outside the arena, a global
+ * buffer left unbound or a bad index is BURN_ERR_INTERNAL. */
+int launch_bind(Ctx *c, const Graph *g, const Plan *plan, const KKernel *kk,
+                const Launch *l, const int64_t *dims, const LaunchMem *mem,
+                void **bufs, int64_t *kdims);
+/* After the kernels: the outputs no kernel wrote (constants, inputs passed
+ * through, a second output naming the same value) copied into out. */
+int launch_passthrough(Ctx *c, const Graph *g, const Plan *plan,
+                       const int64_t *dims, const void *const *in,
+                       void *const *out);
 /* The arena size at dims (plan->arena evaluated), in *bytes. */
 int plan_arena_at(Ctx *c, const Plan *plan, const int64_t *dims, int64_t *bytes);
 

@@ -269,57 +269,6 @@ llvm_jit_free(LlvmJit *j)
 	}
 }
 
-/* Bind kernel k's buffers as launch l says and run it. */
-static int
-launch(Ctx *c, const Compiled *m, int k, KernelFn fn, const void *const *in,
-       void *const *out, char *arena, void **bufs, int64_t *dims)
-{
-	const KKernel *kk = m->prog.kernel[k];
-	const Launch *l = &m->plan.launch[k];
-
-	for (int i = 0; i < kk->nbuf; i++)
-		bufs[i] = NULL;
-	for (int i = 0; i < l->narg; i++) {
-		const LaunchArg *e = &l->arg[i];
-		if (e->buf < 0 || e->buf >= kk->nbuf)
-			return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: bad buffer",
-			                 kk->name);
-		switch (e->kind) {
-		case LK_WEIGHT:
-			bufs[e->buf] = GV(m->g, e->value)->data;
-			break;
-		case LK_ARENA:
-			if (e->offset.e || e->bytes.e || e->offset.c < 0 ||
-			    e->offset.c + e->bytes.c > m->plan.arena_bytes)
-				return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: b%d is "
-				                 "outside the arena", kk->name, e->buf);
-			bufs[e->buf] = arena + e->offset.c;
-			break;
-		case LK_INPUT:
-			bufs[e->buf] = (void *)in[e->index];
-			break;
-		case LK_OUTPUT:
-			bufs[e->buf] = out[e->index];
-			break;
-		default:
-			return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: bad argument "
-			                 "kind", kk->name);
-		}
-	}
-	for (int i = 0; i < kk->nbuf; i++)
-		if (kk->buf[i].space == KS_GLOBAL && !bufs[i] &&
-		    (kk->buf[i].count > 0 || kk->buf[i].ext))
-			return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: b%d unbound",
-			                 kk->name, i);
-	if (l->ndim != kk->ndim)
-		return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: %d dims for %d "
-		                 "parameters", kk->name, l->ndim, kk->ndim);
-	for (int i = 0; i < l->ndim; i++)
-		TRY(dx_eval(c, l->dim[i], 0, NULL, NULL, &dims[i]));
-	fn(bufs, dims);
-	return BURN_OK;
-}
-
 static int
 llvm_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
          void *arena)
@@ -327,6 +276,7 @@ llvm_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
 	const KProgram *p = &m->prog;
 	const Graph *g = m->g;
 	Jit j;
+	LaunchMem mem;
 	void **bufs = NULL, *own = NULL;
 	int64_t *dims = NULL;
 	int maxb = 1, maxd = 1, rc;
@@ -362,26 +312,17 @@ llvm_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
 	}
 	if ((rc = jit_program(c, p, &j)) != 0)
 		goto done;
-	for (int k = 0; k < p->nkernel && !rc; k++)
-		rc = launch(c, m, k, j.fn[k], in, out, arena, bufs, dims);
-	jit_free(&j);
-	/* outputs no kernel wrote: constants and inputs passed through (the
-	 * second of two outputs naming one value too), as plan_run_interp */
-	for (int i = 0; i < g->nout && !rc; i++) {
-		const Value *v = GV(g, g->out[i]);
-		const void *src = NULL;
-		int64_t nb = value_nbytes(v);
-		for (int q = 0; q < i && !src; q++)
-			if (g->out[q] == g->out[i])
-				src = out[q];
-		if (!src && v->data)
-			src = v->data;
-		for (int q = 0; q < g->nin && !src; q++)
-			if (g->in[q] == g->out[i])
-				src = in[q];
-		if (src && nb > 0)
-			memmove(out[i], src, (size_t)nb);
+	mem = (LaunchMem){in, out, arena, m->plan.arena_bytes};
+	for (int k = 0; k < p->nkernel && !rc; k++) {
+		rc = launch_bind(c, g, &m->plan, p->kernel[k], &m->plan.launch[k],
+		                 NULL, &mem, bufs, dims);
+		if (!rc)
+			j.fn[k](bufs, dims);
 	}
+	jit_free(&j);
+	/* outputs no kernel wrote: constants and inputs passed through */
+	if (!rc)
+		rc = launch_passthrough(c, g, &m->plan, NULL, in, out);
 done:
 	free(bufs);
 	free(dims);
