@@ -229,6 +229,28 @@ arena_free(Arena *a)
 	a->total = 0;
 }
 
+void
+arena_reset(Arena *a)
+{
+	ArenaBlock *keep = NULL, *b, *next;
+
+	for (b = a->head; b; b = next) {
+		next = b->next;
+		if (!keep && b->cap == BLOCK_SIZE)
+			keep = b;
+		else
+			free(b);
+	}
+	a->head = keep;
+	a->total = 0;
+	if (keep) {
+		memset(keep->data, 0, keep->used);
+		keep->used = 0;
+		keep->next = NULL;
+		a->total = sizeof *keep + keep->cap;
+	}
+}
+
 static ArenaBlock *
 newblock(Arena *a, size_t cap)
 {

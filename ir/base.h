@@ -94,6 +94,9 @@ typedef struct Arena {
 
 void arena_init(Arena *a);
 void arena_free(Arena *a);           /* frees every block */
+/* Forget everything allocated, keeping (zeroed) the newest standard-size
+ * block for reuse: a graph rebuilt often does not go back to the system. */
+void arena_reset(Arena *a);
 /* Zeroed memory, aligned to 16; NULL only if the system allocator fails. */
 void *arena_alloc(Arena *a, size_t n);
 char *arena_strdup(Arena *a, const char *s);

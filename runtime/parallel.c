@@ -36,11 +36,21 @@ env_threads(const char *name)
 	return *end || v < 1 ? 0 : v > MAX_THREADS ? MAX_THREADS : (int)v;
 }
 
+static _Thread_local int local_threads;
+
+void
+burn_threads_local(int n)
+{
+	local_threads = n < 0 ? 0 : n > MAX_THREADS ? MAX_THREADS : n;
+}
+
 int
 burn_threads(void)
 {
-	int n = env_threads("BURN_THREADS");
+	if (local_threads)
+		return local_threads;
 	long cpus;
+	int n = env_threads("BURN_THREADS");
 
 	if (!n)
 		n = env_threads("OMP_NUM_THREADS");

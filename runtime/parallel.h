@@ -22,5 +22,9 @@ void burn_parallel_for(BurnRangeFn fn, void *ctx, int64_t lo, int64_t hi);
 /* Threads a loop may use: $BURN_THREADS, else $OMP_NUM_THREADS (the C
  * target's OpenMP knob), else the CPUs online; 1 to 256. */
 int burn_threads(void);
+/* Threads for loops run by the calling thread from now on (a libburn
+ * context's burn_options.threads), over the environment's; 0: back to
+ * burn_threads()'s answer.  Thread-local: other threads are not affected. */
+void burn_threads_local(int n);
 
 #endif

@@ -3,8 +3,10 @@
 #
 # Each source folder has a floor; a file may include files of its own floor
 # or lower ones, never a higher one:
-#   1 ir/, runtime/   2 frontend/, targets/   3 passes/   4 codegen/   5 tools/
-# and only tools/ includes frontend/ (passes and renderers read no files).  Prints each violation as
+#   1 ir/, runtime/   2 frontend/, targets/   3 passes/   4 codegen/
+#   5 api/ (libburn)   6 tools/
+# and only api/ and tools/ include frontend/ (passes and renderers read no
+# files).  Prints each violation as
 #   FILE:LINE: includes PATH (floor N above floor M)
 # and exits 1 if there is any.  Usage: check_layers.sh [SOURCE_DIR]
 top=${1:-$(dirname "$0")/../..}
@@ -16,13 +18,14 @@ floor() {
 	frontend/*|targets/*) echo 2 ;;
 	passes/*) echo 3 ;;
 	codegen/*) echo 4 ;;
-	tools/*) echo 5 ;;
+	api/*) echo 5 ;;
+	tools/*) echo 6 ;;
 	*) echo 0 ;;
 	esac
 }
 
 bad=0
-files=$(find ir runtime frontend targets passes codegen tools \
+files=$(find ir runtime frontend targets passes codegen api tools \
              -name '*.c' -o -name '*.h' -o -name '*.def' 2>/dev/null | sort)
 [ -n "$files" ] || { echo "check_layers: no sources under $top"; exit 2; }
 n=0
