@@ -22,19 +22,28 @@ is_intlike(int dt)
 }
 
 const KOpInfo kop_info[KO_COUNT_] = {
-	[KO_NONE] = { "none", 0, KR_SAME, KD_NUM, 0 },
-#define KOP(id, name, arity, rule, domain, props) \
-	[KO_##id] = { name, arity, rule, domain, props },
+	[KO_NONE] = { "none", 0, KR_SAME, KD_NUM, 0, "", "" },
+#define KOP(id, name, arity, rule, domain, props, libm) \
+	[KO_##id] = { name, arity, rule, domain, props, #libm, #libm "f" },
 #include "kops.def"
 #undef KOP
 };
 
 /* One row per op, in enum order: the count and the table agree. */
-#define KOP(id, name, arity, rule, domain, props) +1
+#define KOP(id, name, arity, rule, domain, props, libm) +1
 _Static_assert(0
 #include "kops.def"
                + 1 == KO_COUNT_, "kops.def and enum KOp disagree");
 #undef KOP
+
+const char *
+kop_libm(int op, int dt)
+{
+	if (op <= KO_NONE || op >= KO_COUNT_ || !kop_info[op].libm64[0])
+		return NULL;
+	return dt == DT_F32 ? kop_info[op].libm32 :
+	       dt == DT_F64 ? kop_info[op].libm64 : NULL;
+}
 
 static int
 in_domain(int domain, int dt)
@@ -1733,5 +1742,156 @@ kir_verify(Ctx *c, const KKernel *k)
 	if (!rc)
 		rc = vblock(c, k, seen, seen + k->nnode, k->body, 0, &count);
 	free(seen);
+	return rc;
+}
+
+/* ---- a kernel ready for a renderer ---- */
+
+typedef struct Legal {
+	Ctx *c;
+	const KKernel *k;
+	const char *who;
+	const KCaps *caps;
+	int simt;
+	unsigned char *seen;
+} Legal;
+
+#define LFAIL(code, ...) burn_fail(L->c, code, __VA_ARGS__)
+
+/* A value of dtype dt loaded from or stored to a buffer of storage dtype
+ * bd: its bits, or f32 where the target converts bd itself. */
+static int
+storage_ok(const KCaps *caps, int bd, int dt)
+{
+	return dt == kir_bits_dtype(bd) ||
+	       (dt == DT_F32 && ((bd == DT_F16 && caps->f16) ||
+	                         (bd == DT_BF16 && caps->bf16)));
+}
+
+static int
+legal_expr(Legal *L, KRef e)
+{
+	const KKernel *k = L->k;
+	const KNode *n;
+
+	if (e <= 0 || e >= k->nnode || L->seen[e])
+		return BURN_OK;   /* kir_verify checked the refs */
+	L->seen[e] = 1;
+	n = &k->node[e];
+	if (n->lanes != 1)
+		return LFAIL(BURN_ERR_UNSUPPORTED, "%s %s: node %d: vector expressions",
+		             L->who, k->name, e);
+	if (dtype_is_storage(n->dtype))
+		return LFAIL(BURN_ERR_INTERNAL, "%s %s: node %d: a %s value (not "
+		             "legalised)", L->who, k->name, e, dtype_name(n->dtype));
+	switch (n->kind) {
+	case KE_CONST:
+	case KE_VAR:
+		return BURN_OK;
+	case KE_LOAD: {
+		int bd = k->buf[n->buf].dtype;
+		if (dtype_is_storage(bd) && !storage_ok(L->caps, bd, n->dtype))
+			return LFAIL(BURN_ERR_INTERNAL, "%s %s: node %d: %s load not "
+			             "legalised", L->who, k->name, e, dtype_name(bd));
+		if (n->b) {
+			TRY(legal_expr(L, n->b));
+			TRY(legal_expr(L, n->c));
+		}
+		return legal_expr(L, n->a);
+	}
+	case KE_CAST:
+		if ((n->ival && !((n->ival == DT_F16 && L->caps->f16) ||
+		                  (n->ival == DT_BF16 && L->caps->bf16))) ||
+		    (n->op != KC_RAW && !dtype_is_float(n->dtype) &&
+		    n->dtype != DT_BOOL && dtype_is_float(k->node[n->a].dtype) &&
+		    !L->caps->sat_f2i))
+			return LFAIL(BURN_ERR_INTERNAL, "%s %s: node %d: %s cast not "
+			             "legalised", L->who, k->name, e,
+			             n->ival ? dtype_name((int)n->ival) : "float->int");
+		return legal_expr(L, n->a);
+	case KE_UN:
+	case KE_BIN:
+		if (kop_needs_legal(n->op, k->node[n->a].dtype, L->caps))
+			return LFAIL(BURN_ERR_INTERNAL, "%s %s: node %d: %s not legalised",
+			             L->who, k->name, e, kop_name(n->op));
+		TRY(legal_expr(L, n->a));
+		return n->kind == KE_BIN ? legal_expr(L, n->b) : BURN_OK;
+	case KE_SELECT:
+		TRY(legal_expr(L, n->a));
+		TRY(legal_expr(L, n->b));
+		return legal_expr(L, n->c);
+	case KE_SPECIAL:
+		if (!L->simt)
+			return LFAIL(BURN_ERR_UNSUPPORTED, "%s %s: hardware indices",
+			             L->who, k->name);
+		return BURN_OK;
+	}
+	return BURN_OK;
+}
+
+static int
+legal_block(Legal *L, KRef s)
+{
+	const KKernel *k = L->k;
+
+	for (; s > 0 && s < k->nnode; s = k->node[s].next) {
+		const KNode *n = &k->node[s];
+		switch (n->kind) {
+		case KS_FOR:
+			if ((n->flags & ~KF_PARALLEL) && !L->simt)
+				return LFAIL(BURN_ERR_UNSUPPORTED, "%s %s: thread-mapped "
+				             "loop", L->who, k->name);
+			TRY(legal_expr(L, n->a));
+			TRY(legal_expr(L, n->b));
+			TRY(legal_block(L, n->body));
+			break;
+		case KS_IF:
+			TRY(legal_expr(L, n->a));
+			TRY(legal_block(L, n->body));
+			TRY(legal_block(L, n->orelse));
+			break;
+		case KS_STORE: {
+			int bd = k->buf[n->buf].dtype;
+			TRY(legal_expr(L, n->a));
+			TRY(legal_expr(L, n->b));
+			if (dtype_is_storage(bd) &&
+			    !storage_ok(L->caps, bd, k->node[n->b].dtype))
+				return LFAIL(BURN_ERR_INTERNAL, "%s %s: store %d: %s store "
+				             "not legalised", L->who, k->name, s,
+				             dtype_name(bd));
+			break;
+		}
+		case KS_SET:
+			TRY(legal_expr(L, n->a));
+			break;
+		case KS_BARRIER:
+			break;
+		default:
+			if (!L->simt)
+				return LFAIL(BURN_ERR_UNSUPPORTED, "%s %s: the GPU statement "
+				             "%s (the target schedules none)", L->who,
+				             k->name, kgpu_name(n->kind));
+		}
+	}
+	return BURN_OK;
+}
+
+int
+kir_check_legal(Ctx *c, const KKernel *k, const char *who, const KCaps *caps,
+                int simt)
+{
+	Legal L = { c, k, who, caps, simt, NULL };
+	int rc;
+
+	TRY(kir_verify(c, k));
+	for (int i = 0; i < k->nbuf && !simt; i++)
+		if (k->buf[i].space == KS_SHARED || k->buf[i].space == KS_FRAG)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s %s: %s buffers",
+			                 who, k->name, k->buf[i].space == KS_SHARED ?
+			                 "shared" : "fragment");
+	if (!(L.seen = calloc((size_t)k->nnode, 1)))
+		return burn_fail(c, BURN_ERR_NOMEM, "%s %s: out of memory", who, k->name);
+	rc = legal_block(&L, k->body);
+	free(L.seen);
 	return rc;
 }

@@ -91,7 +91,7 @@ enum KNodeKind {
 /* Operators of KE_UN and KE_BIN, from the op table ir/kops.def. */
 enum KOp {
 	KO_NONE = 0,
-#define KOP(id, name, arity, rule, domain, props) KO_##id,
+#define KOP(id, name, arity, rule, domain, props, libm) KO_##id,
 #include "kops.def"
 #undef KOP
 	KO_COUNT_
@@ -106,10 +106,13 @@ enum KOpProp { KP_LEG_INT = 1, KP_LEG_F32 = 2, KP_LEG_FLT = 4, KP_PRE = 8,
 typedef struct KOpInfo {
 	const char *name;
 	int arity, rule, domain, props;
+	const char *libm64, *libm32;  /* "" where none */
 } KOpInfo;
 
 /* Indexed by KOp; kop_info[KO_NONE] is a placeholder. */
 extern const KOpInfo kop_info[KO_COUNT_];
+/* The C library's function computing op on dt (f32 or f64), or NULL. */
+const char *kop_libm(int op, int dt);
 
 /* The dtype op yields on operands of dtype dt (DT_UNDEF if dt is outside
  * the op's domain), and whether op on dt must be legalised before a
@@ -591,6 +594,15 @@ int kprog_parse(Ctx *c, KProgram *p, const char *text, size_t len);
 /* Check the kernel: refs in range, types consistent, every buffer index of a
  * store/load in bounds when it is a constant.  Returns status. */
 int kir_verify(Ctx *c, const KKernel *k);
+/* Check that k is ready for a renderer: kir_verify, then what
+ * legalisation (passes/legalize.c) must have removed for a target with
+ * `caps` (storage-dtype values, loads and stores not as their bits, float8
+ * and unsaturated float->int casts, ops caps lacks) and, unless simt, what
+ * only a GPU renderer prints (hardware indices, thread-mapped loops, GPU
+ * statements); vector lanes are not printed by any renderer yet.  Every
+ * renderer calls it first; `who` ("render_c") starts its messages. */
+int kir_check_legal(Ctx *c, const KKernel *k, const char *who,
+                    const KCaps *caps, int simt);
 /* Check expression e alone, given that seen[x] marks the nodes already
  * checked (seen has k->nnode entries; e is marked on success), so a parser
  * can check each node as it makes it.  Returns status. */

@@ -218,140 +218,79 @@ name_vars(R *r)
 	}
 }
 
-/* ---- pre-pass: usage and unsupported features -------------------------- */
+/* ---- pre-pass: what is used (kir_check_legal has checked the kernel) ---- */
 
-static int
+static void
 pre_expr(R *r, KRef e)
 {
 	const KKernel *k = r->k;
 	const KNode *n;
 
-	if (e <= 0 || e >= k->nnode)
-		return burn_fail(r->c, BURN_ERR_INTERNAL, "render_c %s: bad ref %d",
-		                 k->name, e);
 	if (r->seen[e])
-		return BURN_OK;
+		return;
 	r->seen[e] = 1;
 	n = &k->node[e];
-	if (n->lanes != 1)
-		return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
-		                 "render_c %s: vector expressions", k->name);
-	if (!ctype(n->dtype))
-		return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
-		                 "render_c %s: dtype %s", k->name, dtype_name(n->dtype));
 	switch (n->kind) {
-	case KE_CONST:
-		return BURN_OK;
 	case KE_VAR:
-		if (n->var < 0 || n->var >= k->nvar)
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_c %s: bad var", k->name);
 		r->vread[n->var] = 1;
-		return BURN_OK;
+		return;
 	case KE_LOAD:
-		if (n->buf < 0 || n->buf >= k->nbuf)
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_c %s: bad buf", k->name);
 		r->bread[n->buf] = r->bused[n->buf] = 1;
-		if (dtype_is_storage(k->buf[n->buf].dtype) &&
-		    n->dtype != kir_bits_dtype(k->buf[n->buf].dtype))
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_c %s: node %d: %s load not legalised",
-			                 k->name, e, dtype_name(k->buf[n->buf].dtype));
 		if (n->b) {
-			TRY(pre_expr(r, n->b));
-			TRY(pre_expr(r, n->c));
+			pre_expr(r, n->b);
+			pre_expr(r, n->c);
 		}
-		return pre_expr(r, n->a);
+		pre_expr(r, n->a);
+		return;
 	case KE_CAST:
-		if (n->ival || (n->op != KC_RAW && !dtype_is_float(n->dtype) &&
-		    n->dtype != DT_BOOL && dtype_is_float(k->node[n->a].dtype)))
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_c %s: node %d: %s cast not legalised",
-			                 k->name, e, n->ival ? dtype_name((int)n->ival)
-			                                     : "float->int");
-		return pre_expr(r, n->a);
 	case KE_UN:
+		pre_expr(r, n->a);
+		return;
 	case KE_BIN:
-		if (kop_needs_legal(n->op, k->node[n->a].dtype, &kcaps_libm))
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_c %s: node %d: %s not legalised",
-			                 k->name, e, kop_name(n->op));
-		TRY(pre_expr(r, n->a));
-		return n->kind == KE_BIN ? pre_expr(r, n->b) : BURN_OK;
+		pre_expr(r, n->a);
+		pre_expr(r, n->b);
+		return;
 	case KE_SELECT:
-		TRY(pre_expr(r, n->a));
-		TRY(pre_expr(r, n->b));
-		return pre_expr(r, n->c);
-	case KE_SPECIAL:
-		return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
-		                 "render_c %s: hardware indices", k->name);
+		pre_expr(r, n->a);
+		pre_expr(r, n->b);
+		pre_expr(r, n->c);
+		return;
+	default:
+		return;
 	}
-	return burn_fail(r->c, BURN_ERR_INTERNAL,
-	                 "render_c %s: node %d is not an expression", k->name, e);
 }
 
-static int
-pre_block(R *r, KRef s, int depth)
+static void
+pre_block(R *r, KRef s)
 {
 	const KKernel *k = r->k;
 
 	for (; s; s = k->node[s].next) {
-		const KNode *n;
-		if (s < 0 || s >= k->nnode || depth > 200)
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_c %s: bad statement %d", k->name, s);
-		n = &k->node[s];
+		const KNode *n = &k->node[s];
 		switch (n->kind) {
 		case KS_FOR:
-			if (n->flags & ~KF_PARALLEL)
-				return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
-				                 "render_c %s: thread-mapped loop", k->name);
-			if (n->var < 0 || n->var >= k->nvar)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_c %s: bad loop var", k->name);
 			r->isloop[n->var] = 1;
-			TRY(pre_expr(r, n->a));
-			TRY(pre_expr(r, n->b));
-			TRY(pre_block(r, n->body, depth + 1));
+			pre_expr(r, n->a);
+			pre_expr(r, n->b);
+			pre_block(r, n->body);
 			break;
 		case KS_IF:
-			TRY(pre_expr(r, n->a));
-			TRY(pre_block(r, n->body, depth + 1));
-			TRY(pre_block(r, n->orelse, depth + 1));
+			pre_expr(r, n->a);
+			pre_block(r, n->body);
+			pre_block(r, n->orelse);
 			break;
 		case KS_STORE:
-			if (n->buf < 0 || n->buf >= k->nbuf)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_c %s: bad buf", k->name);
 			r->bused[n->buf] = 1;
-			TRY(pre_expr(r, n->a));
-			TRY(pre_expr(r, n->b));
-			if (dtype_is_storage(k->buf[n->buf].dtype) &&
-			    k->node[n->b].dtype != kir_bits_dtype(k->buf[n->buf].dtype))
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_c %s: store %d: %s store not legalised",
-				                 k->name, s, dtype_name(k->buf[n->buf].dtype));
+			pre_expr(r, n->a);
+			pre_expr(r, n->b);
 			break;
 		case KS_SET:
-			if (n->var < 0 || n->var >= k->nvar)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_c %s: bad var", k->name);
-			TRY(pre_expr(r, n->a));
-			break;
-		case KS_BARRIER:
+			pre_expr(r, n->a);
 			break;
 		default:
-			if (kgpu_name(n->kind))
-				return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
-				                 "render_c %s: the GPU statement %s (the C target "
-				                 "schedules none)", k->name, kgpu_name(n->kind));
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_c %s: node %d is not a statement",
-			                 k->name, s);
+			break;
 		}
 	}
-	return BURN_OK;
 }
 
 /* ---- expressions ------------------------------------------------------- */
@@ -370,30 +309,15 @@ tabs(FILE *f, int n)
 		fputc('\t', f);
 }
 
-/* The float function for op, by dtype; NULL if op is not a function. */
+/* The float function for op, by dtype; NULL if op is not a function: the
+ * C library's (the op table's libm column), and the bit reinterpretation
+ * of the file's prelude. */
 static const char *
 ffunc(int op, int dt)
 {
-	static const struct { int op; const char *f32, *f64; } t[] = {
-		{KO_ABS, "fabsf", "fabs"}, {KO_EXP, "expf", "exp"},
-		{KO_LOG, "logf", "log"}, {KO_SQRT, "sqrtf", "sqrt"},
-		{KO_SIN, "sinf", "sin"}, {KO_COS, "cosf", "cos"},
-		{KO_TAN, "tanf", "tan"}, {KO_ASIN, "asinf", "asin"},
-		{KO_ACOS, "acosf", "acos"}, {KO_ATAN, "atanf", "atan"},
-		{KO_SINH, "sinhf", "sinh"}, {KO_COSH, "coshf", "cosh"},
-		{KO_TANH, "tanhf", "tanh"}, {KO_ASINH, "asinhf", "asinh"},
-		{KO_ACOSH, "acoshf", "acosh"}, {KO_ATANH, "atanhf", "atanh"},
-		{KO_ERF, "erff", "erf"}, {KO_FLOOR, "floorf", "floor"},
-		{KO_CEIL, "ceilf", "ceil"}, {KO_ROUND, "nearbyintf", "nearbyint"},
-		{KO_BITS, "burn_bits_f32", "burn_bits_f64"},
-		{KO_FMOD, "fmodf", "fmod"}, {KO_POW, "powf", "pow"},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof t / sizeof t[0]; i++)
-		if (t[i].op == op)
-			return dt == DT_F64 ? t[i].f64 : t[i].f32;
-	return NULL;
+	if (op == KO_BITS)
+		return dt == DT_F64 ? "burn_bits_f64" : "burn_bits_f32";
+	return kop_libm(op, dt);
 }
 
 static int
@@ -1116,6 +1040,7 @@ render_c_kernel(Ctx *c, const KKernel *k, FILE *f)
 	size_t nn = (size_t)k->nnode, nv = (size_t)k->nvar + 1;
 	size_t nb = (size_t)k->nbuf + 1;
 
+	TRY(kir_check_legal(c, k, "render_c", &kcaps_libm, 0));
 	memset(&r, 0, sizeof r);
 	r.c = c;
 	r.k = k;
@@ -1143,21 +1068,13 @@ render_c_kernel(Ctx *c, const KKernel *k, FILE *f)
 		rc = burn_fail(c, BURN_ERR_NOMEM, "render_c: out of memory");
 		goto done;
 	}
-	for (i = 0; i < k->nbuf; i++) {
-		if (k->buf[i].space == KS_SHARED || k->buf[i].space == KS_FRAG) {
-			rc = burn_fail(c, BURN_ERR_UNSUPPORTED,
-			               "render_c %s: %s buffers", k->name,
-			               k->buf[i].space == KS_SHARED ? "shared" : "fragment");
-			goto done;
-		}
+	for (i = 0; i < k->nbuf; i++)
 		if (!ctype(k->buf[i].dtype)) {
 			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_c %s: dtype %s",
 			               k->name, dtype_name(k->buf[i].dtype));
 			goto done;
 		}
-	}
-	if ((rc = pre_block(&r, k->body, 0)) != 0)
-		goto done;
+	pre_block(&r, k->body);
 	name_vars(&r);
 
 	/* signature */

@@ -65,7 +65,6 @@ typedef struct LR {
 	int *stamp, gen;
 	KRef *log;            /* nodes memoised, in order (to forget one arm) */
 	int nlog;
-	unsigned char *seen;  /* pre-pass */
 	int idx32;            /* the schedule computes indices in 32 bits */
 	int err;              /* status of the build */
 	const char *sym;      /* the kernel's symbol */
@@ -113,189 +112,6 @@ fdt(int dt)
 	return dt == DT_F32 || dt == DT_F64;
 }
 
-/* ---- pre-pass: what is rendered here ------------------------------------ */
-
-static int
-pre_expr(LR *r, KRef e)
-{
-	const KKernel *k = r->k;
-	const KNode *n;
-
-	if (e <= 0 || e >= k->nnode)
-		return burn_fail(r->c, BURN_ERR_INTERNAL, "render_llvm %s: bad ref %d",
-		                 k->name, e);
-	if (r->seen[e])
-		return BURN_OK;
-	r->seen[e] = 1;
-	n = &k->node[e];
-	if (n->lanes != 1)
-		return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
-		                 "render_llvm %s: vector expressions", k->name);
-	if (!ty(r, n->dtype))
-		return burn_fail(r->c, BURN_ERR_UNSUPPORTED, "render_llvm %s: dtype %s",
-		                 k->name, dtype_name(n->dtype));
-	switch (n->kind) {
-	case KE_CONST:
-		return BURN_OK;
-	case KE_VAR:
-		if (n->var < 0 || n->var >= k->nvar || k->var[n->var].dtype != n->dtype)
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: bad var", k->name);
-		return BURN_OK;
-	case KE_LOAD: {
-		int bd;
-		if (n->buf < 0 || n->buf >= k->nbuf)
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: bad buf", k->name);
-		bd = k->buf[n->buf].dtype;
-		if (dtype_is_storage(bd) ? n->dtype != kir_bits_dtype(bd) : n->dtype != bd)
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: node %d: load of %s as %s (not "
-			                 "legalised)", k->name, e, dtype_name(bd),
-			                 dtype_name(n->dtype));
-		if (n->b) {
-			TRY(pre_expr(r, n->b));
-			TRY(pre_expr(r, n->c));
-			if (k->node[n->b].dtype != DT_BOOL || k->node[n->c].dtype != n->dtype)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_llvm %s: node %d: bad guarded load",
-				                 k->name, e);
-		}
-		TRY(pre_expr(r, n->a));
-		if (!dtype_is_int(k->node[n->a].dtype))
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: node %d: index is not an integer",
-			                 k->name, e);
-		return BURN_OK;
-	}
-	case KE_CAST:
-		if (n->ival || (n->op != KC_RAW && !fdt(n->dtype) && n->dtype != DT_BOOL &&
-		    dtype_is_float(k->node[n->a].dtype)))
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: node %d: %s cast not legalised",
-			                 k->name, e, n->ival ? dtype_name((int)n->ival)
-			                                     : "float->int");
-		return pre_expr(r, n->a);
-	case KE_UN:
-	case KE_BIN: {
-		int adt;
-		if (n->op <= KO_NONE || n->op >= KO_COUNT_ ||
-		    kop_info[n->op].arity != (n->kind == KE_UN ? 1 : 2))
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: node %d: bad op", k->name, e);
-		TRY(pre_expr(r, n->a));
-		if (n->kind == KE_BIN) {
-			TRY(pre_expr(r, n->b));
-			if (k->node[n->b].dtype != k->node[n->a].dtype)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_llvm %s: node %d: operand types differ",
-				                 k->name, e);
-		}
-		adt = k->node[n->a].dtype;
-		if (kop_needs_legal(n->op, adt, &kcaps_libm))
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: node %d: %s not legalised",
-			                 k->name, e, kop_name(n->op));
-		if (kop_result(n->op, adt) != n->dtype)
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: node %d: %s of %s is not %s",
-			                 k->name, e, kop_name(n->op), dtype_name(adt),
-			                 dtype_name(n->dtype));
-		return BURN_OK;
-	}
-	case KE_SELECT:
-		TRY(pre_expr(r, n->a));
-		TRY(pre_expr(r, n->b));
-		TRY(pre_expr(r, n->c));
-		if (k->node[n->a].dtype != DT_BOOL || k->node[n->b].dtype != n->dtype ||
-		    k->node[n->c].dtype != n->dtype)
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: node %d: bad select", k->name, e);
-		return BURN_OK;
-	case KE_SPECIAL:
-		return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
-		                 "render_llvm %s: hardware indices", k->name);
-	}
-	return burn_fail(r->c, BURN_ERR_INTERNAL,
-	                 "render_llvm %s: node %d is not an expression", k->name, e);
-}
-
-static int
-pre_block(LR *r, KRef s, int depth)
-{
-	const KKernel *k = r->k;
-
-	for (; s; s = k->node[s].next) {
-		const KNode *n;
-		if (s < 0 || s >= k->nnode || depth > 200)
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: bad statement %d", k->name, s);
-		n = &k->node[s];
-		switch (n->kind) {
-		case KS_FOR:
-			if (n->flags & ~KF_PARALLEL)
-				return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
-				                 "render_llvm %s: thread-mapped loop", k->name);
-			if (n->var < 0 || n->var >= k->nvar || n->var < k->ndim ||
-			    k->var[n->var].dtype != DT_I64)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_llvm %s: bad loop var", k->name);
-			TRY(pre_expr(r, n->a));
-			TRY(pre_expr(r, n->b));
-			if (k->node[n->a].dtype != DT_I64 || k->node[n->b].dtype != DT_I64)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_llvm %s: loop bounds are not i64", k->name);
-			TRY(pre_block(r, n->body, depth + 1));
-			break;
-		case KS_IF:
-			TRY(pre_expr(r, n->a));
-			if (k->node[n->a].dtype != DT_BOOL)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_llvm %s: condition is not bool", k->name);
-			TRY(pre_block(r, n->body, depth + 1));
-			TRY(pre_block(r, n->orelse, depth + 1));
-			break;
-		case KS_STORE: {
-			int bd;
-			if (n->buf < 0 || n->buf >= k->nbuf)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_llvm %s: bad buf", k->name);
-			TRY(pre_expr(r, n->a));
-			TRY(pre_expr(r, n->b));
-			bd = k->buf[n->buf].dtype;
-			if (!dtype_is_int(k->node[n->a].dtype) ||
-			    (dtype_is_storage(bd) ? k->node[n->b].dtype != kir_bits_dtype(bd)
-			                          : k->node[n->b].dtype != bd))
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_llvm %s: store %d: bad types (not "
-				                 "legalised?)", k->name, s);
-			break;
-		}
-		case KS_SET:
-			if (n->var < 0 || n->var >= k->nvar)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_llvm %s: bad var", k->name);
-			TRY(pre_expr(r, n->a));
-			if (k->node[n->a].dtype != k->var[n->var].dtype)
-				return burn_fail(r->c, BURN_ERR_INTERNAL,
-				                 "render_llvm %s: set %d: bad type", k->name, s);
-			break;
-		case KS_BARRIER:
-			break;
-		default:
-			if (kgpu_name(n->kind))
-				return burn_fail(r->c, BURN_ERR_UNSUPPORTED,
-				                 "render_llvm %s: the GPU statement %s (the cpu "
-				                 "target schedules none)", k->name,
-				                 kgpu_name(n->kind));
-			return burn_fail(r->c, BURN_ERR_INTERNAL,
-			                 "render_llvm %s: node %d is not a statement",
-			                 k->name, s);
-		}
-	}
-	return BURN_OK;
-}
-
 /* ---- helpers ------------------------------------------------------------ */
 
 static LLVMValueRef
@@ -334,26 +150,6 @@ libm(LR *r, const char *name, LLVMTypeRef t, LLVMValueRef *args, unsigned n)
 				LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
 	}
 	return LLVMBuildCall2(r->b, ft, f, args, n, "");
-}
-
-static const char *
-libm_name(int op, int dt)
-{
-	static const struct { int op; const char *f32, *f64; } t[] = {
-		{KO_EXP, "expf", "exp"}, {KO_LOG, "logf", "log"},
-		{KO_SIN, "sinf", "sin"}, {KO_COS, "cosf", "cos"},
-		{KO_TAN, "tanf", "tan"}, {KO_ASIN, "asinf", "asin"},
-		{KO_ACOS, "acosf", "acos"}, {KO_ATAN, "atanf", "atan"},
-		{KO_SINH, "sinhf", "sinh"}, {KO_COSH, "coshf", "cosh"},
-		{KO_TANH, "tanhf", "tanh"}, {KO_ASINH, "asinhf", "asinh"},
-		{KO_ACOSH, "acoshf", "acosh"}, {KO_ATANH, "atanhf", "atanh"},
-		{KO_ERF, "erff", "erf"}, {KO_POW, "powf", "pow"},
-	};
-
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-		if (t[i].op == op)
-			return dt == DT_F64 ? t[i].f64 : t[i].f32;
-	return NULL;
 }
 
 static void
@@ -485,7 +281,7 @@ unop(LR *r, const KNode *n)
 		                    n->op == KO_CEIL ? "llvm.ceil" : "llvm.roundeven",
 		                 t, &a, 1);
 	}
-	if ((f = libm_name(n->op, adt)) != NULL)
+	if ((f = kop_libm(n->op, adt)) != NULL)
 		return libm(r, f, t, &a, 1);
 	return NULL;
 }
@@ -553,7 +349,7 @@ binop(LR *r, const KNode *n)
 		case KO_POW:
 			ab[0] = a;
 			ab[1] = b;
-			return libm(r, libm_name(KO_POW, dt), t, ab, 2);
+			return libm(r, kop_libm(KO_POW, dt), t, ab, 2);
 		}
 		return NULL;
 	}
@@ -1015,7 +811,7 @@ llvm_add_kernel(Ctx *c, const KKernel *k, LLVMModuleRef m, const char *sym)
 	size_t nn = (size_t)k->nnode + 1;
 	int rc;
 
-	TRY(kir_verify(c, k));
+	TRY(kir_check_legal(c, k, "render_llvm", &kcaps_libm, 0));
 	memset(&r, 0, sizeof r);
 	r.c = c;
 	r.k = k;
@@ -1027,18 +823,11 @@ llvm_add_kernel(Ctx *c, const KKernel *k, LLVMModuleRef m, const char *sym)
 	r.val = calloc(nn, sizeof *r.val);
 	r.stamp = calloc(nn, sizeof *r.stamp);
 	r.log = calloc(nn, sizeof *r.log);
-	r.seen = calloc(nn, 1);
-	if (!r.buf || !r.var || !r.val || !r.stamp || !r.log || !r.seen) {
+	if (!r.buf || !r.var || !r.val || !r.stamp || !r.log) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "render_llvm: out of memory");
 		goto done;
 	}
 	for (int i = 0; i < k->nbuf; i++) {
-		if (k->buf[i].space == KS_SHARED || k->buf[i].space == KS_FRAG) {
-			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_llvm %s: %s buffers",
-			               k->name, k->buf[i].space == KS_SHARED ? "shared"
-			                                                    : "fragment");
-			goto done;
-		}
 		if (!mty(&r, k->buf[i].dtype)) {
 			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_llvm %s: dtype %s",
 			               k->name, dtype_name(k->buf[i].dtype));
@@ -1051,8 +840,6 @@ llvm_add_kernel(Ctx *c, const KKernel *k, LLVMModuleRef m, const char *sym)
 			               "of dtype %s", k->name, dtype_name(k->var[i].dtype));
 			goto done;
 		}
-	if ((rc = pre_block(&r, k->body, 0)) != 0)
-		goto done;
 	r.b = LLVMCreateBuilderInContext(r.cx);
 	r.gen = 1;
 	r.sym = sym;
@@ -1065,7 +852,6 @@ done:
 	free(r.val);
 	free(r.stamp);
 	free(r.log);
-	free(r.seen);
 	return rc;
 }
 

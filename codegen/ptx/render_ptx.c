@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../../targets/target.h"
 #include "render_ptx.h"
 
 enum { RP, RR, RD, RF, RFD, RH, NRC };   /* register classes */
@@ -1909,7 +1910,9 @@ ptx_render_entries(Ctx *c, const char *prefix, const KKernel *k, FILE *f)
 		free(cross);
 		return burn_fail(c, BURN_ERR_NOMEM, "render_ptx: out of memory");
 	}
-	rc = ptx_segments(c, k, seg, PTX_MAX_SEG, &n);
+	rc = kir_check_legal(c, k, "render_ptx", &target_cuda.ops, 1);
+	if (!rc)
+		rc = ptx_segments(c, k, seg, PTX_MAX_SEG, &n);
 	if (!rc && n > 1)
 		rc = cross_vars(c, k, seg, n, cross);
 	for (int i = 0; i < n && !rc; i++)
