@@ -84,6 +84,10 @@ divmod(L *l, int op, KRef a, KRef b)
 	KRef z = ci(l, dt, 0), m1, bad, q;
 	int64_t v;
 
+	/* bool as the integers 0 and 1: a / 1 = a, a / 0 = 0, a % b = 0
+	 * (quot and rem take no bool) */
+	if (dt == DT_BOOL)
+		return op == KO_DIV ? bin(l, KO_AND, a, b) : z;
 	if (kb_is_const_i(l->kb.k, b, &v) && v != 0 && (!sgn || v != -1))
 		return bin(l, raw, a, b);
 	bad = bin(l, KO_EQ, b, z);

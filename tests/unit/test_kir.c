@@ -9,30 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "ir/kir.h"
+#include "kir_fixture.h"
 #include "codegen/c/render_c.h"
 #include "passes/legalize.h"
 
-typedef struct T {
-	Arena a;
-	Ctx c;
-	KProgram p;
-	KB kb;
-} T;
 
-static void
-t_init(T *t)
-{
-	memset(t, 0, sizeof *t);
-	arena_init(&t->a);
-	burn_ctx_init(&t->c, "test");
-	kprog_init(&t->p, &t->a);
-}
-
-static void
-t_fini(T *t)
-{
-	arena_free(&t->a);
-}
 
 /* out[i] = a[i] + b[i] over a 3x4 index space. */
 static KKernel *
@@ -368,7 +349,6 @@ Test(kir, render_compiles)
  * whose main prints every output byte; the interpreter must agree byte for
  * byte (NaNs compare equal whatever their payload).
  */
-#define NZ 16
 
 typedef struct Zoo {
 	KKernel *k;
@@ -423,64 +403,7 @@ zoo_data(int dt, int which, unsigned char *p)
 	}
 }
 
-/* Build the kernel for (kind, op) on dtype dt.  kind: 1 unary, 2 binary,
- * 3 cast to op (a dtype), 4 select. */
-static KKernel *
-zoo_kernel(T *t, int kind, int op, int dt, int *dt_out)
-{
-	KB *kb = &t->kb;
-	int a, b, o, i, odt;
-	KRef x, y, r;
 
-	kb_begin(kb, &t->p, kind == 3 ? "cast" : kop_name(op), "");
-	a = kb_buf_value(kb, 0, dt, NZ, KA_READ);
-	b = kb_buf_value(kb, 1, dt, NZ, KA_READ);
-	i = kb_for(kb, "i", kb_idx(kb, 0), kb_idx(kb, NZ), KF_PARALLEL);
-	x = kb_load(kb, a, kb_get(kb, i));
-	y = kb_load(kb, b, kb_get(kb, i));
-	if (kind == 1)
-		r = kb_un(kb, op, x);
-	else if (kind == 2)
-		r = kb_bin(kb, op, x, y);
-	else if (kind == 3)
-		r = kb_cast(kb, op, x);
-	else
-		r = kb_select(kb, kb_bin(kb, KO_LT, x, y), x,
-		              kb_bin(kb, KO_MUL, x, x));
-	odt = kb_dtype(kb->k, r);
-	if (kind == 3 && op != DT_F16 && op != DT_BF16)
-		odt = op;
-	o = kb_buf_value(kb, 2, odt, NZ, KA_WRITE);
-	kb_store(kb, o, kb_get(kb, i), r);
-	kb_end(kb);
-	*dt_out = odt;
-	return kb_finish(kb);
-}
-
-static int
-same(int dt, const unsigned char *p, const unsigned char *q)
-{
-	if (dt == DT_F32) {
-		float a, b;
-		memcpy(&a, p, 4);
-		memcpy(&b, q, 4);
-		return (isnan(a) && isnan(b)) || memcmp(p, q, 4) == 0;
-	}
-	if (dt == DT_F64) {
-		double a, b;
-		memcpy(&a, p, 8);
-		memcpy(&b, q, 8);
-		return (isnan(a) && isnan(b)) || memcmp(p, q, 8) == 0;
-	}
-	if (dt == DT_F16) {
-		uint16_t a, b;
-		memcpy(&a, p, 2);
-		memcpy(&b, q, 2);
-		if ((a & 0x7fff) > 0x7c00 && (b & 0x7fff) > 0x7c00)
-			return 1;
-	}
-	return memcmp(p, q, dtype_size(dt)) == 0;
-}
 
 Test(kir, render_matches_interp)
 {
@@ -512,22 +435,22 @@ Test(kir, render_matches_interp)
 		int dt = fdt[d];
 		for (j = 0; j < (int)(sizeof fun / sizeof fun[0]); j++, nz++) {
 			z[nz].dt_in = dt;
-			z[nz].k = zoo_kernel(&t, 1, fun[j], dt, &z[nz].dt_out);
+			z[nz].k = kfix_op_kernel(&t, 1, fun[j], dt, &z[nz].dt_out);
 		}
 		for (j = 0; j < (int)(sizeof fbin / sizeof fbin[0]); j++, nz++) {
 			z[nz].dt_in = dt;
-			z[nz].k = zoo_kernel(&t, 2, fbin[j], dt, &z[nz].dt_out);
+			z[nz].k = kfix_op_kernel(&t, 2, fbin[j], dt, &z[nz].dt_out);
 		}
 	}
 	for (d = 0; d < 8; d++) {
 		int dt = idt[d];
 		for (j = 0; j < (int)(sizeof iun / sizeof iun[0]); j++, nz++) {
 			z[nz].dt_in = dt;
-			z[nz].k = zoo_kernel(&t, 1, iun[j], dt, &z[nz].dt_out);
+			z[nz].k = kfix_op_kernel(&t, 1, iun[j], dt, &z[nz].dt_out);
 		}
 		for (j = 0; j < (int)(sizeof ibin / sizeof ibin[0]); j++, nz++) {
 			z[nz].dt_in = dt;
-			z[nz].k = zoo_kernel(&t, 2, ibin[j], dt, &z[nz].dt_out);
+			z[nz].k = kfix_op_kernel(&t, 2, ibin[j], dt, &z[nz].dt_out);
 		}
 	}
 	for (d = 0; d < 11; d++) {
@@ -537,11 +460,11 @@ Test(kir, render_matches_interp)
 				continue;
 			/* float -> integer saturates (out of range, NaN: legalised) */
 			z[nz].dt_in = dt;
-			z[nz].k = zoo_kernel(&t, 3, castto[j], dt, &z[nz].dt_out);
+			z[nz].k = kfix_op_kernel(&t, 3, castto[j], dt, &z[nz].dt_out);
 			nz++;
 		}
 		z[nz].dt_in = dt;
-		z[nz].k = zoo_kernel(&t, 4, 0, dt, &z[nz].dt_out);
+		z[nz].k = kfix_op_kernel(&t, 4, 0, dt, &z[nz].dt_out);
 		nz++;
 	}
 	/* bool logic */
@@ -549,10 +472,10 @@ Test(kir, render_matches_interp)
 		static const int lop[] = { KO_AND, KO_OR, KO_XOR, KO_EQ };
 		for (j = 0; j < 4; j++, nz++) {
 			z[nz].dt_in = DT_BOOL;
-			z[nz].k = zoo_kernel(&t, 2, lop[j], DT_BOOL, &z[nz].dt_out);
+			z[nz].k = kfix_op_kernel(&t, 2, lop[j], DT_BOOL, &z[nz].dt_out);
 		}
 		z[nz].dt_in = DT_BOOL;
-		z[nz].k = zoo_kernel(&t, 1, KO_NOT, DT_BOOL, &z[nz].dt_out);
+		z[nz].k = kfix_op_kernel(&t, 1, KO_NOT, DT_BOOL, &z[nz].dt_out);
 		nz++;
 	}
 	cr_assert_lt(nz, 600);
@@ -632,7 +555,7 @@ Test(kir, render_matches_interp)
 			got[n] = (unsigned char)v;
 		}
 		for (n = 0; n < NZ; n++)
-			cr_expect(same(z[i].dt_out, got + n * es, z[i].out + n * es),
+			cr_expect(kfix_same(z[i].dt_out, got + n * es, z[i].out + n * es),
 			          "%s (%s -> %s) element %d differs", z[i].k->name,
 			          dtype_name(z[i].dt_in), dtype_name(z[i].dt_out), n);
 	}
@@ -684,4 +607,40 @@ Test(kir, f16_conversion)
 			          "round trip %a -> %a", in[i], back[i]);
 	}
 	t_fini(&t);
+}
+
+/* Regression: div and mod on bool operands legalised into quot/rem, which
+ * take no bool, so the legal kernel failed to verify.  As the integers 0
+ * and 1: a / b is a and b, a % b is 0. */
+Test(kir, bool_div_mod_legalise)
+{
+	static const unsigned char a[4] = { 0, 1, 0, 1 }, b[4] = { 0, 0, 1, 1 };
+	static const int op[2] = { KO_DIV, KO_MOD };
+	static const unsigned char want[2][4] = { { 0, 0, 0, 1 }, { 0, 0, 0, 0 } };
+
+	for (int j = 0; j < 2; j++) {
+		T t;
+		KB *kb = &t.kb;
+		KKernel *k;
+		unsigned char out[4] = { 9, 9, 9, 9 };
+		void *bufs[3] = { (void *)a, (void *)b, out };
+		int x, y, o, i;
+
+		t_init(&t);
+		kb_begin(kb, &t.p, "booldiv", "");
+		x = kb_buf_value(kb, 0, DT_BOOL, 4, KA_READ);
+		y = kb_buf_value(kb, 1, DT_BOOL, 4, KA_READ);
+		o = kb_buf_value(kb, 2, DT_BOOL, 4, KA_WRITE);
+		i = kb_for(kb, "i", kb_idx(kb, 0), kb_idx(kb, 4), 0);
+		kb_store(kb, o, kb_get(kb, i), kb_bin(kb, op[j],
+		         kb_load(kb, x, kb_get(kb, i)), kb_load(kb, y, kb_get(kb, i))));
+		kb_end(kb);
+		k = kb_finish(kb);
+		cr_assert_not_null(k);
+		cr_assert_eq(kir_legalize(&t.c, &t.p, k, NULL), BURN_OK, "%s", t.c.msg);
+		cr_assert_eq(kir_verify(&t.c, k), BURN_OK, "%s", t.c.msg);
+		cr_assert_eq(kir_interp(&t.c, k, bufs), BURN_OK, "%s", t.c.msg);
+		cr_expect_arr_eq(out, want[j], 4, "%s on bool", kop_name(op[j]));
+		t_fini(&t);
+	}
 }

@@ -14,29 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ir/kir.h"
+#include "kir_fixture.h"
 #include "passes/legalize.h"
 #include "codegen/target_iface.h"
 #ifdef BURN_HAVE_LLVM
 #include "codegen/llvm/jit.h"
 #endif
 
-#define NZ 16
-
-typedef struct T {
-	Arena a;
-	Ctx c;
-	KProgram p;
-	KB kb;
-} T;
-
-static void
-t_init(T *t)
-{
-	memset(t, 0, sizeof *t);
-	arena_init(&t->a);
-	burn_ctx_init(&t->c, "test");
-	kprog_init(&t->p, &t->a);
-}
 
 static const int all_dt[] = { DT_F32, DT_F64, DT_F16, DT_BF16, DT_I8, DT_U8,
 	DT_I16, DT_U16, DT_I32, DT_U32, DT_I64, DT_U64, DT_BOOL };
@@ -74,76 +58,7 @@ edge_data(int dt, int which, unsigned char *p)
 	}
 }
 
-/* A kernel out[i] = f(a[i], b[i]): kind 1 unary op, 2 binary op, 3 cast
- * to dtype op, 4 select; NULL where op does not take dt. */
-static KKernel *
-zoo(T *t, int kind, int op, int dt, int *dt_out)
-{
-	KB *kb = &t->kb;
-	int a, b, o, i, odt, edt = dtype_is_storage(dt) ? DT_F32 : dt;
-	KRef x, y, r;
 
-	if (kind == 1 || kind == 2) {
-		/* quot/rem come from legalisation only, with their precondition
-		 * established (a divisor neither 0 nor -1: Div covers them) */
-		if (kop_info[op].arity != kind || kop_result(op, edt) == DT_UNDEF ||
-		    (kop_info[op].props & KP_PRE))
-			return NULL;
-		/* bool: logic and comparisons (the graph makes no arithmetic
-		 * on bool, and legalisation has none for it) */
-		if (dt == DT_BOOL && kop_info[op].domain != KD_BOOL &&
-		    op != KO_EQ && op != KO_NE)
-			return NULL;
-	}
-	kb_begin(kb, &t->p, kind == 3 ? "cast" : kind == 4 ? "sel" : kop_name(op), "");
-	a = kb_buf_value(kb, 0, dt, NZ, KA_READ);
-	b = kb_buf_value(kb, 1, dt, NZ, KA_READ);
-	i = kb_for(kb, "i", kb_idx(kb, 0), kb_idx(kb, NZ), KF_PARALLEL);
-	x = kb_load(kb, a, kb_get(kb, i));
-	y = kb_load(kb, b, kb_get(kb, i));
-	if (kind == 1)
-		r = kb_un(kb, op, x);
-	else if (kind == 2)
-		r = kb_bin(kb, op, x, y);
-	else if (kind == 3)
-		r = kb_cast(kb, op, x);
-	else
-		r = kb_select(kb, kb_bin(kb, KO_NE, x, y), x, y);
-	odt = kb_dtype(kb->k, r);
-	if (kind == 3 && dtype_is_storage(op))
-		odt = op;
-	o = kb_buf_value(kb, 2, odt, NZ, KA_WRITE);
-	kb_store(kb, o, kb_get(kb, i), r);
-	kb_end(kb);
-	*dt_out = odt;
-	return kb_finish(kb);
-}
-
-/* The same value: bit for bit, any NaN for any NaN. */
-static int
-same(int dt, const unsigned char *p, const unsigned char *q)
-{
-	if (dt == DT_F32) {
-		float a, b;
-		memcpy(&a, p, 4);
-		memcpy(&b, q, 4);
-		return (isnan(a) && isnan(b)) || memcmp(p, q, 4) == 0;
-	}
-	if (dt == DT_F64) {
-		double a, b;
-		memcpy(&a, p, 8);
-		memcpy(&b, q, 8);
-		return (isnan(a) && isnan(b)) || memcmp(p, q, 8) == 0;
-	}
-	if (dt == DT_F16 || dt == DT_BF16) {
-		uint16_t a, b, e = dt == DT_F16 ? 0x7c00 : 0x7f80;
-		memcpy(&a, p, 2);
-		memcpy(&b, q, 2);
-		if ((a & 0x7fff) > e && (b & 0x7fff) > e)
-			return 1;
-	}
-	return memcmp(p, q, dtype_size(dt)) == 0;
-}
 
 #ifdef BURN_HAVE_LLVM
 
@@ -166,14 +81,14 @@ Test(llvm, ops_match_interp)
 		int dt = all_dt[d];
 		for (int op = 1; op < KO_COUNT_; op++)
 			for (int kind = 1; kind <= 2; kind++)
-				if ((z[nz].k = zoo(&t, kind, op, dt, &z[nz].dt_out)) != NULL)
+				if ((z[nz].k = kfix_op_kernel(&t, kind, op, dt, &z[nz].dt_out)) != NULL)
 					z[nz++].dt_in = dt;
 		for (int e = 0; e < NDT; e++)
 			if (all_dt[e] != dt) {
-				z[nz].k = zoo(&t, 3, all_dt[e], dt, &z[nz].dt_out);
+				z[nz].k = kfix_op_kernel(&t, 3, all_dt[e], dt, &z[nz].dt_out);
 				z[nz++].dt_in = dt;
 			}
-		z[nz].k = zoo(&t, 4, 0, dt, &z[nz].dt_out);
+		z[nz].k = kfix_op_kernel(&t, 4, 0, dt, &z[nz].dt_out);
 		z[nz++].dt_in = dt;
 	}
 	cr_assert_lt(nz, 1200);
@@ -197,7 +112,7 @@ Test(llvm, ops_match_interp)
 		memset(got, 0xa5, sizeof got);
 		cr_assert_eq(llvm_jit_call(&t.c, j, i, bufs, NULL), BURN_OK);
 		for (int n = 0; n < NZ; n++)
-			cr_expect(same(z[i].dt_out, got + n * es, z[i].want + n * es),
+			cr_expect(kfix_same(z[i].dt_out, got + n * es, z[i].want + n * es),
 			          "%s (%s -> %s) element %d differs", z[i].k->name,
 			          dtype_name(z[i].dt_in), dtype_name(z[i].dt_out), n);
 	}

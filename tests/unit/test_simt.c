@@ -11,23 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ir/kir.h"
+#include "kir_fixture.h"
 #include "passes/legalize.h"
 
-typedef struct T {
-	Arena a;
-	Ctx c;
-	KProgram p;
-	KB kb;
-} T;
-
-static void
-t_init(T *t)
-{
-	memset(t, 0, sizeof *t);
-	arena_init(&t->a);
-	burn_ctx_init(&t->c, "test");
-	kprog_init(&t->p, &t->a);
-}
 
 #define NB 4      /* blocks */
 #define NT 64     /* threads per block */
