@@ -2,6 +2,8 @@
 #   make run    compile the bundled default model, build it, run it
 #   make test   build and run the whole test suite (unit, models, conformance)
 #   make build  configure and build into build/
+#   make install  libburn (burn.h, libburn.a, libburn.so, burn.pc) under
+#               PREFIX (default /usr/local; DESTDIR is honoured)
 #   make test-sanitize  the whole suite under ASan+UBSan+LSan, in build-san/
 #   make fuzz   build the libFuzzer targets in build-fuzz/, run each
 #               FUZZ_SECONDS (default 60); see docs/RELIABILITY.md; then
@@ -9,9 +11,10 @@
 #               from a fresh seed, reduced to build/diff-failures/ when
 #               they disagree (docs/NUMERICS.md)
 BUILD ?= build
+PREFIX ?= /usr/local
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup build run test clean test-sanitize fuzz
+.PHONY: all setup build run test clean test-sanitize fuzz install
 
 all: build
 
@@ -23,6 +26,9 @@ $(BUILD)/CMakeCache.txt: | setup
 
 build: setup $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 run: build
 	@sh examples/run.sh $(BUILD)

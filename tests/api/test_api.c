@@ -700,3 +700,28 @@ Test(api, call_graph)
 	graph_destroy(g);
 	burn_ctx_destroy(c);
 }
+
+Test(api, no_fuse_and_threads)
+{
+	burn_options o = { .no_fuse = 1, .threads = 2 };
+	burn_ctx *c = mkctx(&o);
+	int64_t n = 300000;
+	burn_tensor *x, *y;
+	float *r = malloc(sizeof *r * (size_t)n);
+
+	burn_tensor *i;
+	OK(c, burn_arange(c, BURN_F32, 0, (double)n, 1, &i));
+	OK(c, burn_mul_scalar(c, i, 1e-5, &x));
+	OK(c, burn_sync(c));
+	cr_assert_eq(burn_tensor_numel(x), n);
+	y = gelu(c, x);
+	readf(c, y, r, (size_t)n);
+	cr_assert_eq(stats(c).last_kernels, 5, "%lld", (long long)stats(c).last_kernels);
+	for (int64_t k = 0; k < n; k += 997) {
+		double v = (float)((float)k * (float)1e-5), ref = v * (erf(v / sqrt(2.0)) + 1) / 2;
+		cr_assert(fabs(r[k] - ref) <= 8 * 0x1p-24 * fabs(ref) + v / 2 * 4e-7 + 1e-30,
+		          "%g: %g vs %g", v, r[k], ref);
+	}
+	free(r);
+	burn_ctx_destroy(c);
+}
