@@ -19,8 +19,12 @@ ${CC:-cc} -std=c99 -D_POSIX_C_SOURCE=199309L -O3 -march=native -Wall -Wextra -I"
 "$out/gelu" 10
 echo
 echo "== PyTorch eager, 1 thread"
-if python3 -c 'import torch' 2>/dev/null; then
-	python3 "$here/eager_torch.py" 10
+py=
+for p in python3 /usr/bin/python3; do
+	if "$p" -c 'import torch' 2>/dev/null; then py=$p; break; fi
+done
+if [ -n "$py" ]; then
+	"$py" "$here/eager_torch.py" 10
 else
 	echo "(no torch: not run)"
 fi
