@@ -81,7 +81,9 @@ pool_get(Pool *p, int64_t bytes, PoolBuf **out)
 			pool_trim(p);
 		if (p->cap && p->held + cb > p->cap)
 			return POOL_LIMIT;
-		if (!(b = aligned_alloc(HDR, (size_t)(HDR + cb))))
+		/* aligned_alloc wants a multiple of the alignment (C11);
+		 * the small classes (80, 96, 112) are not */
+		if (!(b = aligned_alloc(HDR, (size_t)(HDR + ((cb + HDR - 1) & ~(int64_t)(HDR - 1))))))
 			return POOL_NOMEM;
 		b->cls = c;
 		b->data = (char *)b + HDR;
