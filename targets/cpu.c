@@ -48,7 +48,8 @@ const Target *target_or_default(const Target *t)
 
 const Target *target_find(const char *name)
 {
-	static const Target *const all[] = { &target_cpu, &target_gpu, &target_cuda };
+	static const Target *const all[] = { &target_cpu, &target_gpu, &target_cuda,
+	                                       &target_llvm };
 
 	for (size_t i = 0; name && i < sizeof all / sizeof *all; i++)
 		if (!strcmp(all[i]->name, name))

@@ -20,6 +20,7 @@
 #include "tools/compile.h"
 #include "codegen/c/emit_c.h"
 #include "codegen/target_iface.h"
+#include "runtime/cache.h"
 #include "tools/check.h"
 #include "tools/dump.h"
 #include "tools/kir_tool.h"
@@ -33,6 +34,8 @@ static const char usage[] =
 "       burncc check [options] DIR...           run conformance cases\n"
 "       burncc kir [--run] FILE                 read kernel-IR text (see\n"
 "                                               burncc kir --help)\n"
+"       burncc cache path|stats|clear [--cache-dir DIR]   the llvm\n"
+"                                               target's kernel cache\n"
 "\n"
 "Compile options:\n"
 "  -o FILE          write the C source to FILE and the header beside it\n"
@@ -98,13 +101,18 @@ static const char usage[] =
 "                   the kernels named)\n"
 "  --batch N        run N cases in each worker process (default 1): a\n"
 "                   device target sets its device up once per process\n"
+"  --cache-dir DIR  --target llvm: keep compiled kernels in DIR (made\n"
+"                   0700; refused if a symlink, not ours or writable by\n"
+"                   others) and load them from there when they recur\n"
 "\n"
 "  -h, --help       this text\n"
 "  --version        print the version\n"
 "\n"
 "Environment: BURNCC_DUMP=DIR writes every kernel's IR (N_NAME.kir), its\n"
 "schedule (N_NAME.sched) and its rendered source (N_NAME.c) into DIR (for\n"
-"check: DIR/CASE/).\n"
+"check: DIR/CASE/).  BURNCC_CACHE_DIR=DIR: the llvm target's kernel cache\n"
+"(what check --cache-dir sets).  burncc cache without --cache-dir: the\n"
+"default directory, $XDG_CACHE_HOME/burncc, else ~/.cache/burncc.\n"
 "\n"
 "Exit status: 0 on success, 1 on an error in the input or a failed check,\n"
 "2 on a usage error.\n";
@@ -456,6 +464,45 @@ static int emit_c_stdout(Ctx *c, Compiled *m, const Backend *be, const char *pre
 	return be->emit_module(c, m, &o, stdout, stdout);
 }
 
+/* burncc cache path|stats|clear [--cache-dir DIR]: the llvm target's
+ * disk cache of compiled kernels (runtime/cache.h). */
+static int cache_main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "", *dir = "";
+	int64_t entries, bytes;
+	BurnCache cc;
+	Ctx c;
+
+	if (argc == 4 && !strcmp(argv[2], "--cache-dir") && *argv[3])
+		dir = argv[3];
+	else if (argc != 2)
+		cmd = "";
+	if (strcmp(cmd, "path") && strcmp(cmd, "stats") && strcmp(cmd, "clear"))
+		die_usage("cache takes path, stats or clear [--cache-dir DIR]", NULL);
+	burn_ctx_init(&c, NULL);
+	if (burn_cache_open(&c, &cc, dir, 0)) {
+		fprintf(stderr, "burncc: %s\n", c.msg);
+		return 1;
+	}
+	if (cc.fd < 0) {
+		fprintf(stderr, "burncc: %s\n", cc.note);
+		return 1;
+	}
+	if (!strcmp(cmd, "path")) {
+		printf("%s\n", cc.path);
+	} else if (!strcmp(cmd, "stats")) {
+		burn_cache_scan(&cc, &entries, &bytes);
+		printf("{\"path\": \"%s\", \"entries\": %lld, \"bytes\": %lld, "
+		       "\"max_bytes\": %lld}\n", cc.path, (long long)entries,
+		       (long long)bytes, (long long)cc.max_bytes);
+	} else {
+		burn_cache_clear(&cc, &entries);
+		printf("removed %lld entries from %s\n", (long long)entries, cc.path);
+	}
+	burn_cache_close(&cc);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL;
@@ -479,6 +526,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "check")) {
 		free(bind);     /* freed on every path: LeakSanitizer runs in CI */
 		return check_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && !strcmp(argv[1], "cache")) {
+		free(bind);
+		return cache_main(argc - 1, argv + 1);
 	}
 	if (argc > 1 && !strcmp(argv[1], "kir")) {
 		free(bind);

@@ -26,6 +26,7 @@
 #include "passes/passes.h"
 #include "frontend/onnx.h"
 #include "codegen/target_iface.h"
+#include "runtime/cache.h"
 #include "tools/check.h"
 #include "tools/compile.h"
 #include "tools/dump.h"
@@ -944,6 +945,19 @@ int check_main(int argc, char **argv)
 				        "nor run (description only)\n", argv[i]);
 				return check_done(&o, cs, n, 2);
 			}
+		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc) {
+			/* the llvm target's disk cache (runtime/cache.h), checked
+			 * here; the workers' run finds it in the environment */
+			BurnCache cc;
+			Ctx sc;
+			burn_ctx_init(&sc, NULL);
+			if (!*argv[++i] || burn_cache_open(&sc, &cc, argv[i], 0)) {
+				fprintf(stderr, "burncc: check: %s\n",
+				        *argv[i] ? sc.msg : "--cache-dir needs a directory");
+				return check_done(&o, cs, n, 1);
+			}
+			burn_cache_close(&cc);
+			setenv("BURNCC_CACHE_DIR", argv[i], 1);
 		} else if (!strcmp(argv[i], "--extreme")) {
 			o.extreme = 1;
 		} else if (!strcmp(argv[i], "--schedule") && i + 1 < argc) {

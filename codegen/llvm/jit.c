@@ -4,20 +4,26 @@
  * LLJIT, then run bound exactly as the launch list says (the twin of
  * passes/launch_run.c's plan_run_interp, with machine code for kernels).
  *
- * The description is the cpu target's (targets/cpu.c): the same lowering,
- * tuning, legalisation (every KCaps flag clear, so the kernels the renderer
- * sees are the C target's) and schedule.  The host CPU's own vector width
- * and FMA come to LLVM from the JIT's detection of the host (CPU name and
- * features), as -march=native does for the C target.
+ * The description is target_llvm (targets/llvm.c): the cpu target's
+ * lowering, tuning and schedule, with no math library, so f32 exp, log,
+ * tanh and the hyperbolics reach the renderer as kernel-IR polynomials
+ * that the loop vectoriser takes (a libm call it would not).  The host
+ * CPU's own vector width and FMA come to LLVM from the JIT's detection of
+ * the host (CPU name and features), as -march=native does for the C
+ * target.
  *
  * Everything LLVM makes here is disposed before run returns (the module
  * by the JIT that owns it, the JIT, the target machine, messages), so the
  * sanitizer build's leak check holds.  LLVM reports errors as values; each
  * becomes a status with LLVM's message.
  */
+#define _GNU_SOURCE
+#include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
@@ -25,6 +31,8 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include "../../include/burn.h"
+#include "../../runtime/cache.h"
 #include "../../runtime/parallel.h"
 #include "../target_iface.h"
 #include "jit.h"
@@ -50,48 +58,69 @@ llvm_err(Ctx *c, LLVMErrorRef e, const char *what)
 	return rc;
 }
 
-/* A target machine for the host CPU (for the optimisation pipeline). */
-static int
-host_machine(Ctx *c, LLVMTargetMachineRef *out)
+static double
+now_ms(void)
 {
-	char *triple = LLVMGetDefaultTargetTriple(), *err = NULL;
-	char *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* The host as LLVM sees it (LLVM's strings; host_free disposes them). */
+typedef struct Host {
+	char *triple, *cpu, *feat;
+} Host;
+
+static void
+host_free(Host *h)
+{
+	LLVMDisposeMessage(h->triple);
+	LLVMDisposeMessage(h->cpu);
+	LLVMDisposeMessage(h->feat);
+}
+
+/* The optimisation pipeline every program goes through (part of the
+ * cache key: another pipeline is other code). */
+#define PIPELINE "default<O2>"
+
+/* A target machine for the host CPU that writes position-independent
+ * objects (the JIT links them anywhere in memory). */
+static int
+host_machine(Ctx *c, const Host *h, LLVMTargetMachineRef *out)
+{
+	char *err = NULL;
 	LLVMTargetRef t;
 	int rc = BURN_OK;
 
 	*out = NULL;
-	if (LLVMGetTargetFromTriple(triple, &t, &err))
+	if (LLVMGetTargetFromTriple(h->triple, &t, &err))
 		rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: no target for %s: %s",
-		               triple, err ? err : "?");
-	else if (!(*out = LLVMCreateTargetMachine(t, triple, cpu, feat,
+		               h->triple, err ? err : "?");
+	else if (!(*out = LLVMCreateTargetMachine(t, h->triple, h->cpu, h->feat,
 	                                          LLVMCodeGenLevelDefault,
-	                                          LLVMRelocDefault,
-	                                          LLVMCodeModelJITDefault)))
+	                                          LLVMRelocPIC,
+	                                          LLVMCodeModelDefault)))
 		rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: no target machine for %s",
-		               triple);
+		               h->triple);
 	LLVMDisposeMessage(err);
-	LLVMDisposeMessage(triple);
-	LLVMDisposeMessage(cpu);
-	LLVMDisposeMessage(feat);
 	return rc;
 }
 
 /* The program's kernels as one module of context cx, verified and
- * optimised: kernel i is the function burnk<i>. */
+ * optimised for tm: kernel i is the function burnk<i>. */
 static int
-make_module(Ctx *c, const KProgram *p, LLVMContextRef cx, LLVMModuleRef *out)
+make_module(Ctx *c, const KProgram *p, LLVMContextRef cx, LLVMTargetMachineRef tm,
+            LLVMModuleRef *out)
 {
 	LLVMModuleRef m = LLVMModuleCreateWithNameInContext("burncc", cx);
-	LLVMTargetMachineRef tm = NULL;
 	LLVMPassBuilderOptionsRef po;
 	LLVMTargetDataRef dl;
 	LLVMErrorRef e;
 	char *triple;
-	int rc;
+	int rc = BURN_OK;
 
 	*out = NULL;
-	if ((rc = host_machine(c, &tm)) != 0)
-		goto fail;
 	triple = LLVMGetTargetMachineTriple(tm);
 	LLVMSetTarget(m, triple);
 	LLVMDisposeMessage(triple);
@@ -109,21 +138,224 @@ make_module(Ctx *c, const KProgram *p, LLVMContextRef cx, LLVMModuleRef *out)
 	LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
 	LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
 	LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
-	e = LLVMRunPasses(m, "default<O2>", tm, po);
+	e = LLVMRunPasses(m, PIPELINE, tm, po);
 	LLVMDisposePassBuilderOptions(po);
 	if (e) {
 		rc = llvm_err(c, e, "optimising");
 		goto fail;
 	}
-	LLVMDisposeTargetMachine(tm);
 	*out = m;
 	return BURN_OK;
 fail:
-	if (tm)
-		LLVMDisposeTargetMachine(tm);
 	LLVMDisposeModule(m);
 	return rc;
 }
+
+/* The program compiled to an object file in memory (*out, the caller
+ * disposes it): render, verify, optimise, generate code.  Everything
+ * else LLVM made for it is disposed. */
+static int
+compile_object(Ctx *c, const KProgram *p, const Host *h, LLVMMemoryBufferRef *out)
+{
+	LLVMContextRef cx = LLVMContextCreate();
+	LLVMTargetMachineRef tm = NULL;
+	LLVMModuleRef m = NULL;
+	char *err = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((rc = host_machine(c, h, &tm)) == 0 &&
+	    (rc = make_module(c, p, cx, tm, &m)) == 0 &&
+	    LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &err, out)) {
+		rc = burn_fail(c, BURN_ERR_INTERNAL, "llvm: generating code: %s",
+		               err ? err : "?");
+		*out = NULL;
+	}
+	LLVMDisposeMessage(err);
+	if (m)
+		LLVMDisposeModule(m);
+	if (tm)
+		LLVMDisposeTargetMachine(tm);
+	LLVMContextDispose(cx);
+	return rc;
+}
+
+/* ---- the cache key --------------------------------------------------------
+ *
+ * SHA-256 of everything the machine code depends on: burncc (its version
+ * and, where the linker gave one, the build ID of the object this code is
+ * linked into, so any rebuild of burncc is another key), LLVM's version,
+ * the pipeline, the host (triple, CPU name and features), the target
+ * description, and the program: its kernel-IR text (with each kernel's
+ * schedule steps) and the schedule's decisions as data.  Strings are
+ * hashed with their NUL, numbers as 8 bytes: no two inputs run together.
+ */
+#define JIT_KEY_FORMAT "burncc llvm kernel cache 1"
+
+static void
+h_str(BurnSha256 *s, const char *x)
+{
+	x = x ? x : "";
+	burn_sha256_update(s, x, strlen(x) + 1);
+}
+
+static void
+h_int(BurnSha256 *s, int64_t v)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)((uint64_t)v >> (8 * i));
+	burn_sha256_update(s, b, 8);
+}
+
+typedef struct BuildId {
+	uintptr_t addr;             /* an address inside the object wanted */
+	unsigned char id[64];
+	size_t n;
+} BuildId;
+
+/* The GNU build ID note of the loaded object that holds b->addr. */
+static int
+find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	BuildId *b = arg;
+	int mine = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && b->addr >= lo && b->addr < lo + ph->p_memsz)
+			mine = 1;
+	}
+	if (!mine)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const unsigned char *p, *end;
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
+			size_t nn = (nh->n_namesz + 3) & ~(size_t)3;
+			size_t nd = (nh->n_descsz + 3) & ~(size_t)3;
+			const unsigned char *name = p + sizeof *nh, *desc = name + nn;
+			if (desc + nd > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) && nh->n_descsz <= sizeof b->id) {
+				memcpy(b->id, desc, nh->n_descsz);
+				b->n = nh->n_descsz;
+				return 1;
+			}
+			p = desc + nd;
+		}
+	}
+	return 1;
+}
+
+static void
+h_target(BurnSha256 *s, const Target *t)
+{
+	const TargetTune *u = &t->tune;
+	const KCaps *k = &t->ops;
+
+	h_str(s, t->name);
+	h_int(s, t->vector_bytes);
+	h_int(s, t->fma);
+	h_int(s, t->threads);
+	h_int(s, t->index_bits);
+	h_int(s, u->gemm_mr);
+	h_int(s, u->gemm_nr);
+	h_int(s, u->gemm_nr_max);
+	h_int(s, u->gemm_nr_step);
+	h_int(s, u->dot_lanes);
+	h_int(s, u->conv_unroll);
+	h_int(s, u->vec_lanes);
+	h_int(s, u->vec_lanes_narrow);
+	h_int(s, u->vec_wide_row);
+	h_int(s, u->im2col);
+	h_int(s, u->thread_min_work);
+	h_int(s, k->erf_f32);
+	h_int(s, k->nan_minmax);
+	h_int(s, k->isnan);
+	h_int(s, k->isinf);
+	h_int(s, k->sat_f2i);
+	h_int(s, k->f16);
+	h_int(s, k->bf16);
+	h_int(s, k->libm);
+}
+
+static int
+program_key(Ctx *c, const KProgram *p, const Host *h, unsigned char key[32])
+{
+	BurnSha256 s;
+	BuildId b = { .addr = (uintptr_t)(void *)llvm_jit_compile_opts };
+	unsigned maj, min, pat;
+	char *text = NULL;
+	size_t ntext = 0;
+	FILE *f;
+
+	burn_sha256_init(&s);
+	h_str(&s, JIT_KEY_FORMAT);
+	h_int(&s, BURN_VERSION_MAJOR);
+	h_int(&s, BURN_VERSION_MINOR);
+	dl_iterate_phdr(find_build_id, &b);
+	h_int(&s, (int64_t)b.n);
+	burn_sha256_update(&s, b.id, b.n);
+	LLVMGetVersion(&maj, &min, &pat);
+	h_int(&s, maj);
+	h_int(&s, min);
+	h_int(&s, pat);
+	h_str(&s, PIPELINE);
+	h_str(&s, h->triple);
+	h_str(&s, h->cpu);
+	h_str(&s, h->feat);
+	h_target(&s, &target_llvm);
+	/* the program as text: every kernel with its schedule steps */
+	if (!(f = open_memstream(&text, &ntext)))
+		return burn_fail(c, BURN_ERR_NOMEM, "llvm: out of memory");
+	kprog_print(f, p);
+	if (fclose(f) || !text) {
+		free(text);
+		return burn_fail(c, BURN_ERR_NOMEM, "llvm: out of memory");
+	}
+	h_int(&s, (int64_t)ntext);
+	burn_sha256_update(&s, text, ntext);
+	free(text);
+	/* ... and what scheduling decided, which the renderer prints */
+	h_int(&s, p->nkernel);
+	for (int i = 0; i < p->nkernel; i++) {
+		const KKernel *k = p->kernel[i];
+		const KSched *sc = k->sched;
+		h_int(&s, k->nnode);
+		h_int(&s, sc != NULL);
+		if (!sc)
+			continue;
+		h_str(&s, sc->target);
+		h_int(&s, sc->index_bits);
+		h_int(&s, sc->nthreads);
+		for (int t = 0; t < sc->nthreads; t++) {
+			const KThreads *th = &sc->threads[t];
+			h_int(&s, th->loop);
+			h_int(&s, th->nvar);
+			for (int v = 0; v < th->nvar; v++)
+				h_int(&s, th->var[v]);
+			h_int(&s, th->nbuf);
+			for (int v = 0; v < th->nbuf; v++)
+				h_int(&s, th->buf[v]);
+		}
+		h_int(&s, sc->fma != NULL);
+		if (sc->fma)
+			burn_sha256_update(&s, sc->fma, (size_t)k->nnode);
+	}
+	burn_sha256_final(&s, key);
+	return BURN_OK;
+}
+
+/* ---- loading ------------------------------------------------------------ */
 
 typedef void (*KernelFn)(void *const *bufs, const int64_t *dims);
 
@@ -144,55 +376,35 @@ jit_free(Jit *j)
 	memset(j, 0, sizeof *j);
 }
 
+/* Link object obj (consumed) into a new JIT and find p's kernels in it. */
 static int
-jit_program(Ctx *c, const KProgram *p, Jit *j)
+jit_load(Ctx *c, const KProgram *p, LLVMMemoryBufferRef obj, Jit *j)
 {
-	LLVMOrcThreadSafeContextRef tsc;
-	LLVMOrcJITTargetMachineBuilderRef jtmb;
-	LLVMOrcLLJITBuilderRef jb;
 	LLVMOrcDefinitionGeneratorRef gen;
-	LLVMOrcThreadSafeModuleRef tsm;
-	LLVMModuleRef m;
+	LLVMOrcJITDylibRef lib;
 	LLVMErrorRef e;
-	int rc;
 
 	memset(j, 0, sizeof *j);
-	pthread_once(&init_once, init);
-	if (init_failed)
-		return burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: the host CPU has no "
-		                 "LLVM target");
-	if (!(j->fn = calloc((size_t)p->nkernel + 1, sizeof *j->fn)))
+	if (!(j->fn = calloc((size_t)p->nkernel + 1, sizeof *j->fn))) {
+		LLVMDisposeMemoryBuffer(obj);
 		return burn_fail(c, BURN_ERR_NOMEM, "llvm: out of memory");
-	tsc = LLVMOrcCreateNewThreadSafeContext();
-	if ((rc = make_module(c, p, LLVMOrcThreadSafeContextGetContext(tsc), &m)) != 0) {
-		LLVMOrcDisposeThreadSafeContext(tsc);
-		jit_free(j);
-		return rc;
 	}
-	tsm = LLVMOrcCreateNewThreadSafeModule(m, tsc);
-	LLVMOrcDisposeThreadSafeContext(tsc);   /* the module keeps it alive */
-	if ((e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb)) != NULL) {
-		LLVMOrcDisposeThreadSafeModule(tsm);
-		jit_free(j);
-		return llvm_err(c, e, "detecting the host");
-	}
-	jb = LLVMOrcCreateLLJITBuilder();
-	LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(jb, jtmb);
-	if ((e = LLVMOrcCreateLLJIT(&j->jit, jb)) != NULL) {
+	if ((e = LLVMOrcCreateLLJIT(&j->jit, NULL)) != NULL) {
 		j->jit = NULL;
-		LLVMOrcDisposeThreadSafeModule(tsm);
+		LLVMDisposeMemoryBuffer(obj);
 		jit_free(j);
 		return llvm_err(c, e, "creating the JIT");
 	}
-	/* libm (expf, ...) and what LLVM calls on its own (memset, memcpy,
+	lib = LLVMOrcLLJITGetMainJITDylib(j->jit);
+	/* libm (sinf, ...) and what LLVM calls on its own (memset, memcpy,
 	 * sincosf, fmodf) come from the process */
 	if ((e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen,
 	         LLVMOrcLLJITGetGlobalPrefix(j->jit), NULL, NULL)) != NULL) {
-		LLVMOrcDisposeThreadSafeModule(tsm);
+		LLVMDisposeMemoryBuffer(obj);
 		jit_free(j);
 		return llvm_err(c, e, "resolving the process's symbols");
 	}
-	LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(j->jit), gen);
+	LLVMOrcJITDylibAddGenerator(lib, gen);
 	/* the runtime's burn_parallel_for, by address (burncc's own symbols
 	 * are not exported to dlsym) */
 	{
@@ -202,17 +414,16 @@ jit_program(Ctx *c, const KProgram *p, Jit *j)
 			  { LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0 } },
 		};
 		LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(&sym, 1);
-		if ((e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(j->jit), mu)) != NULL) {
+		if ((e = LLVMOrcJITDylibDefine(lib, mu)) != NULL) {
 			LLVMOrcDisposeMaterializationUnit(mu);
-			LLVMOrcDisposeThreadSafeModule(tsm);
+			LLVMDisposeMemoryBuffer(obj);
 			jit_free(j);
 			return llvm_err(c, e, "defining the runtime's symbols");
 		}
 	}
-	if ((e = LLVMOrcLLJITAddLLVMIRModule(j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit),
-	                                     tsm)) != NULL) {
+	if ((e = LLVMOrcLLJITAddObjectFile(j->jit, lib, obj)) != NULL) {
 		jit_free(j);
-		return llvm_err(c, e, "adding the module");
+		return llvm_err(c, e, "adding the object");
 	}
 	for (int i = 0; i < p->nkernel; i++) {
 		LLVMOrcExecutorAddress a = 0;
@@ -220,7 +431,7 @@ jit_program(Ctx *c, const KProgram *p, Jit *j)
 		snprintf(sym, sizeof sym, "burnk%d", i);
 		if ((e = LLVMOrcLLJITLookup(j->jit, &a, sym)) != NULL) {
 			jit_free(j);
-			return llvm_err(c, e, "compiling");
+			return llvm_err(c, e, "linking");
 		}
 		if (!a) {
 			jit_free(j);
@@ -233,8 +444,86 @@ jit_program(Ctx *c, const KProgram *p, Jit *j)
 	return BURN_OK;
 }
 
+/* Compile p (or find it in the cache o names) and load it into j. */
+static int
+jit_program(Ctx *c, const KProgram *p, LlvmJitOpts *o, Jit *j)
+{
+	LLVMMemoryBufferRef obj = NULL;
+	BurnCache cc = { .fd = -1 };
+	unsigned char key[32];
+	Host h;
+	double t0;
+	int rc, cached = 0;
+
+	memset(j, 0, sizeof *j);
+	if (o) {
+		o->hit = o->compiles = 0;
+		o->compile_ms = o->load_ms = 0;
+		o->note[0] = 0;
+	}
+	pthread_once(&init_once, init);
+	if (init_failed)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: the host CPU has no "
+		                 "LLVM target");
+	h.triple = LLVMGetDefaultTargetTriple();
+	h.cpu = LLVMGetHostCPUName();
+	h.feat = LLVMGetHostCPUFeatures();
+	if (o && o->cache_dir) {
+		if ((rc = burn_cache_open(c, &cc, o->cache_dir, o->cache_max_bytes)) != 0) {
+			snprintf(o->note, sizeof o->note, "%s", cc.note);
+			goto done;
+		}
+		if (cc.fd >= 0 && (rc = program_key(c, p, &h, key)) != 0)
+			goto done;
+		if (cc.fd >= 0) {
+			void *data;
+			size_t n;
+			if (burn_cache_get(&cc, key, &data, &n)) {
+				obj = LLVMCreateMemoryBufferWithMemoryRangeCopy(data, n, "burncc");
+				free(data);
+				cached = obj != NULL;
+			}
+		}
+		snprintf(o->note, sizeof o->note, "%s", cc.note);
+	}
+	if (cached) {
+		/* checked and ours, but LLVM may still refuse it: then it is
+		 * compiled again (and stored over the bad entry) */
+		Ctx tmp;
+		burn_ctx_init(&tmp, NULL);
+		t0 = now_ms();
+		if (jit_load(&tmp, p, obj, j) == 0) {
+			o->hit = 1;
+			o->load_ms = now_ms() - t0;
+			rc = BURN_OK;
+			goto done;
+		}
+		snprintf(o->note, sizeof o->note, "cached object did not load (%s): "
+		         "compiled again", tmp.msg);
+		obj = NULL;
+	}
+	t0 = now_ms();
+	if ((rc = compile_object(c, p, &h, &obj)) != 0)
+		goto done;
+	if (o) {
+		o->compiles = 1;
+		o->compile_ms = now_ms() - t0;
+	}
+	if (cc.fd >= 0 && burn_cache_put(&cc, key, LLVMGetBufferStart(obj),
+	                                 LLVMGetBufferSize(obj)))
+		snprintf(o->note, sizeof o->note, "%s", cc.note);
+	t0 = now_ms();
+	rc = jit_load(c, p, obj, j);
+	if (o)
+		o->load_ms = now_ms() - t0;
+done:
+	burn_cache_close(&cc);
+	host_free(&h);
+	return rc;
+}
+
 int
-llvm_jit_compile(Ctx *c, const KProgram *p, LlvmJit **out)
+llvm_jit_compile_opts(Ctx *c, const KProgram *p, LlvmJitOpts *o, LlvmJit **out)
 {
 	Jit *j = calloc(1, sizeof *j);
 	int rc;
@@ -242,12 +531,18 @@ llvm_jit_compile(Ctx *c, const KProgram *p, LlvmJit **out)
 	*out = NULL;
 	if (!j)
 		return burn_fail(c, BURN_ERR_NOMEM, "llvm: out of memory");
-	if ((rc = jit_program(c, p, j)) != 0) {
+	if ((rc = jit_program(c, p, o, j)) != 0) {
 		free(j);
 		return rc;
 	}
 	*out = j;
 	return BURN_OK;
+}
+
+int
+llvm_jit_compile(Ctx *c, const KProgram *p, LlvmJit **out)
+{
+	return llvm_jit_compile_opts(c, p, NULL, out);
 }
 
 int
@@ -269,22 +564,21 @@ llvm_jit_free(LlvmJit *j)
 	}
 }
 
-static int
-llvm_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
-         void *arena)
+int
+llvm_jit_run(Ctx *c, const LlvmJit *j, const Compiled *m, const void *const *in,
+             void *const *out, void *arena)
 {
 	const KProgram *p = &m->prog;
 	const Graph *g = m->g;
-	Jit j;
 	LaunchMem mem;
 	void **bufs = NULL, *own = NULL;
 	int64_t *dims = NULL;
-	int maxb = 1, maxd = 1, rc;
+	int maxb = 1, maxd = 1, rc = BURN_OK;
 
 	if (m->plan.ndims > 0)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: dims known at run "
 		                 "time (bind them: --dim)");
-	if (m->plan.nkernels != p->nkernel)
+	if (m->plan.nkernels != p->nkernel || !j || j->nkernel != p->nkernel)
 		return burn_fail(c, BURN_ERR_INTERNAL, "llvm: %d launches for %d kernels",
 		                 m->plan.nkernels, p->nkernel);
 	for (int k = 0; k < p->nkernel; k++) {
@@ -310,16 +604,13 @@ llvm_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
 		rc = burn_fail(c, BURN_ERR_INVALID, "llvm: arena misaligned");
 		goto done;
 	}
-	if ((rc = jit_program(c, p, &j)) != 0)
-		goto done;
 	mem = (LaunchMem){in, out, arena, m->plan.arena_bytes};
 	for (int k = 0; k < p->nkernel && !rc; k++) {
 		rc = launch_bind(c, g, &m->plan, p->kernel[k], &m->plan.launch[k],
 		                 NULL, &mem, bufs, dims);
 		if (!rc)
-			j.fn[k](bufs, dims);
+			j->fn[k](bufs, dims);
 	}
-	jit_free(&j);
 	/* outputs no kernel wrote: constants and inputs passed through */
 	if (!rc)
 		rc = launch_passthrough(c, g, &m->plan, NULL, in, out);
@@ -330,11 +621,32 @@ done:
 	return rc;
 }
 
+/* The backend's run: compile (through the disk cache in
+ * $BURNCC_CACHE_DIR when set: burncc check --cache-dir), run, free. */
+static int
+llvm_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
+         void *arena)
+{
+	LlvmJitOpts o = { .cache_dir = getenv("BURNCC_CACHE_DIR") };
+	LlvmJit *j;
+	int rc;
+
+	if (m->plan.ndims > 0)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: dims known at run "
+		                 "time (bind them: --dim)");
+	if (o.cache_dir && !*o.cache_dir)
+		o.cache_dir = NULL;
+	TRY(llvm_jit_compile_opts(c, &m->prog, &o, &j));
+	rc = llvm_jit_run(c, j, m, in, out, arena);
+	llvm_jit_free(j);
+	return rc;
+}
+
 const Backend backend_llvm = {
 	.name = "llvm",
 	.about = "the host CPU through LLVM 19, compiled and run in process by\n"
 	         "ORC LLJIT (check, --emit=ir|kernels|render, --stats; no -o)",
-	.target = &target_cpu,
+	.target = &target_llvm,
 	.ext = "ll",
 	.render_kernel = render_llvm_kernel,
 	.run = llvm_run,

@@ -35,7 +35,9 @@
  *                  ne: NaN != NaN), no fast-math flags; sqrt, fabs, floor,
  *                  ceil, round (roundeven: half to even) as intrinsics; the
  *                  other transcendentals and pow as calls to libm (expf,
- *                  exp, ...) that the JIT resolves from the process.
+ *                  exp, ...) that the JIT resolves from the process (the
+ *                  llvm target's legalisation leaves only those without a
+ *                  polynomial: sin, cos, tan, asin, acos, atan, pow, f64).
  *   FMA            a store the schedule marks (KSched.fma) becomes
  *                  llvm.fmuladd: fused where the CPU has a fast FMA, like
  *                  the C target's BURN_FMA.

@@ -68,7 +68,10 @@ typedef struct Z {
 	unsigned char want[NZ * 8];
 } Z;
 
-Test(llvm, ops_match_interp)
+/* Every zoo kernel legalised for caps: the JIT gives the interpreter's
+ * bits. */
+static void
+ops_match(const KCaps *caps)
 {
 	static Z z[1200];
 	unsigned char in0[NZ * 8], in1[NZ * 8], got[NZ * 8];
@@ -95,7 +98,7 @@ Test(llvm, ops_match_interp)
 	cr_assert_gt(nz, 400, "only %d kernels", nz);
 	for (int i = 0; i < nz; i++) {
 		void *bufs[3] = { in0, in1, z[i].want };
-		cr_assert_eq(kir_legalize(&t.c, &t.p, z[i].k, &kcaps_libm), BURN_OK,
+		cr_assert_eq(kir_legalize(&t.c, &t.p, z[i].k, caps), BURN_OK,
 		             "%s", t.c.msg);
 		cr_assert_eq(kir_verify(&t.c, z[i].k), BURN_OK, "%s", t.c.msg);
 		edge_data(z[i].dt_in, 0, in0);
@@ -118,6 +121,23 @@ Test(llvm, ops_match_interp)
 	}
 	llvm_jit_free(j);
 	arena_free(&t.a);
+}
+
+/* The transcendentals as libm calls (f32 exp, tanh, ... stay calls; the
+ * C target's legalisation) */
+Test(llvm, ops_match_interp)
+{
+	ops_match(&kcaps_libm);
+}
+
+/* ... and as the llvm target's description legalises them: f32 exp, log,
+ * tanh, ... as kernel-IR polynomials, which the JIT computes to the
+ * interpreter's bits */
+Test(llvm, ops_match_interp_polynomials)
+{
+	cr_assert_eq(target_llvm.ops.libm, 0, "the llvm target has no libm");
+	cr_assert_eq(backend_find("llvm")->target, &target_llvm);
+	ops_match(&target_llvm.ops);
 }
 
 /* out[i] = guard(i == 0) ? a[i << 40] : i: the load is reached only at

@@ -1,0 +1,45 @@
+/*
+ * llvm.c - the description the llvm target compiles for (codegen/llvm/):
+ * the host CPU through LLVM's loop and SLP vectorisers.
+ *
+ * It is the cpu description (targets/cpu.c: the same lowering, tiles,
+ * tuning and schedule) with one difference that matters: no math library
+ * (KCaps.libm clear).  LLVM does not vectorise a call to expf or tanhf, so
+ * a pointwise kernel with exp, log, tanh, sinh, cosh, asinh, acosh or
+ * atanh in it would run one element at a time; with libm clear the seam's
+ * legalisation (passes/legalize.c) expands them into kernel-IR
+ * polynomials, straight-line float and integer arithmetic the loop
+ * vectoriser takes like any other (their errors: docs/NUMERICS.md,
+ * "Transcendentals without a libm").  Erf is a polynomial on every
+ * target.  Ops without a kernel-IR expansion (sin, cos, tan, the inverse
+ * trigonometric functions, pow, and every f64 transcendental) stay libm
+ * calls, resolved by the JIT from the process.
+ *
+ * The host's own vector width and FMA reach LLVM from the JIT's detection
+ * of the host (CPU name and features, as -march=native); vector_bytes and
+ * fma here are the cpu description's, which is what the lowerings were
+ * tuned for (nothing in lowering or scheduling reads vector_bytes).  Threads
+ * are the runtime's (runtime/parallel.c, burn_threads: $BURN_THREADS).
+ */
+#include "target.h"
+
+const Target target_llvm = {
+	.name = "llvm",
+	.about = "a host CPU through LLVM (in-process JIT; transcendentals as "
+	         "polynomials)",
+	.vector_bytes = 32,
+	.fma = 1,                /* llvm.fmuladd: fused where the CPU has FMA */
+	.threads = -1,           /* burn_threads(): $BURN_THREADS, the CPUs */
+	.subgroup = 1,
+	.index_bits = 64,
+	.ops = { .libm = 0 },    /* polynomials, which LLVM vectorises */
+	.tune = {
+		.gemm_mr = 8, .gemm_nr = 32,
+		.gemm_nr_max = 128, .gemm_nr_step = 16,
+		.dot_lanes = 8,
+		.conv_unroll = 8,
+		.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64,
+		.im2col = 1,
+		.thread_min_work = 65536,
+	},
+};
