@@ -1,27 +1,61 @@
 /*
  * parallel.c - see parallel.h.
+ *
+ * One pool per process, made by the first call that wants threads: W
+ * workers (burn_threads() - 1 then) that sleep on a condition variable
+ * between loops.  A loop is one job:
+ *
+ *   caller   takes the pool (a trylock: a pool already busy, with a loop
+ *            of another thread or the loop this one is a chunk of, means
+ *            run serially instead, so nothing ever waits for the pool),
+ *            publishes the job under the lock with a new generation,
+ *            wakes the workers, then claims chunks like a worker, and
+ *            waits until every chunk is done
+ *   worker   wakes on a new generation, copies the job, claims chunks
+ *            until none is left, and sleeps again
+ *
+ * Chunks are claimed from one atomic word holding (generation << 32 |
+ * next chunk): a claim succeeds only for the generation the worker copied,
+ * so a worker that wakes late cannot take a chunk of a later job with the
+ * earlier job's function.  The caller runs chunks too, so a loop finishes
+ * even when no worker wakes in time (a busy machine): then the caller
+ * simply does all of it.
+ *
+ * After fork() the child has none of the parent's threads: a fork handler
+ * forgets the pool there, and the child's first loop makes its own.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "parallel.h"
 
 #define MAX_THREADS 256
 
-typedef struct Chunk {
+typedef struct Pool {
+	pthread_mutex_t mu;         /* guards the job's fields and gen */
+	pthread_cond_t go;          /* a new job (gen changed) */
+	pthread_cond_t done;        /* pending reached 0 */
+	pthread_mutex_t busy;       /* held by the caller whose job it is */
+	int made;                   /* workers started (under made_mu) */
+	int nworkers;
+	/* the job */
+	uint32_t gen;
 	BurnRangeFn fn;
 	void *ctx;
-	int64_t lo, hi;
-} Chunk;
+	int64_t lo;
+	uint64_t step, extra;       /* chunk i: step + (i < extra) iterations */
+	int nchunk;
+	_Atomic uint64_t claim;     /* gen << 32 | next chunk */
+	atomic_int pending;         /* chunks not yet finished */
+} Pool;
 
-static void *
-chunk_main(void *arg)
-{
-	Chunk *c = arg;
-
-	c->fn(c->ctx, c->lo, c->hi);
-	return NULL;
-}
+static Pool pool = {
+	.mu = PTHREAD_MUTEX_INITIALIZER, .go = PTHREAD_COND_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER, .busy = PTHREAD_MUTEX_INITIALIZER,
+};
+static pthread_mutex_t made_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static int
 env_threads(const char *name)
@@ -60,42 +94,159 @@ burn_threads(void)
 	return cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
 }
 
+/* A chunk of job gen (its index), or -1 when gen's chunks are all taken
+ * or a later job has begun. */
+static int
+claim(Pool *p, uint32_t gen, int nchunk)
+{
+	uint64_t v = atomic_load_explicit(&p->claim, memory_order_relaxed);
+
+	for (;;) {
+		if ((uint32_t)(v >> 32) != gen || (int)(uint32_t)v >= nchunk)
+			return -1;
+		if (atomic_compare_exchange_weak_explicit(&p->claim, &v, v + 1,
+		                                          memory_order_acq_rel,
+		                                          memory_order_relaxed))
+			return (int)(uint32_t)v;
+	}
+}
+
+typedef struct Job {
+	uint32_t gen;
+	BurnRangeFn fn;
+	void *ctx;
+	int64_t lo;
+	uint64_t step, extra;
+	int nchunk;
+} Job;
+
+/* Run the chunks of job j this thread can claim. */
+static void
+work(Pool *p, const Job *j)
+{
+	int i;
+
+	while ((i = claim(p, j->gen, j->nchunk)) >= 0) {
+		uint64_t u = (uint64_t)i;
+		uint64_t a = u * j->step + (u < j->extra ? u : j->extra);
+		uint64_t len = j->step + (u < j->extra);
+		j->fn(j->ctx, (int64_t)((uint64_t)j->lo + a),
+		      (int64_t)((uint64_t)j->lo + a + len));
+		if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+			pthread_mutex_lock(&p->mu);
+			pthread_cond_signal(&p->done);
+			pthread_mutex_unlock(&p->mu);
+		}
+	}
+}
+
+static void *
+worker_main(void *arg)
+{
+	Pool *p = arg;
+	uint32_t seen;
+	Job j;
+
+	pthread_mutex_lock(&p->mu);
+	seen = p->gen;
+	for (;;) {
+		while (p->gen == seen)
+			pthread_cond_wait(&p->go, &p->mu);
+		seen = p->gen;
+		j = (Job){ p->gen, p->fn, p->ctx, p->lo, p->step, p->extra, p->nchunk };
+		pthread_mutex_unlock(&p->mu);
+		work(p, &j);
+		pthread_mutex_lock(&p->mu);
+	}
+	return NULL;
+}
+
+/* In a child after fork(): no workers exist there; start afresh. */
+static void
+forget_pool(void)
+{
+	pthread_mutex_init(&pool.mu, NULL);
+	pthread_cond_init(&pool.go, NULL);
+	pthread_cond_init(&pool.done, NULL);
+	pthread_mutex_init(&pool.busy, NULL);
+	pthread_mutex_init(&made_mu, NULL);
+	pool.made = 0;
+	pool.nworkers = 0;
+}
+
+static void
+register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_pool);
+}
+
+/* Start the workers once: want - 1 of them (fewer if threads cannot be
+ * made; none is fine). */
+static void
+make_pool(int want)
+{
+	pthread_once(&atfork_once, register_atfork);
+	pthread_mutex_lock(&made_mu);
+	if (!pool.made) {
+		pthread_attr_t at;
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		for (int i = 0; i < want - 1; i++) {
+			pthread_t t;
+			if (pthread_create(&t, &at, worker_main, &pool))
+				break;
+			pool.nworkers++;
+		}
+		pthread_attr_destroy(&at);
+		pool.made = 1;
+	}
+	pthread_mutex_unlock(&made_mu);
+}
+
 void
 burn_parallel_for(BurnRangeFn fn, void *ctx, int64_t lo, int64_t hi)
 {
-	Chunk ch[MAX_THREADS];
-	pthread_t tid[MAX_THREADS];
-	unsigned char started[MAX_THREADS];
-	uint64_t n, step, extra;
+	Pool *p = &pool;
+	uint64_t n;
 	int nt = burn_threads();
+	Job j;
 
 	if (hi <= lo)
 		return;
 	n = (uint64_t)hi - (uint64_t)lo;   /* exact: hi > lo */
 	if (n < (uint64_t)nt)
 		nt = (int)n;
-	if (nt <= 1) {
+	if (nt > 1) {
+		make_pool(nt);
+		if (nt > p->nworkers + 1)
+			nt = p->nworkers + 1;
+	}
+	if (nt <= 1 || pthread_mutex_trylock(&p->busy)) {
 		fn(ctx, lo, hi);
 		return;
 	}
-	step = n / (uint64_t)nt;
-	extra = n % (uint64_t)nt;
-	for (int i = 0; i < nt; i++) {
-		/* chunk i: step iterations, one more for the first `extra` */
-		uint64_t a = (uint64_t)i * step + ((uint64_t)i < extra ? (uint64_t)i : extra);
-		uint64_t len = step + ((uint64_t)i < extra);
-		ch[i].fn = fn;
-		ch[i].ctx = ctx;
-		ch[i].lo = (int64_t)((uint64_t)lo + a);
-		ch[i].hi = (int64_t)((uint64_t)lo + a + len);
+	pthread_mutex_lock(&p->mu);
+	p->gen++;
+	p->fn = fn;
+	p->ctx = ctx;
+	p->lo = lo;
+	p->step = n / (uint64_t)nt;
+	p->extra = n % (uint64_t)nt;
+	p->nchunk = nt;
+	atomic_store(&p->pending, nt);
+	atomic_store(&p->claim, (uint64_t)p->gen << 32);
+	j = (Job){ p->gen, fn, ctx, lo, p->step, p->extra, nt };
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->mu);
+	work(p, &j);
+	/* every chunk claimed; wait for the ones still running elsewhere */
+	for (int spin = 0; spin < 2000 && atomic_load(&p->pending) > 0; spin++)
+		;
+	if (atomic_load(&p->pending) > 0) {
+		pthread_mutex_lock(&p->mu);
+		while (atomic_load(&p->pending) > 0)
+			pthread_cond_wait(&p->done, &p->mu);
+		pthread_mutex_unlock(&p->mu);
 	}
-	for (int i = 1; i < nt; i++)
-		started[i] = pthread_create(&tid[i], NULL, chunk_main, &ch[i]) == 0;
-	fn(ctx, ch[0].lo, ch[0].hi);
-	for (int i = 1; i < nt; i++) {
-		if (started[i])
-			pthread_join(tid[i], NULL);
-		else
-			fn(ctx, ch[i].lo, ch[i].hi);
-	}
+	pthread_mutex_unlock(&p->busy);
 }

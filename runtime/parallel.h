@@ -4,12 +4,19 @@
  *
  * burn_parallel_for(fn, ctx, lo, hi) runs fn(ctx, a, b) over contiguous
  * chunks [a, b) that together cover [lo, hi) exactly once, on up to
- * burn_threads() threads (the caller runs one chunk), and returns when
+ * burn_threads() threads (the caller runs chunks too), and returns when
  * all are done.  The iterations must be independent (the schedule's
- * KF_PARALLEL loops are).  Threads are started per call and joined: no
- * state outlives the call, so nothing leaks and calls from several
- * threads do not interfere.  Where a thread cannot be started its chunk
- * runs on the caller: the result is the same, only slower.
+ * KF_PARALLEL loops are).
+ *
+ * The threads are a persistent pool, one per process, started by the
+ * first call that wants more than one thread (burn_threads() - 1 workers
+ * then: a later, larger BURN_THREADS gets no more) and kept, asleep on a
+ * condition variable, until the process exits; a child after fork() starts
+ * its own.  One loop uses the pool at a time: a call made while it is busy
+ * (from another thread, or from inside a chunk) runs its loop on the
+ * calling thread alone, never waiting for the pool.  Where threads cannot
+ * be started the caller runs every chunk: the result is the same, only
+ * slower.  Safe to call from any number of threads.
  */
 #ifndef BURN_PARALLEL_H
 #define BURN_PARALLEL_H

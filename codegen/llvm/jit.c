@@ -80,9 +80,38 @@ host_free(Host *h)
 	LLVMDisposeMessage(h->feat);
 }
 
-/* The optimisation pipeline every program goes through (part of the
- * cache key: another pipeline is other code). */
-#define PIPELINE "default<O2>"
+/*
+ * The optimisation pipelines (the one used is part of the cache key).
+ *
+ * LEAN is what a fused pointwise or reduction kernel needs, at a fraction
+ * of O2's compile time: the kernel inlined into its entry, its variables
+ * promoted to registers (sroa), the loops put in the vectoriser's form
+ * (simplify, LCSSA, rotate, canonical induction variables), vectorised,
+ * and the result cleaned up.  What it lacks (full unrolling of small
+ * loops, LICM, GVN, SLP) is what the blocked GEMM and Conv templates need
+ * to keep their register tiles (KS_LOCAL arrays) in registers, so a
+ * program with a local buffer gets O2.
+ */
+#define PIPELINE_O2 "default<O2>"
+#define PIPELINE_LEAN "always-inline,function(sroa,early-cse,instcombine," \
+	"simplifycfg,loop-simplify,lcssa,loop-rotate,indvars,loop-vectorize," \
+	"instcombine,simplifycfg)"
+
+static const char *
+pipeline(const KProgram *p, const LlvmJitOpts *o)
+{
+	int want = o ? o->pipeline : LLVM_PIPELINE_AUTO;
+
+	if (want == LLVM_PIPELINE_LEAN)
+		return PIPELINE_LEAN;
+	if (want == LLVM_PIPELINE_O2)
+		return PIPELINE_O2;
+	for (int i = 0; i < p->nkernel; i++)
+		for (int b = 0; b < p->kernel[i]->nbuf; b++)
+			if (p->kernel[i]->buf[b].space == KS_LOCAL)
+				return PIPELINE_O2;
+	return PIPELINE_LEAN;
+}
 
 /* A target machine for the host CPU that writes position-independent
  * objects (the JIT links them anywhere in memory). */
@@ -110,8 +139,8 @@ host_machine(Ctx *c, const Host *h, LLVMTargetMachineRef *out)
 /* The program's kernels as one module of context cx, verified and
  * optimised for tm: kernel i is the function burnk<i>. */
 static int
-make_module(Ctx *c, const KProgram *p, LLVMContextRef cx, LLVMTargetMachineRef tm,
-            LLVMModuleRef *out)
+make_module(Ctx *c, const KProgram *p, const char *pipe, LLVMContextRef cx,
+            LLVMTargetMachineRef tm, LLVMModuleRef *out)
 {
 	LLVMModuleRef m = LLVMModuleCreateWithNameInContext("burncc", cx);
 	LLVMPassBuilderOptionsRef po;
@@ -138,7 +167,7 @@ make_module(Ctx *c, const KProgram *p, LLVMContextRef cx, LLVMTargetMachineRef t
 	LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
 	LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
 	LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
-	e = LLVMRunPasses(m, PIPELINE, tm, po);
+	e = LLVMRunPasses(m, pipe, tm, po);
 	LLVMDisposePassBuilderOptions(po);
 	if (e) {
 		rc = llvm_err(c, e, "optimising");
@@ -155,7 +184,8 @@ fail:
  * disposes it): render, verify, optimise, generate code.  Everything
  * else LLVM made for it is disposed. */
 static int
-compile_object(Ctx *c, const KProgram *p, const Host *h, LLVMMemoryBufferRef *out)
+compile_object(Ctx *c, const KProgram *p, const char *pipe, const Host *h,
+               LLVMMemoryBufferRef *out)
 {
 	LLVMContextRef cx = LLVMContextCreate();
 	LLVMTargetMachineRef tm = NULL;
@@ -165,7 +195,7 @@ compile_object(Ctx *c, const KProgram *p, const Host *h, LLVMMemoryBufferRef *ou
 
 	*out = NULL;
 	if ((rc = host_machine(c, h, &tm)) == 0 &&
-	    (rc = make_module(c, p, cx, tm, &m)) == 0 &&
+	    (rc = make_module(c, p, pipe, cx, tm, &m)) == 0 &&
 	    LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &err, out)) {
 		rc = burn_fail(c, BURN_ERR_INTERNAL, "llvm: generating code: %s",
 		               err ? err : "?");
@@ -289,7 +319,8 @@ h_target(BurnSha256 *s, const Target *t)
 }
 
 static int
-program_key(Ctx *c, const KProgram *p, const Host *h, unsigned char key[32])
+program_key(Ctx *c, const KProgram *p, const char *pipe, const Host *h,
+            unsigned char key[32])
 {
 	BurnSha256 s;
 	BuildId b = { .addr = (uintptr_t)(void *)llvm_jit_compile_opts };
@@ -309,7 +340,7 @@ program_key(Ctx *c, const KProgram *p, const Host *h, unsigned char key[32])
 	h_int(&s, maj);
 	h_int(&s, min);
 	h_int(&s, pat);
-	h_str(&s, PIPELINE);
+	h_str(&s, pipe);
 	h_str(&s, h->triple);
 	h_str(&s, h->cpu);
 	h_str(&s, h->feat);
@@ -451,6 +482,7 @@ jit_program(Ctx *c, const KProgram *p, LlvmJitOpts *o, Jit *j)
 	LLVMMemoryBufferRef obj = NULL;
 	BurnCache cc = { .fd = -1 };
 	unsigned char key[32];
+	const char *pipe = pipeline(p, o);
 	Host h;
 	double t0;
 	int rc, cached = 0;
@@ -473,7 +505,7 @@ jit_program(Ctx *c, const KProgram *p, LlvmJitOpts *o, Jit *j)
 			snprintf(o->note, sizeof o->note, "%s", cc.note);
 			goto done;
 		}
-		if (cc.fd >= 0 && (rc = program_key(c, p, &h, key)) != 0)
+		if (cc.fd >= 0 && (rc = program_key(c, p, pipe, &h, key)) != 0)
 			goto done;
 		if (cc.fd >= 0) {
 			void *data;
@@ -498,12 +530,12 @@ jit_program(Ctx *c, const KProgram *p, LlvmJitOpts *o, Jit *j)
 			rc = BURN_OK;
 			goto done;
 		}
-		snprintf(o->note, sizeof o->note, "cached object did not load (%s): "
+		snprintf(o->note, sizeof o->note, "cached object did not load (%.200s): "
 		         "compiled again", tmp.msg);
 		obj = NULL;
 	}
 	t0 = now_ms();
-	if ((rc = compile_object(c, p, &h, &obj)) != 0)
+	if ((rc = compile_object(c, p, pipe, &h, &obj)) != 0)
 		goto done;
 	if (o) {
 		o->compiles = 1;

@@ -3,9 +3,10 @@
  * llvm target's run and for callers that run kernels themselves.
  *
  * llvm_jit_compile renders every kernel of p (render_llvm.c) into one
- * module, verifies it, optimises it for the host CPU (LLVM's O2 pipeline
- * with the loop and SLP vectorisers, the host's CPU name and features),
- * compiles it to an object file and links that into an ORC LLJIT.  llvm_jit_call runs kernel k: bufs[i] is buffer i's
+ * module, verifies it, optimises it for the host CPU (the host's CPU name
+ * and features; a lean pipeline around the loop vectoriser, or LLVM's O2
+ * for programs with register tiles: see jit.c), compiles it to an object
+ * file and links that into an ORC LLJIT.  llvm_jit_call runs kernel k: bufs[i] is buffer i's
  * elements (KS_GLOBAL buffers; entries of local ones are unused), dims[i]
  * the value of dim parameter i (NULL when the kernel has none).  The
  * caller answers for the bindings: sizes as the kernel's buffers say,
@@ -32,6 +33,8 @@ typedef struct LlvmJit LlvmJit;
  * corrupt (deleted) or that LLVM refuses, or a store that fails, only
  * means compiling: `note` says why.  o may be NULL (no cache).
  */
+enum { LLVM_PIPELINE_AUTO, LLVM_PIPELINE_LEAN, LLVM_PIPELINE_O2 };
+
 typedef struct LlvmJitOpts {
 	/* in */
 	const char *cache_dir;   /* NULL: no disk cache.  "": the default
@@ -43,6 +46,9 @@ typedef struct LlvmJitOpts {
 	                          * group/world-writable) or impossible to make
 	                          * is BURN_ERR_IO. */
 	int64_t cache_max_bytes; /* entries kept at most; 0: 256 MiB */
+	int pipeline;            /* LLVM_PIPELINE_*: 0 (AUTO) the lean one
+	                          * unless a kernel has a local buffer (the
+	                          * GEMM/Conv register tiles), then O2 */
 	/* out, set by every call */
 	int hit;                 /* the code came from the disk cache */
 	int compiles;            /* 1: LLVM compiled the program; 0 on a hit */
