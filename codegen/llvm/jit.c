@@ -87,15 +87,18 @@ host_free(Host *h)
  * of O2's compile time: the kernel inlined into its entry, its variables
  * promoted to registers (sroa), the loops put in the vectoriser's form
  * (simplify, LCSSA, rotate, canonical induction variables), vectorised,
- * and the result cleaned up.  What it lacks (full unrolling of small
+ * and the result cleaned up.  (instcombine without no-verify-fixpoint
+ * is LLVM 19's testing mode: it aborts the process when one run does not
+ * reach a fixpoint, which O2 never asks for either.)  What it lacks (full unrolling of small
  * loops, LICM, GVN, SLP) is what the blocked GEMM and Conv templates need
  * to keep their register tiles (KS_LOCAL arrays) in registers, so a
  * program with a local buffer gets O2.
  */
 #define PIPELINE_O2 "default<O2>"
-#define PIPELINE_LEAN "always-inline,function(sroa,early-cse,instcombine," \
-	"simplifycfg,loop-simplify,lcssa,loop-rotate,indvars,loop-vectorize," \
-	"instcombine,simplifycfg)"
+#define PIPELINE_LEAN "always-inline,function(sroa,early-cse," \
+	"instcombine<no-verify-fixpoint>,simplifycfg,loop-simplify,lcssa," \
+	"loop-rotate,indvars,loop-vectorize,instcombine<no-verify-fixpoint>," \
+	"simplifycfg)"
 
 static const char *
 pipeline(const KProgram *p, const LlvmJitOpts *o)
