@@ -6,9 +6,11 @@
  * module, verifies it, optimises it for the host CPU (the host's CPU name
  * and features; a lean pipeline around the loop vectoriser, or LLVM's O2
  * for programs with register tiles: see jit.c), compiles it to an object
- * file and links that into an ORC LLJIT.  llvm_jit_call runs kernel k: bufs[i] is buffer i's
- * elements (KS_GLOBAL buffers; entries of local ones are unused), dims[i]
- * the value of dim parameter i (NULL when the kernel has none).  The
+ * file and links that into an ORC LLJIT.  Compilations may run in several
+ * threads at once (each has its own LLVM context and JIT).
+ * llvm_jit_call runs kernel k: bufs[i] is buffer i's elements (KS_GLOBAL
+ * buffers; entries of local ones are unused), dims[i] the value of dim
+ * parameter i (NULL when the kernel has none).  The
  * caller answers for the bindings: sizes as the kernel's buffers say,
  * no aliasing between buffers one of which is written.  A compiled
  * program does not refer to p; one may be called from several threads.
