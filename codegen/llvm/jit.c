@@ -40,6 +40,13 @@
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_failed;
+/* Held around everything that enters LLVM (compiling, linking, disposing
+ * a JIT).  LLVM allows threads with separate contexts, but its lazily made
+ * globals (timers, option tables) are published in ways ThreadSanitizer
+ * cannot follow into an uninstrumented libLLVM; one compilation at a time
+ * keeps callers that test their threads with TSan clean, and costs
+ * nothing to the kernels, which run without it. */
+static pthread_mutex_t llvm_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 init(void)
@@ -401,6 +408,7 @@ struct LlvmJit {
 };
 typedef struct LlvmJit Jit;
 
+/* Dispose of j's JIT (with llvm_mu held) and its table. */
 static void
 jit_free(Jit *j)
 {
@@ -500,6 +508,7 @@ jit_program(Ctx *c, const KProgram *p, LlvmJitOpts *o, Jit *j)
 	if (init_failed)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: the host CPU has no "
 		                 "LLVM target");
+	pthread_mutex_lock(&llvm_mu);
 	h.triple = LLVMGetDefaultTargetTriple();
 	h.cpu = LLVMGetHostCPUName();
 	h.feat = LLVMGetHostCPUFeatures();
@@ -554,6 +563,7 @@ jit_program(Ctx *c, const KProgram *p, LlvmJitOpts *o, Jit *j)
 done:
 	burn_cache_close(&cc);
 	host_free(&h);
+	pthread_mutex_unlock(&llvm_mu);
 	return rc;
 }
 
@@ -594,7 +604,9 @@ void
 llvm_jit_free(LlvmJit *j)
 {
 	if (j) {
+		pthread_mutex_lock(&llvm_mu);
 		jit_free(j);
+		pthread_mutex_unlock(&llvm_mu);
 		free(j);
 	}
 }

@@ -6,8 +6,9 @@
  * module, verifies it, optimises it for the host CPU (the host's CPU name
  * and features; a lean pipeline around the loop vectoriser, or LLVM's O2
  * for programs with register tiles: see jit.c), compiles it to an object
- * file and links that into an ORC LLJIT.  Compilations may run in several
- * threads at once (each has its own LLVM context and JIT).
+ * file and links that into an ORC LLJIT.  Any thread may compile and
+ * free; the LLVM part of it runs one thread at a time (a lock in jit.c),
+ * kernels run concurrently.
  * llvm_jit_call runs kernel k: bufs[i] is buffer i's elements (KS_GLOBAL
  * buffers; entries of local ones are unused), dims[i] the value of dim
  * parameter i (NULL when the kernel has none).  The
