@@ -1,9 +1,9 @@
 /*
  * parallel.c - see parallel.h.
  *
- * One pool per process, made by the first call that wants threads: W
- * workers (burn_threads() - 1 then) that sleep on a condition variable
- * between loops.  A loop is one job:
+ * One pool per process, made by the first call that wants threads and
+ * grown by a later one that wants more: workers that sleep on a condition
+ * variable between loops.  A loop is one job:
  *
  *   caller   takes the pool (a trylock: a pool already busy, with a loop
  *            of another thread or the loop this one is a chunk of, means
@@ -37,8 +37,8 @@ typedef struct Pool {
 	pthread_cond_t go;          /* a new job (gen changed) */
 	pthread_cond_t done;        /* pending reached 0 */
 	pthread_mutex_t busy;       /* held by the caller whose job it is */
-	int made;                   /* workers started (under made_mu) */
-	int nworkers;
+	int nworkers;               /* workers started (under made_mu) */
+	int stuck;                  /* a worker could not be started */
 	/* the job */
 	uint32_t gen;
 	BurnRangeFn fn;
@@ -170,8 +170,8 @@ forget_pool(void)
 	pthread_cond_init(&pool.done, NULL);
 	pthread_mutex_init(&pool.busy, NULL);
 	pthread_mutex_init(&made_mu, NULL);
-	pool.made = 0;
 	pool.nworkers = 0;
+	pool.stuck = 0;
 }
 
 static void
@@ -180,27 +180,34 @@ register_atfork(void)
 	pthread_atfork(NULL, NULL, forget_pool);
 }
 
-/* Start the workers once: want - 1 of them (fewer if threads cannot be
- * made; none is fine). */
-static void
+/* Workers enough for a loop on `want` threads: started up to want - 1
+ * (a later loop that wants more starts more); returns how many exist.
+ * A thread that cannot be made stops the growing for good (the caller
+ * then runs more chunks itself). */
+static int
 make_pool(int want)
 {
+	int n;
+
 	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&made_mu);
-	if (!pool.made) {
+	if (!pool.stuck && pool.nworkers < want - 1) {
 		pthread_attr_t at;
 		pthread_attr_init(&at);
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-		for (int i = 0; i < want - 1; i++) {
+		while (pool.nworkers < want - 1) {
 			pthread_t t;
-			if (pthread_create(&t, &at, worker_main, &pool))
+			if (pthread_create(&t, &at, worker_main, &pool)) {
+				pool.stuck = 1;
 				break;
+			}
 			pool.nworkers++;
 		}
 		pthread_attr_destroy(&at);
-		pool.made = 1;
 	}
+	n = pool.nworkers;
 	pthread_mutex_unlock(&made_mu);
+	return n;
 }
 
 void
@@ -217,9 +224,9 @@ burn_parallel_for(BurnRangeFn fn, void *ctx, int64_t lo, int64_t hi)
 	if (n < (uint64_t)nt)
 		nt = (int)n;
 	if (nt > 1) {
-		make_pool(nt);
-		if (nt > p->nworkers + 1)
-			nt = p->nworkers + 1;
+		int w = make_pool(nt);
+		if (nt > w + 1)
+			nt = w + 1;
 	}
 	if (nt <= 1 || pthread_mutex_trylock(&p->busy)) {
 		fn(ctx, lo, hi);

@@ -8,11 +8,11 @@
  * all are done.  The iterations must be independent (the schedule's
  * KF_PARALLEL loops are).
  *
- * The threads are a persistent pool, one per process, started by the
- * first call that wants more than one thread (burn_threads() - 1 workers
- * then: a later, larger BURN_THREADS gets no more) and kept, asleep on a
- * condition variable, until the process exits; a child after fork() starts
- * its own.  One loop uses the pool at a time: a call made while it is busy
+ * The threads are a persistent pool, one per process: burn_threads() - 1
+ * workers started by the first call that wants more than one thread, more
+ * when a later call wants more (a larger burn_threads_local), kept asleep
+ * on a condition variable between loops until the process exits; a child
+ * after fork() starts its own.  One loop uses the pool at a time: a call made while it is busy
  * (from another thread, or from inside a chunk) runs its loop on the
  * calling thread alone, never waiting for the pool.  Where threads cannot
  * be started the caller runs every chunk: the result is the same, only
