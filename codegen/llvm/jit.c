@@ -112,15 +112,11 @@ pipeline(const KProgram *p, const LlvmJitOpts *o)
 {
 	int want = o ? o->pipeline : LLVM_PIPELINE_AUTO;
 
-	if (want == LLVM_PIPELINE_LEAN)
-		return PIPELINE_LEAN;
-	if (want == LLVM_PIPELINE_O2)
-		return PIPELINE_O2;
-	for (int i = 0; i < p->nkernel; i++)
-		for (int b = 0; b < p->kernel[i]->nbuf; b++)
-			if (p->kernel[i]->buf[b].space == KS_LOCAL)
-				return PIPELINE_O2;
-	return PIPELINE_LEAN;
+	/* AUTO is O2 for now: libburn's test_api
+	 * (max_pending_and_interrupt, in-place updates) gives a wrong result
+	 * with LEAN and not with O2, not yet understood; LEAN only when asked */
+	(void)p;
+	return want == LLVM_PIPELINE_LEAN ? PIPELINE_LEAN : PIPELINE_O2;
 }
 
 /* A target machine for the host CPU that writes position-independent

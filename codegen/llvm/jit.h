@@ -4,8 +4,8 @@
  *
  * llvm_jit_compile renders every kernel of p (render_llvm.c) into one
  * module, verifies it, optimises it for the host CPU (the host's CPU name
- * and features; a lean pipeline around the loop vectoriser, or LLVM's O2
- * for programs with register tiles: see jit.c), compiles it to an object
+ * and features; LLVM's O2 with the loop and SLP vectorisers, or on request
+ * a lean pipeline around the loop vectoriser: see jit.c), compiles it to an object
  * file and links that into an ORC LLJIT.  Any thread may compile and
  * free; the LLVM part of it runs one thread at a time (a lock in jit.c),
  * kernels run concurrently.
@@ -49,9 +49,9 @@ typedef struct LlvmJitOpts {
 	                          * group/world-writable) or impossible to make
 	                          * is BURN_ERR_IO. */
 	int64_t cache_max_bytes; /* entries kept at most; 0: 256 MiB */
-	int pipeline;            /* LLVM_PIPELINE_*: 0 (AUTO) the lean one
-	                          * unless a kernel has a local buffer (the
-	                          * GEMM/Conv register tiles), then O2 */
+	int pipeline;            /* LLVM_PIPELINE_*: 0 (AUTO) is O2 for now;
+	                          * LEAN, the vectoriser alone (faster to
+	                          * compile), only when asked: see jit.c */
 	/* out, set by every call */
 	int hit;                 /* the code came from the disk cache */
 	int compiles;            /* 1: LLVM compiled the program; 0 on a hit */
