@@ -527,11 +527,16 @@ bindings(burn_ctx *ctx, Prog *p, int nn)
 		if (p->src_kind[j] < 0)
 			p->src_kind[j] = SRC_PTR;   /* empty */
 	}
-	/* in place: one kernel of pointwise nodes only */
+	/* in place: one kernel of pointwise nodes with one output, so its
+	 * loop body reads every input element before its one store.  (With
+	 * two outputs the second store's expression may load the input again
+	 * after the first store wrote over it: x + 3 then x + 4 read x + 3
+	 * as x.  O2's GVN happened to reuse the first load; a leaner pipeline
+	 * did not, and test_api's max_pending_and_interrupt got 14 for 11.) */
 	for (int i = 0; i < nn; i++)
 		if (op_table[ctx->pg->node[ctx->nodes[i]].op].cls != OC_ELEM)
 			all_elem = 0;
-	if (p->nkernel == 1 && all_elem && g->nin <= 64)
+	if (p->nkernel == 1 && all_elem && p->nout == 1 && g->nin <= 64)
 		for (int j = 0; j < p->nout; j++) {
 			const Value *o = GV(g, g->out[j]);
 			if (p->src_kind[j] != SRC_KERNEL || p->out_bytes[j] <= 0)

@@ -725,3 +725,31 @@ Test(api, no_fuse_and_threads)
 	free(r);
 	burn_ctx_destroy(c);
 }
+
+/* Regression: an input is given over to an output only when the program
+ * has one output.  With two (u1 = x + 1 and u2 = u1 + 1 from a released
+ * x), the kernel's second store may load x again after the first wrote
+ * over it, and u2 came out 4 where 3 is due under a leaner LLVM pipeline. */
+Test(api, in_place_one_output_only)
+{
+	burn_ctx *c = mkctx(NULL);
+	int64_t n = 8;
+	float one[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, r1[8], r2[8];
+	burn_tensor *x, *u1, *u2;
+
+	OK(c, burn_from_buffer(c, BURN_F32, 1, &n, one, &x));
+	OK(c, burn_add_scalar(c, x, 1, &u1));
+	OK(c, burn_add_scalar(c, u1, 1, &u2));
+	burn_release(x);
+	OK(c, burn_sync(c));
+	cr_assert_eq(stats(c).in_place, 0, "a two-output program wrote over its input");
+	readf(c, u1, r1, 8);
+	readf(c, u2, r2, 8);
+	for (int i = 0; i < 8; i++) {
+		cr_assert_eq(r1[i], 2);
+		cr_assert_eq(r2[i], 3);
+	}
+	burn_release(u1);
+	burn_release(u2);
+	burn_ctx_destroy(c);
+}
