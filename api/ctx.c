@@ -52,10 +52,18 @@ burn_ctx_create(const burn_options *o, burn_ctx **out)
 		free(ctx);
 		return BURN_STATUS_INVALID;
 	}
+	/* the cache directory is kept as a copy: the caller's string need
+	 * not outlive the call */
+	if (ctx->opt.cache_dir && !(ctx->cache_dir = strdup(ctx->opt.cache_dir))) {
+		free(ctx);
+		return BURN_STATUS_NOMEM;
+	}
+	ctx->opt.cache_dir = ctx->cache_dir;
 	burn_ctx_init(&ctx->c, NULL);
 	pool_init(&ctx->pool, ctx->opt.memory_cap);
 	atomic_init(&ctx->interrupt, 0);
 	if (!(ctx->pg = graph_create("pending"))) {
+		free(ctx->cache_dir);
 		free(ctx);
 		return BURN_STATUS_NOMEM;
 	}
@@ -95,6 +103,7 @@ burn_ctx_destroy(burn_ctx *ctx)
 	free(ctx->nodes);
 	free(ctx->scratch);
 	pool_deinit(&ctx->pool);
+	free(ctx->cache_dir);
 	free(ctx);
 }
 

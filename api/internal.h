@@ -68,6 +68,7 @@ typedef struct Prog Prog;
 struct burn_ctx {
 	Ctx c;
 	burn_options opt;
+	char *cache_dir;        /* opt.cache_dir's own copy, or NULL */
 	Pool pool;
 	Graph *pg;           /* the pending graph; never NULL */
 	PVal *pv;            /* per pg value */

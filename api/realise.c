@@ -556,6 +556,7 @@ compile(burn_ctx *ctx, int nout, int nn, int nleaf, int nsig, uint64_t hash, Pro
 {
 	const Backend *be = backend_find("llvm");
 	CompileOpts o = { 0 };
+	LlvmJitOpts jo = { 0 };
 	Graph *g;
 	Prog *p;
 	double t0 = now_ms();
@@ -579,8 +580,13 @@ compile(burn_ctx *ctx, int nout, int nn, int nleaf, int nsig, uint64_t hash, Pro
 	o.no_fuse = ctx->opt.no_fuse;
 	ctx->c.file = "eager";
 	rc = burn_compile_graph(&ctx->c, g, &o, &p->m);
+	/* burn_options.cache_dir NULL is the default directory ("" to the
+	 * JIT), "" no disk cache (NULL to the JIT) */
+	jo.cache_dir = !ctx->opt.cache_dir ? "" : *ctx->opt.cache_dir ?
+	               ctx->opt.cache_dir : NULL;
+	jo.cache_max_bytes = ctx->opt.cache_bytes;
 	if (!rc)
-		rc = llvm_jit_compile(&ctx->c, &p->m->prog, &p->jit);
+		rc = llvm_jit_compile_opts(&ctx->c, &p->m->prog, &jo, &p->jit);
 	ctx->c.file = NULL;
 	ctx->c.node = ctx->c.op = NULL;
 	if (!rc)
@@ -589,7 +595,10 @@ compile(burn_ctx *ctx, int nout, int nn, int nleaf, int nsig, uint64_t hash, Pro
 		api_prog_free(p);
 		return rc;
 	}
-	ctx->st.compiles++;
+	if (jo.hit)
+		ctx->st.disk_hits++;
+	else
+		ctx->st.compiles++;
 	ctx->st.compile_ms += now_ms() - t0;
 	*out = p;
 	return BURN_OK;

@@ -753,3 +753,38 @@ Test(api, in_place_one_output_only)
 	burn_release(u2);
 	burn_ctx_destroy(c);
 }
+
+/* The disk cache (burn_options.cache_dir): a second context, as a second
+ * process would, finds the program on disk and compiles nothing. */
+Test(api, disk_cache_second_context)
+{
+	char dir[] = "/tmp/burn-api-cache-XXXXXX";
+	float r[64];
+
+	cr_assert(mkdtemp(dir));
+	for (int round = 0; round < 2; round++) {
+		burn_options o = { .cache_dir = dir };
+		burn_ctx *c = mkctx(&o);
+		burn_tensor *x, *y;
+		OK(c, burn_arange(c, BURN_F32, 0, 64, 1, &x));
+		y = gelu(c, x);
+		readf(c, y, r, 64);
+		cr_assert_float_eq(r[1], 0.8413447f, 1e-6);
+		if (round == 0)
+			cr_assert(stats(c).compiles >= 1 && stats(c).disk_hits == 0,
+			          "compiles %lld, disk hits %lld",
+			          (long long)stats(c).compiles, (long long)stats(c).disk_hits);
+		else
+			cr_assert(stats(c).compiles == 0 && stats(c).disk_hits >= 1,
+			          "compiles %lld, disk hits %lld",
+			          (long long)stats(c).compiles, (long long)stats(c).disk_hits);
+		burn_release(x);
+		burn_release(y);
+		burn_ctx_destroy(c);
+	}
+	{
+		char cmd[128];
+		snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+		cr_assert_eq(system(cmd), 0);
+	}
+}
