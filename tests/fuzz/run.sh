@@ -18,7 +18,7 @@ cmake -S "$root" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBURN_FUZZ=ON \
 	-DCMAKE_C_COMPILER="$cc" \
 	-DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link $san -fno-omit-frame-pointer" \
 	-DCMAKE_EXE_LINKER_FLAGS="$san" >/dev/null
-cmake --build "$b" -j 2 --target fuzz_onnx fuzz_ir_text fuzz_names fuzz_names_replay fuzz_kir_text fuzz_dsl ir_seeds burncc
+cmake --build "$b" -j 2 --target fuzz_onnx fuzz_ir_text fuzz_names fuzz_names_replay fuzz_kir_text fuzz_dsl fuzz_safetensors ir_seeds burncc
 
 # Seeds: the real models, every 8th node-conformance model, the malformed
 # corpus and the regressions; for the IR parser, the full IR text of all of
@@ -26,9 +26,11 @@ cmake --build "$b" -j 2 --target fuzz_onnx fuzz_ir_text fuzz_names fuzz_names_re
 mkdir -p "$b/seeds/onnx" "$b/seeds/ir_text" "$b/seeds/names" "$b/names_models" \
 	"$b/corpus/onnx" "$b/corpus/ir_text" "$b/corpus/names" "$b/findings"
 mkdir -p "$b/seeds/kir_text" "$b/corpus/kir_text"
-# the .burn parser: the examples and the parser's golden files
-mkdir -p "$b/seeds/dsl" "$b/corpus/dsl"
+# the .burn parser: the examples and the parser's golden files; the
+# safetensors reader: its regressions
+mkdir -p "$b/seeds/dsl" "$b/corpus/dsl" "$b/seeds/safetensors" "$b/corpus/safetensors"
 cp "$root"/examples/*.burn "$root"/tests/dsl/parse/*.burn "$b/seeds/dsl/"
+cp "$root"/tests/fuzz/regressions/safetensors/* "$b/seeds/safetensors/"
 if [ ! -e "$b/seeds/.done" ]; then
 	for m in "$shared"/models/*/model.onnx; do
 		cp "$m" "$b/seeds/onnx/model_$(basename "$(dirname "$m")").onnx"
@@ -63,7 +65,7 @@ fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export BURN_FUZZ_NAMES_SEEDS="$b/names_models"
 fail=0
-for t in onnx ir_text names kir_text dsl; do
+for t in onnx ir_text names kir_text dsl safetensors; do
 	echo "fuzz: fuzz_$t for $secs s"
 	"$b/tests/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=30 \
 		-max_len=131072 -print_final_stats=1 \
