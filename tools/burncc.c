@@ -24,6 +24,7 @@
 #include "tools/check.h"
 #include "tools/dump.h"
 #include "tools/kir_tool.h"
+#include "tools/dsl_tool.h"
 
 #define BURNCC_VERSION "0.1.0"
 
@@ -36,12 +37,18 @@ static const char usage[] =
 "                                               burncc kir --help)\n"
 "       burncc cache path|stats|clear [--cache-dir DIR]   the llvm\n"
 "                                               target's kernel cache\n"
+"       burncc run [options] SCRIPT.burn        run a .burn script\n"
+"       burncc repl [options]                   interactive .burn session\n"
+"       burncc SCRIPT.burn -o OUT.c [options]   compile a script's fn main\n"
+"                                               (docs/DSL.md, AOT)\n"
 "\n"
 "Compile options:\n"
 "  -o FILE          write the C source to FILE and the header beside it\n"
 "                   (FILE with .c replaced by .h)\n"
 "  --name PREFIX    prefix of every exported symbol (default: from -o's\n"
 "                   file name, else from the model's file name)\n"
+"  --entry FN       (a .burn script) the function to compile (default:\n"
+"                   main; its parameters need types: x: f32[1, 784])\n"
 "  --dim NAME=N     value of a symbolic input dimension (repeatable)\n"
 "  --dynamic-dim NAME  keep symbolic dim NAME: the generated code takes\n"
 "                   its value at run time (a leading batch dim reaching\n"
@@ -505,7 +512,7 @@ static int cache_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL;
+	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL, *entry = NULL;
 	const char *dump = getenv("BURNCC_DUMP");
 	const Backend *be = backend_list[0];
 	int stats = 0, verify = 0, no_fuse = 0, nbind = 0, ndyn = 0;
@@ -535,6 +542,10 @@ int main(int argc, char **argv)
 		free(bind);
 		return kir_main(argc - 1, argv + 1);
 	}
+	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "repl"))) {
+		free(bind);
+		return dsl_main(argc - 1, argv + 1);
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -551,6 +562,9 @@ int main(int argc, char **argv)
 			if (++i >= argc) die_usage("--target needs a name", NULL);
 			if (!(be = backend_find(argv[i])))
 				die_usage("unknown target (burncc --help lists them)", argv[i]);
+		} else if (!strcmp(a, "--entry")) {
+			if (++i >= argc || !*argv[i]) die_usage("--entry needs a function name", NULL);
+			entry = argv[i];
 		} else if (!strcmp(a, "--name")) {
 			if (++i >= argc) die_usage("--name needs a prefix", NULL);
 			name = argv[i];
@@ -652,11 +666,17 @@ int main(int argc, char **argv)
 	{
 		CompileOpts o = { nbind, bind, verify, no_fuse, be->target, ndyn, dyn,
 		                  nwant, want };
-		if (burn_compile_file(&c, model, &o, &m)) {
+		char *caret = NULL;
+		if (dsl_is_script(model) ? dsl_compile_file(&c, model, entry, &o, &m, &caret)
+		                         : burn_compile_file(&c, model, &o, &m)) {
 			free(bind);
 			arena_free(&want_arena);
 			readset_free(&rs);
-			return report(&c);
+			rc = report(&c);
+			if (caret)
+				fputs(caret, stderr);
+			free(caret);
+			return rc;
 		}
 	}
 	rc = dump ? burn_dump(&c, dump, m, be) : BURN_OK;

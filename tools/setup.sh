@@ -16,6 +16,9 @@ have_hdr protobuf-c/protobuf-c.h || need="$need libprotobuf-c-dev"
 have_hdr criterion/criterion.h   || need="$need libcriterion-dev"
 # the llvm target (codegen/llvm/): LLVM 19's C API and shared library
 have_cmd llvm-config-19          || need="$need llvm-19-dev"
+# burncc repl's line editing and history (libedit), and its terminal test
+have_hdr editline/readline.h     || need="$need libedit-dev"
+have_cmd tmux                    || need="$need tmux"
 # the differential tests (tests/diff) generate models and references
 /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need="$need python3-onnx python3-numpy"
 if [ "${1:-}" = fuzz ]; then

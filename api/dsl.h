@@ -1,0 +1,68 @@
+/*
+ * dsl.h - the .burn language's evaluator, on libburn (docs/DSL.md).
+ *
+ * A DslVm holds a script's state: its top-level bindings, functions,
+ * modules and imports, and the parsed sources they came from (kept as
+ * long as the vm, so a REPL can call what an earlier line defined).  It
+ * evaluates on a burn_ctx it borrows: every tensor of the script is a
+ * libburn handle, every op a recorded node, realised when printed or read.
+ *
+ * Errors: each call returns a status (BURN_OK = 0, the BurnCode numbers);
+ * the message ("NAME:LINE:COL: error: what went wrong") is in
+ * dsl_vm_message and the position in dsl_vm_pos, so the driver can show
+ * the source line with a caret (dsl_caret, frontend/dsl.h).  A failed
+ * statement leaves the bindings made before it; the vm stays usable (the
+ * REPL goes on).  Nothing here prints except `print`, to the vm's out.
+ *
+ * Not thread-safe, like its burn_ctx; dsl_vm_interrupt alone may be called
+ * from a signal handler.
+ */
+#ifndef BURN_API_DSL_H
+#define BURN_API_DSL_H
+
+#include <stdio.h>
+#include "../include/burn.h"
+#include "../frontend/dsl.h"
+#include "../ir/graph.h"
+
+typedef struct DslVm DslVm;
+
+/* A vm evaluating on ctx (borrowed; must outlive it), printing to out.
+ * seed: the first seed of the layers' initialisations (`seed(n)` in a
+ * script sets it again).  NULL only if out of memory. */
+DslVm *dsl_vm_create(burn_ctx *ctx, FILE *out, uint64_t seed);
+void dsl_vm_destroy(DslVm *vm);
+
+/*
+ * Parse src[0..n) (named name in messages) and run its items in order.
+ * show: if the text ends with an expression without ';', print its value
+ * like NumPy (the REPL).  The source is copied.
+ */
+int dsl_vm_run(DslVm *vm, const char *name, const char *src, size_t n, int show);
+
+/* Read and run the file at path (show 0). */
+int dsl_vm_run_file(DslVm *vm, const char *path);
+
+/* The last error's message and position (0:0 when it has none, e.g. a
+ * file that cannot be read). */
+const char *dsl_vm_message(const DslVm *vm);
+DslPos dsl_vm_pos(const DslVm *vm);
+/* The source text the last error is in (NULL if none), and its length. */
+const char *dsl_vm_source(const DslVm *vm, size_t *n);
+
+/* Stop the running statement: it fails with "interrupted" at its next
+ * statement or op boundary, and libburn's realisation stops between
+ * kernels.  Async-signal-safe. */
+void dsl_vm_interrupt(DslVm *vm);
+
+/*
+ * AOT: after the script has run (dsl_vm_run_file), call its function
+ * entry (NULL: "main") on placeholders, one per parameter, each with the
+ * dtype and shape its annotation gives (`fn main(x: f32[1, 784])`), and
+ * trace what it returns (a tensor, or a list of tensors) into a Graph
+ * (caller owns it: graph_destroy) whose inputs are named as the
+ * parameters.
+ */
+int dsl_vm_trace(DslVm *vm, const char *entry, Graph **out);
+
+#endif
