@@ -193,6 +193,50 @@ hash_words(const uint64_t *w, int n)
 	return h;
 }
 
+/* A fresh mark: values marked with it are needed by this cut (the
+ * stamp's odd twin, need + 1, marks values the cut defines). */
+static uint32_t
+new_stamp(burn_ctx *ctx)
+{
+	if (++ctx->stamp >= 0x7fffffff) {
+		ctx->stamp = 1;
+		memset(ctx->mark, 0, sizeof *ctx->mark * (size_t)ctx->capmark);
+	}
+	return 2 * ctx->stamp;
+}
+
+/* Walking back from the values marked `need`: every node of g that one of
+ * them needs, stopping at leaves, marking its inputs needed in turn.
+ * ctx->nodes[0..*nn) gets them in program order. */
+static int
+need_nodes(burn_ctx *ctx, const Graph *g, uint32_t need, int *nn)
+{
+	int m = 0;
+
+	*nn = 0;
+	for (int i = g->nnode - 1; i >= 0; i--) {
+		const Node *n = &g->node[i];
+		int used = 0;
+		for (int k = 0; k < n->nout && !used; k++)
+			used = n->out[k] >= 0 && ctx->mark[n->out[k]] == need &&
+			       !is_leaf(ctx, n->out[k]);
+		if (!used)
+			continue;
+		for (int k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0)
+				ctx->mark[n->in[k]] = need;
+		TRY(grow(ctx, (void **)&ctx->nodes, &ctx->capnodes, m + 1, sizeof *ctx->nodes));
+		ctx->nodes[m++] = i;
+	}
+	for (int a = 0, b = m - 1; a < b; a++, b--) {
+		int t = ctx->nodes[a];
+		ctx->nodes[a] = ctx->nodes[b];
+		ctx->nodes[b] = t;
+	}
+	*nn = m;
+	return BURN_OK;
+}
+
 /*
  * The cut: ctx->outv[0..*nout) the values to realise, ctx->nodes[0..*nn)
  * the nodes, ctx->leaf[0..*nleaf) the leaves in order of first use, the
@@ -208,11 +252,7 @@ cut(burn_ctx *ctx, int *nout, int *nn, int *nleaf, int *nsig)
 	*nout = *nn = *nleaf = *nsig = 0;
 	TRY(grow(ctx, (void **)&ctx->mark, &ctx->capmark, g->nval, sizeof *ctx->mark));
 	TRY(grow(ctx, (void **)&ctx->id, &ctx->capid, ctx->capmark, sizeof *ctx->id));
-	if (++ctx->stamp >= 0x7fffffff) {
-		ctx->stamp = 1;
-		memset(ctx->mark, 0, sizeof *ctx->mark * (size_t)ctx->capmark);
-	}
-	need = 2 * ctx->stamp;
+	need = new_stamp(ctx);
 	for (int v = 0; v < g->nval; v++) {
 		const PVal *p = &ctx->pv[v];
 		if (p->t && !p->buf && !p->sym) {
@@ -223,26 +263,7 @@ cut(burn_ctx *ctx, int *nout, int *nn, int *nleaf, int *nsig)
 	}
 	if (!no)
 		return BURN_OK;
-	for (int i = g->nnode - 1; i >= 0; i--) {
-		const Node *n = &g->node[i];
-		int used = 0;
-		for (int k = 0; k < n->nout && !used; k++)
-			used = n->out[k] >= 0 && ctx->mark[n->out[k]] == need &&
-			       !is_leaf(ctx, n->out[k]);
-		if (!used)
-			continue;
-		for (int k = 0; k < n->nin; k++)
-			if (n->in[k] >= 0)
-				ctx->mark[n->in[k]] = need;
-		TRY(grow(ctx, (void **)&ctx->nodes, &ctx->capnodes, nnode + 1, sizeof *ctx->nodes));
-		ctx->nodes[nnode++] = i;
-	}
-	/* the nodes in program order */
-	for (int a = 0, b = nnode - 1; a < b; a++, b--) {
-		int t = ctx->nodes[a];
-		ctx->nodes[a] = ctx->nodes[b];
-		ctx->nodes[b] = t;
-	}
+	TRY(need_nodes(ctx, g, need, &nnode));
 	TRY(sig_put(ctx, &ns, (uint64_t)nnode << 32 | (uint64_t)no));
 	for (int i = 0; i < nnode; i++) {
 		const Node *n = &g->node[ctx->nodes[i]];
@@ -903,37 +924,12 @@ burn_trace(burn_ctx *ctx, int nin, burn_tensor *const *inputs, int nout,
 		if (!rc)
 			rc = grow(ctx, (void **)&ctx->id, &ctx->capid, ctx->capmark, sizeof *ctx->id);
 		if (!rc) {
-			if (++ctx->stamp >= 0x7fffffff) {
-				ctx->stamp = 1;
-				memset(ctx->mark, 0, sizeof *ctx->mark * (size_t)ctx->capmark);
-			}
-			need = 2 * ctx->stamp;
+			need = new_stamp(ctx);
 			for (int j = 0; j < nout; j++) {
 				ctx->outv[j] = outs[j]->val;
 				ctx->mark[outs[j]->val] = need;
 			}
-			nn = 0;
-			for (int i = pg->nnode - 1; i >= 0 && !rc; i--) {
-				const Node *n = &pg->node[i];
-				int used = 0;
-				for (int k = 0; k < n->nout && !used; k++)
-					used = n->out[k] >= 0 && ctx->mark[n->out[k]] == need &&
-					       !is_leaf(ctx, n->out[k]);
-				if (!used)
-					continue;
-				for (int k = 0; k < n->nin; k++)
-					if (n->in[k] >= 0)
-						ctx->mark[n->in[k]] = need;
-				rc = grow(ctx, (void **)&ctx->nodes, &ctx->capnodes, nn + 1,
-				          sizeof *ctx->nodes);
-				if (!rc)
-					ctx->nodes[nn++] = i;
-			}
-			for (int a = 0, b = nn - 1; a < b; a++, b--) {
-				int t = ctx->nodes[a];
-				ctx->nodes[a] = ctx->nodes[b];
-				ctx->nodes[b] = t;
-			}
+			rc = need_nodes(ctx, pg, need, &nn);
 			nleaf = 0;
 			for (int i = 0; i < nn && !rc; i++) {
 				const Node *n = &pg->node[ctx->nodes[i]];

@@ -21,19 +21,7 @@ const Target target_cpu = {
 	/* C's libm for the transcendentals; the rest is expanded once, in
 	 * kernel IR (passes/legalize.c) */
 	.ops = { .libm = 1 },
-	.tune = {
-		/* 8 rows x 32 floats = 8 x 4 AVX registers of accumulators, with
-		 * room for the B row and the broadcast A value in 16 registers */
-		.gemm_mr = 8, .gemm_nr = 32,
-		.gemm_nr_max = 128, .gemm_nr_step = 16,
-		.dot_lanes = 8,
-		.conv_unroll = 8,
-		.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64,
-		.im2col = 1,
-		/* 65536 inner iterations: well above the few microseconds an
-		 * OpenMP fork/join costs */
-		.thread_min_work = 65536,
-	},
+	.tune = TARGET_TUNE_HOST_CPU,
 };
 
 const Target *target_default(void)

@@ -33,13 +33,5 @@ const Target target_llvm = {
 	.subgroup = 1,
 	.index_bits = 64,
 	.ops = { .libm = 0 },    /* polynomials, which LLVM vectorises */
-	.tune = {
-		.gemm_mr = 8, .gemm_nr = 32,
-		.gemm_nr_max = 128, .gemm_nr_step = 16,
-		.dot_lanes = 8,
-		.conv_unroll = 8,
-		.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64,
-		.im2col = 1,
-		.thread_min_work = 65536,
-	},
+	.tune = TARGET_TUNE_HOST_CPU,
 };

@@ -50,6 +50,22 @@ typedef struct TargetTune {
 	                          * loop over the grid (grid-stride) */
 } TargetTune;
 
+/* The tuning constants of a host CPU with AVX2 and FMA, which the cpu
+ * (C) and llvm descriptions share: both print the same lowerings.
+ *  - gemm 8 rows x 32 floats = 8 x 4 AVX registers of accumulators, with
+ *    room for the B row and the broadcast A value in 16 registers;
+ *  - 65536 inner iterations before a loop goes to threads: well above the
+ *    few microseconds a fork/join costs. */
+#define TARGET_TUNE_HOST_CPU { \
+	.gemm_mr = 8, .gemm_nr = 32, \
+	.gemm_nr_max = 128, .gemm_nr_step = 16, \
+	.dot_lanes = 8, \
+	.conv_unroll = 8, \
+	.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64, \
+	.im2col = 1, \
+	.thread_min_work = 65536, \
+}
+
 typedef struct Target {
 	const char *name;        /* "cpu", "gpu" */
 	const char *about;       /* one line, for burncc --help */
