@@ -228,6 +228,43 @@ check_attrs(Ctx *c, Node *n)
 }
 
 /*
+ * PRelu before opset 7 has no broadcasting rule: a slope of C values is
+ * per channel, the channel being axis 1 (Caffe's PReLU, and what PyTorch
+ * exported then).  Numpy broadcasting would pair it with the last axis, so
+ * a constant slope [C] against X [N, C, d...] becomes a new constant of
+ * shape [C, 1, ...] (the form opset 7 spells out), leaving one rule for the
+ * rest of the pipeline.  A slope computed at run time would need a Reshape
+ * node here: an error instead.
+ */
+static int
+prelu_legacy_slope(Ctx *c, Graph *g, Node *n)
+{
+	const Value *x = input(g, n, 0), *s = input(g, n, 1);
+	int64_t dim[BURN_MAX_RANK], C;
+	int v, r;
+
+	if (g->opset >= 7 || !s || s->rank != 1 || x->rank < 3 || s->dim[0] == 1 ||
+	    s->dim[0] != x->dim[1] || s->dim[0] == x->dim[x->rank - 1])
+		return BURN_OK;
+	if (!s->data)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "per-channel slope '%s' before "
+		                 "opset 7 must be a constant", s->name);
+	C = s->dim[0];
+	r = x->rank - 1;
+	dim[0] = C;
+	for (int k = 1; k < r; k++)
+		dim[k] = 1;
+	v = graph_add_value(g, arena_printf(&g->arena, "%s.per_channel", s->name));
+	if (v < 0)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	/* graph_add_value may have moved the values: re-fetch the slope */
+	s = input(g, n, 1);
+	TRY(graph_set_const(c, g, v, s->dtype, r, dim, s->data));
+	n->in[1] = v;
+	return BURN_OK;
+}
+
+/*
  * infer_elem: dtype checks, then broadcasting.  Errors name the offending
  * dtypes and shapes, e.g. "dtype mismatch f32 vs i64".
  */
@@ -281,6 +318,10 @@ infer_elem(Ctx *c, Graph *g, Node *n)
 	}
 
 	/* shapes */
+	if (op == OP_PRelu) {
+		TRY(prelu_legacy_slope(c, g, n));
+		x = input(g, n, 0);
+	}
 	if (op == OP_Clip || op == OP_PRelu) {
 		for (int k = 1; k < n->nin; k++) {
 			const Value *v = input(g, n, k);

@@ -1,10 +1,13 @@
 #!/bin/sh
-# install.sh BUILD_DIR SOURCE_DIR - `make install` into a DESTDIR under
-# the build dir, then a small C program built against the installed tree
-# with pkg-config (shared, then static with --static) and run.
+# install.sh BUILD_DIR SOURCE_DIR [CFLAGS] - `make install` into a DESTDIR
+# under the build dir, then a small C program built against the installed
+# tree with pkg-config (shared, then static with --static) and run.  CFLAGS
+# are what a consumer of this particular build needs (the sanitizer runtime
+# when libburn itself was built with -fsanitize).
 set -e
 b=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
+xflags=${3:-}
 command -v pkg-config >/dev/null || { echo "install.sh: no pkg-config: not run"; exit 77; }
 d=$b/install-test
 rm -rf "$d"
@@ -34,11 +37,11 @@ int main(void)
 }
 C
 want="tensor([0, 1, 4, 9], shape=[4], dtype=f32)"
-cc -o "$d/prog" "$d/prog.c" $cflags $libs
+cc $xflags -o "$d/prog" "$d/prog.c" $cflags $libs
 out=$(LD_LIBRARY_PATH=$d/opt/burn/lib "$d/prog")
 [ "$out" = "$want" ] || { echo "FAIL shared: '$out'"; exit 1; }
 # static: the archive alone, and what Libs.private names
-cc -o "$d/prog_static" "$d/prog.c" $cflags -L$d/opt/burn/lib -Wl,-Bstatic -lburn -Wl,-Bdynamic \
+cc $xflags -o "$d/prog_static" "$d/prog.c" $cflags -L$d/opt/burn/lib -Wl,-Bstatic -lburn -Wl,-Bdynamic \
 	$(echo "$slibs" | sed 's/-lburn//')
 if ldd "$d/prog_static" | grep -q libburn; then echo "FAIL: static build uses libburn.so"; exit 1; fi
 out=$("$d/prog_static")
