@@ -611,6 +611,7 @@ guard_rec(KB *kb, KRef g, KRef e, KRef *memo, int n0)
 	case KE_UN: r = kb_un(kb, n.op, a); break;
 	case KE_BIN: r = kb_bin(kb, n.op, a, b); break;
 	case KE_SELECT: r = kb_select(kb, a, b, c); break;
+	case KE_FMA: r = kb_fma(kb, a, b, c); break;
 	case KE_CAST:
 		r = n.ival ? kb_cast_f8(kb, (int)n.ival, a, n.op) : kb_cast(kb, n.dtype, a);
 		if (!n.ival && r != a && kb->k->node[r].kind == KE_CAST)
@@ -846,6 +847,19 @@ kb_select(KB *kb, KRef c, KRef a, KRef b)
 	n->a = c;
 	n->b = a;
 	n->c = b;
+	n->dtype = kb_dtype(kb->k, a);
+	return r;
+}
+
+KRef
+kb_fma(KB *kb, KRef a, KRef b, KRef c)
+{
+	KRef r = newnode(kb, KE_FMA);
+	KNode *n = &kb->k->node[r];
+
+	n->a = a;
+	n->b = b;
+	n->c = c;
 	n->dtype = kb_dtype(kb->k, a);
 	return r;
 }
@@ -1321,6 +1335,15 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 		    k->node[n->c].dtype != dt)
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "kir %s: node %d: select types", k->name, e);
+		break;
+	case KE_FMA:
+		TRY(vexpr(c, k, seen, n->a, e));
+		TRY(vexpr(c, k, seen, n->b, e));
+		TRY(vexpr(c, k, seen, n->c, e));
+		if (!dtype_is_float(dt) || k->node[n->a].dtype != dt ||
+		    k->node[n->b].dtype != dt || k->node[n->c].dtype != dt)
+			return burn_fail(c, BURN_ERR_INTERNAL,
+			                 "kir %s: node %d: fma types", k->name, e);
 		break;
 	case KE_CAST:
 		TRY(vexpr(c, k, seen, n->a, e));
@@ -1817,6 +1840,7 @@ legal_expr(Legal *L, KRef e)
 		TRY(legal_expr(L, n->a));
 		return n->kind == KE_BIN ? legal_expr(L, n->b) : BURN_OK;
 	case KE_SELECT:
+	case KE_FMA:
 		TRY(legal_expr(L, n->a));
 		TRY(legal_expr(L, n->b));
 		return legal_expr(L, n->c);

@@ -42,6 +42,9 @@
  *   KE_SELECT   a ? b : c   both arms are evaluated (a target may compute
  *               both, like LLVM select, SPIR-V OpSelect, PTX selp): an
  *               arm must not read out of bounds; use a guarded load
+ *   KE_FMA      a * b + c with one rounding (fma), float operands of one
+ *               dtype; what legalised polynomials (erf) are made of, so
+ *               every target computes them alike and in fewer operations
  *   KE_CAST     (dtype) a: int->int wraps (two's complement); float->int
  *               truncates toward zero and saturates to the type's range,
  *               NaN gives 0 (op KC_RAW: the operand is known to be in
@@ -78,7 +81,8 @@ typedef int KRef;
 enum KNodeKind {
 	KN_NONE = 0,
 	/* expressions */
-	KE_CONST, KE_VAR, KE_LOAD, KE_UN, KE_BIN, KE_SELECT, KE_CAST, KE_SPECIAL,
+	KE_CONST, KE_VAR, KE_LOAD, KE_UN, KE_BIN, KE_SELECT, KE_FMA, KE_CAST,
+	KE_SPECIAL,
 	/* statements */
 	KS_FOR, KS_STORE, KS_SET, KS_IF, KS_BARRIER,
 	/* GPU statements (kops.def) */
@@ -511,6 +515,8 @@ KRef kb_guard_loads(KB *kb, KRef guard, KRef e);
 KRef kb_un(KB *kb, int op, KRef a);
 KRef kb_bin(KB *kb, int op, KRef a, KRef b);
 KRef kb_select(KB *kb, KRef c, KRef a, KRef b);
+/* a * b + c rounded once (KE_FMA); a, b, c floats of one dtype. */
+KRef kb_fma(KB *kb, KRef a, KRef b, KRef c);
 KRef kb_cast(KB *kb, int dtype, KRef a);
 KRef kb_special(KB *kb, int which);
 /* A cast to a float8 type with rounding `how` (KCastRound bits, kept in

@@ -574,6 +574,13 @@ eval(Interp *in, KRef e)
 		if (a.u)
 			r = b;
 		break;
+	case KE_FMA: {    /* one rounding: C's fmaf / fma */
+		KVal x = eval(in, n->a), y = eval(in, n->b), z = eval(in, n->c);
+		r.f = n->dtype == DT_F32 ? (double)fmaf((float)x.f, (float)y.f, (float)z.f)
+		                         : fma(x.f, y.f, z.f);
+		r.f = round_to(n->dtype, r.f);
+		break;
+	}
 	case KE_SPECIAL:
 		if (n->op < KX_THREAD_X || n->op > KX_BLOCK_Z) {
 			fail(in, BURN_ERR_INTERNAL, "bad hardware index", n->op, e);

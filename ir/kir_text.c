@@ -52,7 +52,8 @@ static const char *const flag_name[] = { "parallel", "thread.x", "thread.y",
  * like a buffer or a let (b3, t3), or is not an identifier, or is shared
  * with another variable, prints as hint.N (N its index). */
 static const char *const keyword[] = {
-	"alias", "barrier", "block", "buf", "dim", "else", "false", "for", "global",
+	"alias", "barrier", "block", "buf", "dim", "else", "false", "fma", "for",
+	"global",
 	"if", "in", "inf", "kernel", "let", "load", "loadbits", "local", "nan",
 	"none",
 	"parallel", "read", "rw", "select", "shared", "thread", "true", "var",
@@ -322,7 +323,8 @@ pexpr(Printer *P, KRef e, int prec)
 		fprintf(f, ")");
 		break;
 	case KE_SELECT:
-		fprintf(f, "select(");
+	case KE_FMA:
+		fprintf(f, n->kind == KE_FMA ? "fma(" : "select(");
 		pexpr(P, n->a, 0);
 		fprintf(f, ", ");
 		pexpr(P, n->b, 0);
@@ -368,10 +370,10 @@ pcount(Printer *P, KRef e)
 	if (n->kind < KE_CONST || n->kind > KE_SPECIAL)
 		return;
 	pcount(P, n->a);
-	if (n->kind == KE_BIN || n->kind == KE_SELECT ||
+	if (n->kind == KE_BIN || n->kind == KE_SELECT || n->kind == KE_FMA ||
 	    (n->kind == KE_LOAD && n->b))
 		pcount(P, n->b);
-	if (n->kind == KE_SELECT || (n->kind == KE_LOAD && n->b))
+	if (n->kind == KE_SELECT || n->kind == KE_FMA || (n->kind == KE_LOAD && n->b))
 		pcount(P, n->c);
 }
 
@@ -388,10 +390,10 @@ pshared(Printer *P, KRef e, int ind)
 		return;
 	P->cnt[e] = -P->cnt[e];   /* visited */
 	pshared(P, n->a, ind);
-	if (n->kind == KE_BIN || n->kind == KE_SELECT ||
+	if (n->kind == KE_BIN || n->kind == KE_SELECT || n->kind == KE_FMA ||
 	    (n->kind == KE_LOAD && n->b))
 		pshared(P, n->b, ind);
-	if (n->kind == KE_SELECT || (n->kind == KE_LOAD && n->b))
+	if (n->kind == KE_SELECT || n->kind == KE_FMA || (n->kind == KE_LOAD && n->b))
 		pshared(P, n->c, ind);
 	if (-P->cnt[e] > 1 && n->kind != KE_CONST && n->kind != KE_VAR) {
 		fprintf(P->f, "%*slet t%d = ", 2 * ind, "", P->nlet);
@@ -713,6 +715,7 @@ kprog_print(FILE *f, const KProgram *p)
  *           | 'load' BUF '[' expr ']'
  *           | 'loadbits' BUF '[' expr ']'   a storage buffer's bit patterns
  *           | 'select' '(' expr ',' expr ',' expr ')'
+ *           | 'fma' '(' expr ',' expr ',' expr ')'   a*b + c, one rounding
  *           | OPNAME '(' expr [',' expr] ')'   kop_name(); unary or binary
  *           | DTYPE ['.' INT] '(' expr ')'     cast; .INT: KCastRound bits
  *                                              of a rounding cast
@@ -1751,17 +1754,19 @@ pprimary(P *ps, KRef *out)
 	    (ispunct_(t1, '.') && peek(ps, 2)->kind == TK_INT &&
 	     ispunct_(peek(ps, 3), '('))) {
 		int how = 0;
-		if (isword(t, "select")) {
+		if (isword(t, "select") || isword(t, "fma")) {
+			int fma = isword(t, "fma");
 			adv(ps);
 			TRY(pargs(ps, e, &n));
 			if (n != 3)
-				return err_at(ps, at, "select takes 3 operands");
-			TRY(mk(ps, KE_SELECT, at, &r));
+				return err_at(ps, at, fma ? "fma takes 3 operands" :
+				              "select takes 3 operands");
+			TRY(mk(ps, fma ? KE_FMA : KE_SELECT, at, &r));
 			k = ps->k;
 			k->node[r].a = e[0];
 			k->node[r].b = e[1];
 			k->node[r].c = e[2];
-			k->node[r].dtype = kb_dtype(k, e[1]);
+			k->node[r].dtype = kb_dtype(k, e[fma ? 0 : 1]);
 			*out = r;
 			return done(ps, r);
 		}

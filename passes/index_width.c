@@ -229,6 +229,11 @@ eval(A *s, KRef e)
 		eval(s, n->a);
 		r = join(eval(s, n->b), eval(s, n->c));
 		break;
+	case KE_FMA:   /* a float: only its operands' indices matter */
+		eval(s, n->a);
+		eval(s, n->b);
+		eval(s, n->c);
+		break;
 	case KE_CAST:
 		a = eval(s, n->a);
 		if (dtype_is_float(n->dtype))

@@ -167,7 +167,11 @@ minmax(L *l, int op, KRef a, KRef b)
 
 /* erf for f32: x*P(x^2)/Q(x^2) on [-4, 4] (erf is 1.0f beyond), a rational
  * fit made for burncc; |error| < 4e-7.  Branch-free (the clamp is two
- * selects), so loops computing it vectorise.  NaN passes the clamp. */
+ * selects), so loops computing it vectorise.  NaN passes the clamp.  The
+ * Horner steps are fused multiply-adds (KE_FMA, one rounding on every
+ * target): ten operations fewer per element than mul + add, which is
+ * what bounds a vectorised loop of it (gelu on one core: 60% of memcpy's
+ * throughput with mul + add, near 90% with fma). */
 static KRef
 erf32(L *l, KRef x)
 {
@@ -184,10 +188,10 @@ erf32(L *l, KRef x)
 	s = bin(l, KO_MUL, x, x);
 	P = cf(l, DT_F32, p[0]);
 	for (i = 1; i < sizeof p / sizeof p[0]; i++)
-		P = bin(l, KO_ADD, bin(l, KO_MUL, P, s), cf(l, DT_F32, p[i]));
+		P = kb_fma(&l->kb, P, s, cf(l, DT_F32, p[i]));
 	Q = cf(l, DT_F32, q[0]);
 	for (i = 1; i < sizeof q / sizeof q[0]; i++)
-		Q = bin(l, KO_ADD, bin(l, KO_MUL, Q, s), cf(l, DT_F32, q[i]));
+		Q = kb_fma(&l->kb, Q, s, cf(l, DT_F32, q[i]));
 	return bin(l, KO_DIV, bin(l, KO_MUL, x, P), Q);
 }
 
@@ -761,6 +765,8 @@ rebuild(L *l, KNode n)
 		return r;
 	case KE_SELECT:
 		return kb_select(kb, n.a, n.b, n.c);
+	case KE_FMA:
+		return kb_fma(kb, n.a, n.b, n.c);
 	case KE_CAST:
 		da = dt_of(l, n.a);
 		if (n.ival && !native(l, (int)n.ival)) {   /* the value it rounds to */

@@ -251,6 +251,7 @@ pre_expr(R *r, KRef e)
 		pre_expr(r, n->b);
 		return;
 	case KE_SELECT:
+	case KE_FMA:
 		pre_expr(r, n->a);
 		pre_expr(r, n->b);
 		pre_expr(r, n->c);
@@ -447,7 +448,7 @@ prec_of(R *r, KRef e)
 	if (hoisted(r, e))
 		return P_ATOM;
 	switch (n->kind) {
-	case KE_CONST: case KE_VAR: case KE_SELECT:
+	case KE_CONST: case KE_VAR: case KE_SELECT: case KE_FMA:
 		return P_ATOM;
 	case KE_LOAD:
 		return P_ATOM;
@@ -571,6 +572,15 @@ emit_raw(R *r, KRef e)
 		}
 		return;
 	}
+	case KE_FMA:     /* one rounding: C99's fmaf / fma */
+		fputs(n->dtype == DT_F32 ? "fmaf(" : "fma(", f);
+		emit(r, n->a, 0);
+		fputs(", ", f);
+		emit(r, n->b, 0);
+		fputs(", ", f);
+		emit(r, n->c, 0);
+		fputs(")", f);
+		return;
 	case KE_SELECT:
 		fputs("(", f);
 		emit(r, n->a, P_LOR);
@@ -748,6 +758,7 @@ count(R *r, KRef e, int scope)
 		count(r, n->b, h);
 		break;
 	case KE_SELECT:   /* eager in the kernel IR: both arms are computed */
+	case KE_FMA:
 		count(r, n->a, h);
 		count(r, n->b, h);
 		count(r, n->c, h);
@@ -767,7 +778,7 @@ depth(R *r, KRef e)
 		return r->dep[e];
 	r->hstamp[e] = r->sid;
 	switch (n->kind) {
-	case KE_SELECT: case KE_LOAD:   /* a guarded load has b and c too */
+	case KE_SELECT: case KE_FMA: case KE_LOAD:   /* a guarded load: b, c too */
 		if (n->c) {
 			x = depth(r, n->c);
 			d = x > d ? x : d;
@@ -846,7 +857,7 @@ define_hoists(R *r, KRef e, int ind, int any)
 		return any;
 	r->estamp[e] = 1;
 	switch (n->kind) {
-	case KE_LOAD: case KE_SELECT:
+	case KE_LOAD: case KE_SELECT: case KE_FMA:
 		if (n->b) {
 			any = define_hoists(r, n->b, ind, any);
 			any = define_hoists(r, n->c, ind, any);

@@ -40,7 +40,8 @@
  *                  polynomial: sin, cos, tan, asin, acos, atan, pow, f64).
  *   FMA            a store the schedule marks (KSched.fma) becomes
  *                  llvm.fmuladd: fused where the CPU has a fast FMA, like
- *                  the C target's BURN_FMA.
+ *                  the C target's BURN_FMA.  KE_FMA (one rounding by
+ *                  definition) is llvm.fma.
  *   index_bits 32  every i64 result is truncated to 32 bits and sign
  *                  extended back, as the interpreter computes it.
  *
@@ -440,6 +441,11 @@ ex(LR *r, KRef e)
 	case KE_SELECT: {
 		LLVMValueRef c = ex(r, n->a), x = ex(r, n->b), y = ex(r, n->c);
 		v = LLVMBuildSelect(r->b, c, x, y, "");
+		break;
+	}
+	case KE_FMA: {   /* llvm.fma: one rounding, always (not fmuladd) */
+		LLVMValueRef args[3] = { ex(r, n->a), ex(r, n->b), ex(r, n->c) };
+		v = intrinsic(r, "llvm.fma", ty(r, n->dtype), args, 3);
 		break;
 	}
 	case KE_CAST:

@@ -905,6 +905,14 @@ ex_(P *p, KRef e)
 		}
 		return d;
 	}
+	case KE_FMA: {   /* one rounding, as the kernel IR defines it */
+		int a = ex(p, n->a), b = ex(p, n->b), c = ex(p, n->c);
+		cls = rcls(n->dtype);
+		d = nr(p, cls);
+		E(p, "fma.rn%s %s, %s, %s, %s", rtype[cls], R(p, cls, d), R(p, cls, a),
+		  R(p, cls, b), R(p, cls, c));
+		return d;
+	}
 	case KE_CAST:
 		return ex_cast(p, e);
 	case KE_SPECIAL: {
