@@ -251,6 +251,17 @@ record_v(burn_ctx *ctx, int op, int nin, const int *ins, int nattr,
 			return burn_fail(&ctx->c, BURN_ERR_UNSUPPORTED, "%s: output %d is %s",
 			                 op_table[op].name, k, dtype_name(v->dtype));
 	}
+	/* small results of constants are constants at once, as the passes
+	 * would fold them: shape arithmetic (Shape -> Gather -> Concat ->
+	 * Expand) then gives the next op the constant its inference needs */
+	int small = 1, folded;
+	for (int k = 0; k < nout && small; k++) {
+		const Value *v = GV(g, outs[k]);
+		small = v->dtype == DT_UNDEF || v->rank < 0 ||
+		        value_numel(v) <= API_CONST_INTS;
+	}
+	if (small)
+		TRY(pass_fold_node(&ctx->c, g, &g->node[node], &folded));
 	if (node_out)
 		*node_out = node;
 	return BURN_OK;

@@ -259,6 +259,41 @@ int pass_infer_fold(Ctx *c, Graph *g)
 	return BURN_OK;
 }
 
+/* One node at a time, for libburn (which records and infers a node at a
+ * time): n, already inferred, becomes constants as pass_infer_fold would
+ * make it, when its inputs are all constants (at least one) or inference
+ * gave its values (Shape).  Left alone otherwise, or when over the fold
+ * budget: *folded says which. */
+int pass_fold_node(Ctx *c, Graph *g, Node *n, int *folded)
+{
+	int64_t left = c->limits.max_fold_steps;
+	int all_const = 1, nin = 0;
+
+	*folded = 0;
+	for (int k = 0; k < n->nout; k++) {
+		const Value *v = n->out[k] >= 0 ? GV(g, n->out[k]) : NULL;
+		if (v && v->dtype != DT_UNDEF && v->rank >= 0 && !v->data)
+			all_const = 0;
+	}
+	if (all_const) {
+		n->dead = 1;
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0) {
+				GV(g, n->out[k])->kind = VK_CONST;
+				GV(g, n->out[k])->producer = -1;
+			}
+		*folded = 1;
+		return BURN_OK;
+	}
+	for (int k = 0; k < n->nin; k++)
+		nin += n->in[k] >= 0;
+	if (!nin || !foldable(g, n))
+		return BURN_OK;
+	TRY(fold(c, g, n, &left));
+	*folded = n->dead;
+	return BURN_OK;
+}
+
 int pass_dce(Ctx *c, Graph *g)
 {
 	char *live = arena_alloc(&g->arena, g->nval + 1);

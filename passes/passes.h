@@ -35,6 +35,7 @@ typedef struct DimBind {
 
 int pass_bind_dims(Ctx *c, Graph *g, int nbind, const DimBind *bind);
 int pass_infer_fold(Ctx *c, Graph *g);
+int pass_fold_node(Ctx *c, Graph *g, Node *n, int *folded);
 int pass_simplify(Ctx *c, Graph *g);
 int pass_dce(Ctx *c, Graph *g);
 int pass_lower(Ctx *c, Graph *g, KProgram *p, const Target *t);

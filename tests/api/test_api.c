@@ -701,6 +701,40 @@ Test(api, call_graph)
 	burn_ctx_destroy(c);
 }
 
+Test(api, shape_arithmetic_folds)
+{
+	/* Shape -> Gather -> Unsqueeze -> Concat -> Expand, as PyTorch exports
+	 * it (bert_tiny's position ids): each small result of constants is a
+	 * constant at once, so Expand's inference finds the shape it needs
+	 * (it refused "must be a constant" before) */
+	burn_ctx *c = mkctx(NULL);
+	int64_t d23[2] = { 2, 3 }, n3 = 3, one = 1, idx = 1, zero = 0, two = 2;
+	float xs[6] = { 0 }, b[3] = { 1, 2, 3 }, r[6];
+	burn_attr axis = { .name = "axis", .type = BURN_ATTR_INT, .i = 0 };
+	burn_tensor *x, *bt, *sh, *i1, *g, *ax, *u, *two_t, *cat, *e;
+
+	x = vec(c, 2, d23, xs);
+	bt = vec(c, 1, &n3, b);
+	OK(c, burn_op(c, "Shape", 1, &x, 0, NULL, 1, &sh));
+	OK(c, burn_from_buffer(c, BURN_I64, 0, NULL, &idx, &i1));
+	OK(c, burn_op(c, "Gather", 2, (burn_tensor *[]){ sh, i1 }, 0, NULL, 1, &g));
+	OK(c, burn_from_buffer(c, BURN_I64, 1, &one, &zero, &ax));
+	OK(c, burn_op(c, "Unsqueeze", 2, (burn_tensor *[]){ g, ax }, 0, NULL, 1, &u));
+	OK(c, burn_from_buffer(c, BURN_I64, 1, &one, &two, &two_t));
+	OK(c, burn_op(c, "Concat", 2, (burn_tensor *[]){ two_t, u }, 1, &axis, 1, &cat));
+	OK(c, burn_op(c, "Expand", 2, (burn_tensor *[]){ bt, cat }, 0, NULL, 1, &e));
+	cr_assert_eq(burn_tensor_rank(e), 2);
+	cr_assert_eq(burn_tensor_dims(e)[0], 2);
+	cr_assert_eq(burn_tensor_dims(e)[1], 3);
+	readf(c, e, r, 6);
+	for (int i = 0; i < 6; i++)
+		cr_assert_eq(r[i], b[i % 3]);
+	burn_tensor *all[] = { x, bt, sh, i1, g, ax, u, two_t, cat, e };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		burn_release(all[i]);
+	burn_ctx_destroy(c);
+}
+
 Test(api, no_fuse_and_threads)
 {
 	burn_options o = { .no_fuse = 1, .threads = 2 };
