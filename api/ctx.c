@@ -200,6 +200,7 @@ api_tensor_new(burn_ctx *ctx, int dtype, int rank, const int64_t *dims,
 		t->dim[i] = dims[i];
 	t->numel = n;
 	t->buf = NULL;
+	t->frozen = 0;
 	t->val = -1;
 	t->epoch = 0;
 	t->prev = NULL;

@@ -40,6 +40,11 @@ void dsl_vm_destroy(DslVm *vm);
  */
 int dsl_vm_run(DslVm *vm, const char *name, const char *src, size_t n, int show);
 
+/* Call the script's function `name`, which takes no parameters, and
+ * realise what it returns (then dropped): what an embedding program does
+ * in a loop, with no parsing per call. */
+int dsl_vm_call(DslVm *vm, const char *name);
+
 /* Read and run the file at path (show 0). */
 int dsl_vm_run_file(DslVm *vm, const char *path);
 

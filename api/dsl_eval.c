@@ -55,6 +55,9 @@ obj_free(Obj *o)
 	free(o->v);
 	burn_release(o->param[0]);
 	burn_release(o->param[1]);
+	for (int i = 0; o->kept && i < o->g->nval; i++)
+		burn_release(o->kept[i]);
+	free(o->kept);
 	if (o->g)
 		graph_destroy(o->g);
 	free(o);
@@ -763,7 +766,9 @@ call_graph(DslVm *vm, DslPos pos, Obj *o, int n, Val *arg, Val *out)
 		burn_dtype dt = v->dtype ? (burn_dtype)v->dtype : BURN_F32;
 		rc = vm_to_tensor(vm, pos, &arg[i], dt, &in[i]);
 	}
-	if (!rc && (st = burn_call_graph(vm->bc, g, n, in, nout, res)))
+	if (!rc && !o->kept && !(o->kept = calloc((size_t)g->nval + 1, sizeof *o->kept)))
+		rc = vm_fail(vm, pos, BURN_ERR_NOMEM, "out of memory");
+	if (!rc && (st = burn_call_graph_kept(vm->bc, g, o->kept, n, in, nout, res)))
 		rc = vm_burn(vm, pos, st, o->path);
 	for (int i = 0; i < n; i++)
 		burn_release(in[i]);
@@ -1272,6 +1277,30 @@ dsl_vm_run(DslVm *vm, const char *name, const char *src, size_t n, int show)
 		return rc;
 	for (int i = 0; i < prog->nitem && !rc; i++)
 		rc = run_item(vm, prog->item[i], show && prog->tail && i == prog->nitem - 1);
+	return rc;
+}
+
+int
+dsl_vm_call(DslVm *vm, const char *name)
+{
+	Val f = { 0 }, r = { 0 };
+	DslPos pos = { 0 };
+	burn_status st;
+	int rc;
+
+	burn_ctx_init(&vm->c, NULL);
+	vm->pos.line = vm->pos.col = 0;
+	vm->stop = 0;
+	if (!lookup(vm, name, &f) || f.kind != VK_FN || f.fn->nparam) {
+		val_drop(f);
+		return burn_fail(&vm->c, BURN_ERR_INVALID, "%s is not a function of no parameters", name);
+	}
+	rc = call_fn(vm, pos, f.fn, 0, NULL, NULL, NULL, &r);
+	val_drop(f);
+	/* realised while the result is held (a released one is not wanted) */
+	if (!rc && (st = burn_sync(vm->bc)))
+		rc = vm_burn(vm, pos, st, "sync");
+	val_drop(r);
 	return rc;
 }
 

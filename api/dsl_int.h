@@ -80,6 +80,8 @@ struct Obj {
 	/* OB_GRAPH */
 	Graph *g;
 	const char *path;
+	burn_tensor **kept;       /* g->nval slots: its weights as tensors,
+	                           * made at the first call (burn_call_graph_kept) */
 };
 
 /* A name bound to a value. */

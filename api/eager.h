@@ -46,7 +46,8 @@ burn_status burn_trace(burn_ctx *ctx, int nin, burn_tensor *const *inputs,
  * Inline g (e.g. an ONNX model from onnx_load, after graph_toposort) into
  * ctx's pending graph: g's inputs are bound to in[0..nin-1] (nin must be
  * g->nin; dtypes and shapes must agree, a symbolic dim of g agrees with
- * any size), its constants become realised tensors (copied at each call),
+ * any size), its constants become realised tensors (copied at each call; see
+ * burn_call_graph_kept),
  * and out[0..nout-1] receive handles for g's first nout outputs (nout <=
  * g->nout).  Every node is type-checked as it is recorded, as burn_op's
  * are.  g is only read; it may be destroyed once this returns.  Nodes with
@@ -54,6 +55,19 @@ burn_status burn_trace(burn_ctx *ctx, int nin, burn_tensor *const *inputs,
  */
 burn_status burn_call_graph(burn_ctx *ctx, const Graph *g, int nin,
                             burn_tensor *const *in, int nout, burn_tensor **out);
+/*
+ * The same, with g's constants made into tensors once: kept has g->nval
+ * slots (zeroed before the first call), owned by the caller; a constant
+ * that becomes a realised tensor is taken from kept[v], or made and left
+ * there.  The caller releases every kept[v] (burn_release) before ctx is
+ * destroyed.  A model called in a loop then copies no weights per call
+ * (the DSL's imports keep theirs).  Kept tensors hold a handle, so no
+ * call ever updates a weight in place.
+ */
+burn_status burn_call_graph_kept(burn_ctx *ctx, const Graph *g,
+                                 burn_tensor **kept, int nin,
+                                 burn_tensor *const *in, int nout,
+                                 burn_tensor **out);
 
 /* Ask the realisation running in ctx (or the next one) to stop: it stops
  * between kernels and returns BURN_STATUS_LIMIT "interrupted"; the tensors

@@ -50,6 +50,10 @@ struct burn_tensor {
 	int64_t dim[BURN_MAX_RANK];
 	int64_t numel;
 	Buf *buf;            /* realised: its buffer (a reference), else NULL */
+	uint64_t frozen;     /* 0, or (burn_call_graph_kept's weights) an id
+	                      * unique in the context: the buffer is never
+	                      * written while t lives, so a program may take
+	                      * it as a constant, named by this id */
 	int val;             /* its value in ctx->pg when epoch is ctx's, or -1 */
 	uint32_t epoch;
 	burn_tensor *prev, *next;   /* the context's list of live tensors */
@@ -61,6 +65,8 @@ typedef struct PVal {
 	int ph;              /* a placeholder */
 	int sym;             /* depends on a placeholder */
 	int uses;            /* node inputs reading it */
+	uint64_t frozen;     /* a frozen tensor's leaf: its id (a constant
+	                      * whose data is the buffer's) */
 } PVal;
 
 typedef struct Prog Prog;
@@ -74,6 +80,7 @@ struct burn_ctx {
 	PVal *pv;            /* per pg value */
 	int cappv;
 	uint32_t epoch;      /* bumped when pg is reset */
+	uint64_t frozen_ids; /* the last frozen tensor's id */
 	int nph;             /* placeholders recorded in pg */
 	burn_tensor *live;   /* every live tensor */
 	burn_tensor *spare;  /* released tensor objects, for reuse */

@@ -141,11 +141,14 @@ sig_ref(burn_ctx *ctx, int *n, int v, int *nleaf, int *nid)
 	ctx->leaf[(*nleaf)++] = v;
 	ctx->mark[v] = want;
 	ctx->id[v] = (*nid)++;
-	TRY(sig_put(ctx, n, (uint64_t)1 << 63 | (uint64_t)(val->data != NULL) << 32 |
-	            (uint64_t)val->dtype << 8 | (uint64_t)val->rank));
+	TRY(sig_put(ctx, n, (uint64_t)1 << 63 | (uint64_t)(ctx->pv[v].frozen != 0) << 33 |
+	            (uint64_t)(val->data != NULL) << 32 | (uint64_t)val->dtype << 8 |
+	            (uint64_t)val->rank));
 	for (int d = 0; d < val->rank; d++)
 		TRY(sig_put(ctx, n, (uint64_t)val->dim[d]));
-	if (val->data)
+	if (ctx->pv[v].frozen)   /* its id stands for its bytes */
+		TRY(sig_put(ctx, n, ctx->pv[v].frozen));
+	else if (val->data)
 		TRY(sig_bytes(ctx, n, val->data, value_nbytes(val)));
 	return BURN_OK;
 }

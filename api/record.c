@@ -77,12 +77,15 @@ api_value_of(burn_ctx *ctx, burn_tensor *t, int *out)
 	v->dtype = t->dtype;
 	v->rank = t->rank;
 	memcpy(v->dim, t->dim, sizeof *v->dim * (size_t)t->rank);
-	if ((dtype_is_int(t->dtype) || t->dtype == DT_BOOL) && t->numel <= API_CONST_INTS) {
-		/* a constant of the cut graph: inference may read it */
+	if (((dtype_is_int(t->dtype) || t->dtype == DT_BOOL) && t->numel <= API_CONST_INTS) ||
+	    t->frozen) {
+		/* a constant of the cut graph: inference may read it (a frozen
+		 * tensor's is named by its id in the signature, not its bytes) */
 		v->kind = VK_CONST;
 		v->data = t->buf->data;
 	}
 	memset(&ctx->pv[i], 0, sizeof ctx->pv[i]);
+	ctx->pv[i].frozen = t->frozen;
 	ctx->pv[i].buf = t->buf;
 	t->buf->refs++;
 	t->val = i;
@@ -615,6 +618,13 @@ burn_status
 burn_call_graph(burn_ctx *ctx, const Graph *g, int nin, burn_tensor *const *in,
                 int nout, burn_tensor **out)
 {
+	return burn_call_graph_kept(ctx, g, NULL, nin, in, nout, out);
+}
+
+burn_status
+burn_call_graph_kept(burn_ctx *ctx, const Graph *g, burn_tensor **kept, int nin,
+                     burn_tensor *const *in, int nout, burn_tensor **out)
+{
 	int nval0, nnode0, rc = BURN_OK, *map = NULL;
 
 	BEGIN(ctx);
@@ -680,10 +690,23 @@ burn_call_graph(burn_ctx *ctx, const Graph *g, int nin, burn_tensor *const *in,
 			map[v] = nv;
 			continue;
 		}
+		if (kept && kept[v]) {
+			if ((rc = api_check_tensor(ctx, kept[v], "a kept constant")))
+				break;
+			rc = api_value_of(ctx, kept[v], &map[v]);
+			continue;
+		}
 		if ((rc = burn_from_buffer(ctx, gv->dtype, gv->rank, gv->dim, gv->data, &t)))
 			break;
+		if (kept) {
+			/* the caller's handle: never written while it lives,
+			 * so programs take it as a constant (as AOT does) */
+			t->frozen = ++ctx->frozen_ids;
+			kept[v] = t;
+		}
 		rc = api_value_of(ctx, t, &map[v]);
-		burn_release(t);    /* the leaf keeps the buffer */
+		if (!kept)
+			burn_release(t);    /* the leaf keeps the buffer */
 	}
 	/* nodes, in g's (topological) order */
 	for (int i = 0; i < g->nnode && !rc; i++) {

@@ -7,11 +7,15 @@
  *              a timed loop, best of several loops)
  *   gelu       gelu_custom(x) = x * (erf(x / sqrt 2) + 1) / 2 on 2^24 f32,
  *              recorded op by op and realised (one kernel), x kept and
- *              the result released each time (best of reps), beside a
- *              one-thread memcpy of the same bytes in the same process;
- *              throughput = bytes read + written per second
+ *              the result released each time; in the same rounds, a
+ *              one-thread memcpy of the same bytes and, when built with
+ *              -DBENCH_AOT and burncc's C of the same expression
+ *              (gelu_model.c, bench/eager.sh), that AOT build.  The three
+ *              run interleaved, in a rotating order, `reps` rounds; each
+ *              is given as median, min and max; throughput = bytes read +
+ *              written per second
  *
- * Usage: eager_bench [reps]   (bench/eager.sh runs it with its peers)
+ * Usage: eager_bench [reps]   (bench/eager.sh builds it with the AOT C)
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,8 +23,13 @@
 #include <string.h>
 #include <time.h>
 #include "burn.h"
+#ifdef BENCH_AOT
+#include "gelu_model.h"
+#endif
 
 #define N (1 << 24)
+#define MAXREP 1000
+enum { NWHAT = 3 };   /* memcpy, eager, AOT C */
 
 static double
 now(void)
@@ -28,6 +37,23 @@ now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int
+cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Median of v[0..n) (sorted in place); its min and max. */
+static double
+median(double *v, int n, double *lo, double *hi)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp);
+	*lo = v[0];
+	*hi = v[n - 1];
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void
@@ -65,6 +91,7 @@ main(int argc, char **argv)
 	int64_t n16 = 16, n = N;
 	float r16[16], *src, *dst;
 	double best, t0, dt;
+	static double t[NWHAT][MAXREP];
 	burn_stats s;
 
 	check(NULL, burn_ctx_create(&o, &c), "context");
@@ -93,46 +120,65 @@ main(int argc, char **argv)
 	printf("dispatch: 16-element add + read + release: %.3f us (compiles %lld, "
 	       "cache hits %lld)\n", best * 1e6, (long long)s.compiles,
 	       (long long)s.mem_hits);
-	/* ---- gelu_custom on 2^24 ---- */
+	/* ---- gelu_custom on 2^24: eager, memcpy, AOT C, interleaved ---- */
 	check(c, burn_randn(c, BURN_F32, 1, &n, 0, 1, 1, &x), "randn");
 	y = gelu(c, x);
 	t0 = now();
 	check(c, burn_sync(c), "first gelu");
 	printf("gelu first realisation (compile + run): %.1f ms\n", (now() - t0) * 1e3);
 	burn_release(y);
-	best = 1e9;
-	for (int rep = 0; rep < reps; rep++) {
-		t0 = now();
-		y = gelu(c, x);
-		check(c, burn_sync(c), "gelu");
-		dt = now() - t0;
-		burn_release(y);
-		if (dt < best)
-			best = dt;
-	}
-	burn_get_stats(c, &s);
-	double gelu_s = best;
-	/* memcpy of the same bytes */
 	src = malloc(sizeof *src * N);
 	dst = malloc(sizeof *dst * N);
-	if (!src || !dst)
+	if (!src || !dst || reps < 1 || reps > MAXREP)
 		return 1;
-	memset(src, 1, sizeof *src * N);
+	check(c, burn_read(c, x, src, sizeof *src * N), "read x");
 	memset(dst, 0, sizeof *dst * N);
-	best = 1e9;
-	for (int rep = 0; rep < reps; rep++) {
-		t0 = now();
-		memcpy(dst, src, sizeof *src * N);
-		dt = now() - t0;
-		if (dt < best)
-			best = dt;
+	for (int rep = 0; rep < reps; rep++)
+		for (int k = 0; k < NWHAT; k++) {
+			int w = (rep + k) % NWHAT;
+			t0 = now();
+			switch (w) {
+			case 0:
+				memcpy(dst, src, sizeof *src * N);
+				break;
+			case 1:
+				y = gelu(c, x);
+				check(c, burn_sync(c), "gelu");
+				t[w][rep] = now() - t0;
+				burn_release(y);
+				continue;
+			case 2:
+#ifdef BENCH_AOT
+				if (gelu_model_run(src, dst, NULL))
+					return 1;
+#endif
+				break;
+			}
+			t[w][rep] = now() - t0;
+		}
+	burn_get_stats(c, &s);
+	double gb = 2.0 * sizeof(float) * N / 1e9, med[NWHAT];
+	static const char *const what[NWHAT] = {
+		"memcpy 2^24 f32, 1 thread", "eager gelu_custom (libburn, JIT)",
+		"AOT C gelu (burncc -o, cc -O3 -march=native)",
+	};
+	printf("%d interleaved rounds: median [min, max]\n", reps);
+	for (int w = 0; w < NWHAT; w++) {
+		double lo, hi;
+#ifndef BENCH_AOT
+		if (w == 2)
+			continue;
+#endif
+		med[w] = median(t[w], reps, &lo, &hi);
+		printf("%-46s %6.2f ms [%.2f, %.2f], %5.1f GB/s\n", what[w], med[w] * 1e3,
+		       lo * 1e3, hi * 1e3, gb / med[w]);
 	}
-	double gb = 2.0 * sizeof(float) * N / 1e9;
-	printf("memcpy 2^24 f32, 1 thread:        %7.2f ms, %5.1f GB/s\n", best * 1e3,
-	       gb / best);
-	printf("eager gelu_custom 2^24 f32 (%lld kernel): %7.2f ms, %5.1f GB/s, %.0f%% of "
-	       "memcpy\n", (long long)s.last_kernels, gelu_s * 1e3, gb / gelu_s,
-	       100.0 * best / gelu_s);
+	printf("eager gelu_custom: %lld kernel, %.0f%% of memcpy's throughput\n",
+	       (long long)s.last_kernels, 100.0 * med[0] / med[1]);
+#ifdef BENCH_AOT
+	printf("eager / AOT C time: %.3f (AOT C: %.0f%% of memcpy's throughput)\n",
+	       med[1] / med[2], 100.0 * med[0] / med[2]);
+#endif
 	free(src);
 	free(dst);
 	burn_ctx_destroy(c);

@@ -701,6 +701,68 @@ Test(api, call_graph)
 	burn_ctx_destroy(c);
 }
 
+Test(api, call_graph_kept)
+{
+	/* y = relu(x + b) with b kept: made once, a constant of the program
+	 * named by its id (not copied, not hashed per call); a second kept
+	 * set of the same graph is another program with its own values */
+	burn_options o = { .cache_dir = "" };
+	burn_ctx *c = mkctx(&o);
+	Ctx cc;
+	Graph *g = graph_create("m");
+	int64_t n = 4;
+	float bias[4] = { -1, -2, 3, 4 }, xin[4] = { 0, 1, -5, 1 }, r[4];
+	burn_tensor *x, *y, *kept[8] = { 0 }, *kept2[8] = { 0 };
+
+	burn_ctx_init(&cc, NULL);
+	g->opset = 17;
+	int vx = graph_add_value(g, "x"), vb = graph_add_value(g, "b");
+	int vs = graph_add_value(g, "s"), vy = graph_add_value(g, "y");
+	GV(g, vx)->dtype = DT_F32;
+	GV(g, vx)->rank = 1;
+	GV(g, vx)->dim[0] = 4;
+	graph_add_input(g, vx);
+	cr_assert_eq(graph_set_const(&cc, g, vb, DT_F32, 1, &n, bias), 0);
+	graph_add_node(g, OP_Add, "add", 2, (int[]){ vx, vb }, 1, &vs);
+	graph_add_node(g, OP_Relu, "relu", 1, &vs, 1, &vy);
+	graph_add_output(g, vy);
+	cr_assert_leq(g->nval, 8);
+	OK(c, burn_from_buffer(c, BURN_F32, 1, &n, xin, &x));
+	for (int rep = 0; rep < 3; rep++) {
+		burn_tensor *k0 = kept[vb];
+		OK(c, burn_call_graph_kept(c, g, kept, 1, &x, 1, &y));
+		cr_assert(kept[vb]);
+		cr_assert(rep == 0 || kept[vb] == k0, "the weight is made once");
+		readf(c, y, r, 4);
+		for (int i = 0; i < 4; i++)
+			cr_assert_eq(r[i], fmaxf(xin[i] + bias[i], 0));
+		burn_release(y);
+	}
+	cr_assert_eq(stats(c).compiles, 1);
+	/* the same graph, other kept values: a program of its own */
+	bias[0] = 10;
+	OK(c, burn_from_buffer(c, BURN_F32, 1, &n, bias, &kept2[vb]));
+	burn_release(kept2[vb]);
+	kept2[vb] = NULL;
+	GV(g, vb)->data = bias;   /* the graph's constant changed */
+	OK(c, burn_call_graph_kept(c, g, kept2, 1, &x, 1, &y));
+	readf(c, y, r, 4);
+	cr_assert_eq(r[0], 10);
+	burn_release(y);
+	OK(c, burn_call_graph_kept(c, g, kept, 1, &x, 1, &y));
+	readf(c, y, r, 4);
+	cr_assert_eq(r[0], 0, "the first kept set keeps its own values");
+	burn_release(y);
+	cr_assert_eq(stats(c).compiles, 2);
+	for (int i = 0; i < 8; i++) {
+		burn_release(kept[i]);
+		burn_release(kept2[i]);
+	}
+	burn_release(x);
+	graph_destroy(g);
+	burn_ctx_destroy(c);
+}
+
 Test(api, shape_arithmetic_folds)
 {
 	/* Shape -> Gather -> Unsqueeze -> Concat -> Expand, as PyTorch exports
