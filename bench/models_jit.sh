@@ -34,7 +34,7 @@ for m in "$models"/*/; do
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
 		cs="$cs $("$out/$name" "$name" | awk '{print $2}')"
-		js="$js $("$BUILD/models_jit" "$m/model.onnx" "$name" | awk '{print $2}')"
+		js="$js $("$BUILD/models_jit" "$m/model.onnx" "$name" 2>>"$out/models_jit.log" | awk '{print $2}')"
 		r=$((r + 1))
 	done
 	# shellcheck disable=SC2086
