@@ -9,7 +9,7 @@
 /* Row 0 is OP_NONE_: no op, no functions. */
 const OpInfo op_table[] = {
 	{"<none>", 0, 0, 0, 0, OC_OPAQUE},
-#define OP(name, mi, xi, mo, xo, cls, inf, low) \
+#define OP(name, mi, xi, mo, xo, cls, inf, low, grad) \
 	{#name, mi, xi, mo, xo, cls},
 #include "ops.def"
 #undef OP

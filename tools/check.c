@@ -28,6 +28,7 @@
 #include "codegen/target_iface.h"
 #include "runtime/cache.h"
 #include "tools/check.h"
+#include "tools/check_grad.h"
 #include "tools/compile.h"
 #include "tools/dump.h"
 
@@ -70,6 +71,8 @@ typedef struct Opts {
 	int jobs;
 	int quiet_pass;
 	int extreme;       /* --extreme: also run on inputs of extreme values */
+	int grad;          /* --grad: gradient checks (check_grad.c) */
+	int target_given;  /* --target was on the command line */
 	const char *keep;
 	const char *cc;
 	const Backend *be;  /* --target: what the cases compile for */
@@ -908,7 +911,7 @@ int check_main(int argc, char **argv)
 	Opts o = { 0 };
 	Case *cs = NULL;
 	int n = 0, cap = 0, next = 0, running = 0, printed = 0;
-	int pass = 0, fail = 0, unexp_fail = 0, unexp_pass = 0;
+	int pass = 0, fail = 0, unexp_fail = 0, unexp_pass = 0, skip = 0;
 	const char *xfail = NULL;
 	int every = 1, batch = 1;
 	pid_t *pids;
@@ -936,6 +939,7 @@ int check_main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--every") && i + 1 < argc) {
 			every = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--target") && i + 1 < argc) {
+			o.target_given = 1;
 			if (!(o.be = backend_find(argv[++i]))) {
 				fprintf(stderr, "burncc: check: unknown target %s\n", argv[i]);
 				return check_done(&o, cs, n, 2);
@@ -958,6 +962,8 @@ int check_main(int argc, char **argv)
 			}
 			burn_cache_close(&cc);
 			setenv("BURNCC_CACHE_DIR", argv[i], 1);
+		} else if (!strcmp(argv[i], "--grad")) {
+			o.grad = 1;
 		} else if (!strcmp(argv[i], "--extreme")) {
 			o.extreme = 1;
 		} else if (!strcmp(argv[i], "--schedule") && i + 1 < argc) {
@@ -1010,7 +1016,9 @@ int check_main(int argc, char **argv)
 			return check_done(&o, cs, n, 1);
 		}
 	}
-	if (!o.be->run) {
+	if (o.grad && !o.target_given && backend_find("llvm"))
+		o.be = backend_find("llvm");   /* in process: no C compiler */
+	if (!o.be->run && !o.grad) {
 		/* the C harness; targets that run in process need no C compiler */
 		char src[700], log[700];
 		char *av[] = { (char *)o.cc, "-std=c99", "-O1", "-c", "-o", o.harness, src, NULL };
@@ -1040,7 +1048,11 @@ int check_main(int argc, char **argv)
 					snprintf(wd, sizeof wd, "%s/%s", o.work, cs[j].name);
 					mkdir(wd, 0777);
 					alarm(CASE_TIMEOUT);
-					run_case(&o, cs[j].dir, wd, res, sizeof res);
+					if (o.grad)   /* in process; C-only targets: the interpreter */
+						grad_case(o.be->run ? o.be : NULL, cs[j].dir, res,
+						          sizeof res);
+					else
+						run_case(&o, cs[j].dir, wd, res, sizeof res);
 					snprintf(rp, sizeof rp, "%s/%s.res", o.work, cs[j].name);
 					write_file(rp, res, strlen(res));
 					if (!o.keep)
@@ -1097,7 +1109,10 @@ int check_main(int argc, char **argv)
 		while (printed < n && cs[printed].res) {
 			Case *k = &cs[printed++];
 			int ok = !strcmp(k->res, "PASS");
-			if (ok) {
+			if (!strncmp(k->res, "SKIP: ", 6)) {
+				skip++;
+				printf("SKIP %s: %s\n", k->name, k->res + 6);
+			} else if (ok) {
 				pass++;
 				if (k->xfail) {
 					unexp_pass++;
@@ -1127,7 +1142,10 @@ int check_main(int argc, char **argv)
 	if (xfail)
 		printf("expected failures: %d; unexpected failures: %d; unexpected passes: %d\n",
 		       fail - unexp_fail, unexp_fail, unexp_pass);
-	printf("%d passed, %d failed\n", pass, fail);
+	if (skip)
+		printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
+	else
+		printf("%d passed, %d failed\n", pass, fail);
 	/* free everything, so LeakSanitizer (make test-sanitize) stays quiet */
 	free_cases(cs, n);
 	free(pids);
