@@ -359,8 +359,12 @@ static int grad_pow(AD *a, const Node *n, const int *gout, int *gin)
 /* y = x (x > 0), slope x else */
 static int grad_prelu(AD *a, const Node *n, const int *gout, int *gin)
 {
-	int pos = gt0(a, X(0));
+	int pos;
 
+	if (a->g->opset < 7 && RANK(X(1)) == 1 && RANK(X(0)) > 2)
+		return burn_fail(a->c, BURN_ERR_UNSUPPORTED, "PRelu before opset 7 "
+		                 "(a slope per channel): no gradient rule yet");
+	pos = gt0(a, X(0));
 	if (W(0))
 		gin[0] = ad_unbroadcast(a, ad_op3(a, OP_Where, pos, G, mul(a, G, X(1))), X(0));
 	if (W(1))

@@ -65,9 +65,7 @@ Test(autodiff, exp_times_x)
 	burn_ctx_init(&c, NULL);
 	cr_assert_eq(pass_infer_fold(&c, g), BURN_OK, "%s", c.msg);
 	cr_assert_eq(pass_autodiff(&c, g, loss, 1, &x, &gr), BURN_OK, "%s", c.msg);
-	GV(g, g->out[0])->is_output = 0;
-	g->out[0] = gr;
-	GV(g, gr)->is_output = 1;
+	graph_add_output(g, gr);
 	cr_assert_eq(burn_compile_graph(&c, g, NULL, &m), BURN_OK, "%s", c.msg);
 	arena = aligned_alloc(64, (size_t)(m->plan.arena_bytes + 64) / 64 * 64);
 	cr_assert_eq(plan_run_interp(&c, m->g, &m->prog, &m->plan, NULL, in, out,
