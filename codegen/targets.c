@@ -11,6 +11,9 @@ extern const Backend backend_cuda;  /* codegen/ptx/target_cuda.c */
 #ifdef BURN_HAVE_LLVM
 extern const Backend backend_llvm;  /* codegen/llvm/jit.c */
 #endif
+#ifdef BURN_HAVE_VULKAN
+extern const Backend backend_vulkan;/* codegen/vulkan/target_vulkan.c */
+#endif
 
 /* The GPU description with no renderer yet: its kernels are scheduled
  * onto blocks and threads (--emit=kernels shows the grids) and run in
@@ -54,7 +57,11 @@ const Backend *const backend_list[] = {
 #ifdef BURN_HAVE_LLVM
 	&backend_llvm,
 #endif
-	&backend_gpu, &backend_cuda, NULL
+	&backend_gpu, &backend_cuda,
+#ifdef BURN_HAVE_VULKAN
+	&backend_vulkan,
+#endif
+	NULL
 };
 
 const Backend *backend_find(const char *name)

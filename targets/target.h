@@ -113,12 +113,14 @@ extern const Target target_cpu;
 extern const Target target_gpu;
 extern const Target target_cuda;   /* targets/cuda/cuda.c */
 extern const Target target_llvm;   /* targets/llvm.c: cpu, libm clear */
+extern const Target target_vulkan; /* targets/vulkan.c */
 
 /* The description compilations use when given none: target_cpu. */
 const Target *target_default(void);
 /* t, or target_default() when t is NULL. */
 const Target *target_or_default(const Target *t);
-/* A built-in description by name ("cpu", "gpu", "cuda", "llvm"), or NULL. */
+/* A built-in description by name ("cpu", "gpu", "cuda", "llvm",
+ * "vulkan"), or NULL. */
 const Target *target_find(const char *name);
 
 #endif

@@ -16,6 +16,13 @@ have_hdr protobuf-c/protobuf-c.h || need="$need libprotobuf-c-dev"
 have_hdr criterion/criterion.h   || need="$need libcriterion-dev"
 # the llvm target (codegen/llvm/): LLVM 19's C API and shared library
 have_cmd llvm-config-19          || need="$need llvm-19-dev"
+# the vulkan target: glslang's C interface, SPIRV-Tools, the Vulkan headers
+# and loader, lavapipe (Mesa's Vulkan on the CPU) and vulkaninfo
+have_hdr glslang/Include/glslang_c_interface.h || need="$need glslang-dev"
+have_hdr spirv-tools/libspirv.h  || need="$need spirv-tools"
+have_hdr vulkan/vulkan.h         || need="$need libvulkan-dev"
+[ -f /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || need="$need mesa-vulkan-drivers"
+have_cmd vulkaninfo              || need="$need vulkan-tools"
 # burncc repl's line editing and history (libedit), and its terminal test
 have_hdr editline/readline.h     || need="$need libedit-dev"
 have_cmd tmux                    || need="$need tmux"

@@ -1610,6 +1610,12 @@ ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg)
 	return BURN_OK;
 }
 
+int
+ptx_cross(Ctx *c, const KKernel *k, const PtxSeg *seg, int n, unsigned char *cross)
+{
+	return cross_vars(c, k, seg, n, cross);
+}
+
 int64_t
 ptx_spill_offset(const KKernel *k, int b)
 {

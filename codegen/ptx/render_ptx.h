@@ -46,6 +46,13 @@ typedef struct PtxSeg {
  * BURN_ERR_UNSUPPORTED).  An empty kernel has none. */
 int ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg);
 
+/* What crosses the segments of k (n > 1): cross[v] = 1 for a variable v
+ * set in one segment and read in another, cross[k->nvar + b] = 1 for a
+ * local buffer b used by several one-thread segments (cross has
+ * nvar + nbuf entries, zeroed by the caller).  The Vulkan renderer cuts
+ * kernels into the same segments (one compute shader each). */
+int ptx_cross(Ctx *c, const KKernel *k, const PtxSeg *seg, int n, unsigned char *cross);
+
 /* The name of segment i of k's entry ("NAME" when k has one segment, else
  * "NAME_sI"; "PREFIX_" before it when prefix is neither NULL nor ""), into
  * buf. */

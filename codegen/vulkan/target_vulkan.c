@@ -1,0 +1,257 @@
+/*
+ * target_vulkan.c - the vulkan target behind the backend interface: the
+ * vulkan description (targets/vulkan.c), render_glsl for kernels (GLSL
+ * compute shaders, --emit=render), and a run on a Vulkan device
+ * (targets/vulkan/vk_dev.h: lavapipe in CI).
+ *
+ * run: every kernel's shaders are compiled to SPIR-V by glslang and
+ * validated by SPIRV-Tools (spirv.h), each becomes a pipeline whose
+ * descriptor set binds the kernel's global buffers (binding = buffer
+ * index, as the launch list orders them) and the spill buffer; weights,
+ * inputs, outputs and the arena are host-visible buffers (arena values
+ * bound at their plan offsets); all dispatches go into one command
+ * buffer in program order, with a barrier between each two; then the
+ * outputs are read back.  Outputs no kernel wrote are copied on the
+ * host, as the C module does.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include "../target_iface.h"
+#include "render_glsl.h"
+#include "spirv.h"
+#include "../../targets/vulkan/vk_dev.h"
+
+/* The module as text: every kernel's shaders, with the launches. */
+static int
+emit(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
+{
+	(void)hdr;
+	if (o->source)
+		fprintf(src, "// %s\n", o->source);
+	fprintf(src, "// arena %lld bytes; bindings = the kernels' global buffers in launch-list "
+	        "order\n", (long long)m->plan.arena_bytes);
+	for (int i = 0; i < m->prog.nkernel; i++)
+		TRY(glsl_render_kernel(c, m->prog.kernel[i], src));
+	return BURN_OK;
+}
+
+typedef struct Run {
+	VkdDev *d;
+	VkdCmd *cmd;
+	VkdBuf *arena, *spill;
+	VkdBuf **in, **out, **w;     /* per input, output, graph value */
+	unsigned char *wrote;
+	VkdPipe **pipe;              /* every shader's, in order */
+	int npipe, cappipe;
+} Run;
+
+/* The buffer and offset a launch argument binds. */
+static int
+bind_arg(Ctx *c, Run *r, const Compiled *m, const LaunchArg *x, const void *const *in,
+         VkdBind *out)
+{
+	const Graph *g = m->g;
+	int64_t nb = x->bytes.c;
+
+	out->binding = x->buf;
+	out->offset = 0;
+	out->range = nb > 0 ? (uint64_t)nb : 16;
+	if (x->bytes.e || nb < 0)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan: run-time dims");
+	switch (x->kind) {
+	case LK_WEIGHT: {
+		const Value *v = GV(g, x->value);
+		if (!r->w[x->value]) {
+			if (!v->data)
+				return burn_fail(c, BURN_ERR_INTERNAL, "vulkan: weight '%s' has no data",
+				                 v->name);
+			TRY(vkd_buf_create(c, r->d, (size_t)nb, &r->w[x->value]));
+			memcpy(vkd_buf_ptr(r->w[x->value]), v->data, (size_t)nb);
+		}
+		out->buf = r->w[x->value];
+		return BURN_OK;
+	}
+	case LK_ARENA:
+		if (x->offset.e)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan: run-time dims");
+		if (x->offset.c % (int64_t)vkd_offset_align(r->d))
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan %s: arena offset %lld is not "
+			                 "a multiple of the device's storage-buffer alignment %llu",
+			                 vkd_describe(r->d), (long long)x->offset.c,
+			                 (unsigned long long)vkd_offset_align(r->d));
+		out->buf = r->arena;
+		out->offset = (uint64_t)x->offset.c;
+		return BURN_OK;
+	case LK_INPUT:
+		if (x->index < 0 || x->index >= g->nin)
+			break;
+		if (!r->in[x->index]) {
+			TRY(vkd_buf_create(c, r->d, (size_t)nb, &r->in[x->index]));
+			memcpy(vkd_buf_ptr(r->in[x->index]), in[x->index], (size_t)nb);
+		}
+		out->buf = r->in[x->index];
+		return BURN_OK;
+	case LK_OUTPUT:
+		if (x->index < 0 || x->index >= g->nout)
+			break;
+		if (!r->out[x->index])
+			TRY(vkd_buf_create(c, r->d, (size_t)nb, &r->out[x->index]));
+		r->wrote[x->index] = 1;
+		out->buf = r->out[x->index];
+		return BURN_OK;
+	}
+	return burn_fail(c, BURN_ERR_INTERNAL, "vulkan: a launch argument of kind %d", x->kind);
+}
+
+/* Compile kernel k's shaders and record their dispatches. */
+static int
+record_kernel(Ctx *c, Run *r, const Compiled *m, int ki, const void *const *in)
+{
+	const KKernel *k = m->prog.kernel[ki];
+	const Launch *l = &m->plan.launch[ki];
+	GlslShader *sh = NULL;
+	VkdBind *bind = calloc((size_t)l->narg + 2, sizeof *bind);
+	int *bnum = calloc((size_t)l->narg + 2, sizeof *bnum);
+	int n = 0, rc;
+
+	if (!bind || !bnum) {
+		free(bind);
+		free(bnum);
+		return burn_fail(c, BURN_ERR_NOMEM, "vulkan: out of memory");
+	}
+	rc = glsl_render_shaders(c, k, &sh, &n);
+	for (int a = 0; a < l->narg && !rc; a++) {
+		rc = bind_arg(c, r, m, &l->arg[a], in, &bind[a]);
+		bnum[a] = bind[a].binding;
+	}
+	for (int i = 0; i < n && !rc; i++) {
+		uint32_t *spv = NULL;
+		size_t nw = 0;
+		int nb = l->narg;
+		VkdPipe *p = NULL;
+		if (sh[i].grid > vkd_max_groups(r->d)) {
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan %s: shader %s: %lld workgroups, "
+			               "the device takes %u", vkd_describe(r->d), sh[i].name,
+			               (long long)sh[i].grid, vkd_max_groups(r->d));
+			break;
+		}
+		if (sh[i].spill) {
+			bind[nb].binding = bnum[nb] = k->nbuf;
+			bind[nb].buf = r->spill;
+			bind[nb].offset = 0;
+			bind[nb].range = 8 * (uint64_t)(k->nvar ? k->nvar : 1);
+			nb++;
+		}
+		if ((rc = spirv_compile(c, sh[i].text, sh[i].name, &spv, &nw)))
+			break;
+		rc = vkd_pipe_create(c, r->d, spv, nw, bnum, nb, sh[i].name, &p);
+		free(spv);
+		if (rc)
+			break;
+		if (r->npipe == r->cappipe) {
+			int cap = r->cappipe ? 2 * r->cappipe : 16;
+			VkdPipe **np = realloc(r->pipe, (size_t)cap * sizeof *np);
+			if (!np) {
+				vkd_pipe_destroy(r->d, p);
+				rc = burn_fail(c, BURN_ERR_NOMEM, "vulkan: out of memory");
+				break;
+			}
+			r->pipe = np;
+			r->cappipe = cap;
+		}
+		r->pipe[r->npipe++] = p;
+		rc = vkd_cmd_dispatch(c, r->cmd, p, bind, nb, (uint32_t)sh[i].grid);
+	}
+	glsl_shaders_free(sh, n);
+	free(bind);
+	free(bnum);
+	return rc;
+}
+
+static int
+vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, void *arena)
+{
+	const Graph *g = m->g;
+	Run r;
+	int rc;
+	int64_t spill = 16;
+
+	(void)arena;
+	memset(&r, 0, sizeof r);
+	TRY(vkd_open(c, &r.d));
+	if (m->plan.ndims)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan: run-time dims");
+	for (int i = 0; i < m->prog.nkernel; i++)
+		if (8 * (int64_t)m->prog.kernel[i]->nvar > spill)
+			spill = 8 * (int64_t)m->prog.kernel[i]->nvar;
+	r.in = calloc((size_t)g->nin + 1, sizeof *r.in);
+	r.out = calloc((size_t)g->nout + 1, sizeof *r.out);
+	r.w = calloc((size_t)g->nval + 1, sizeof *r.w);
+	r.wrote = calloc((size_t)g->nout + 1, 1);
+	rc = !r.in || !r.out || !r.w || !r.wrote ? burn_fail(c, BURN_ERR_NOMEM, "vulkan: out of memory")
+	                                         : BURN_OK;
+	if (!rc)
+		rc = vkd_buf_create(c, r.d, (size_t)m->plan.arena_bytes + 64, &r.arena);
+	if (!rc)
+		rc = vkd_buf_create(c, r.d, (size_t)spill, &r.spill);
+	if (!rc)
+		rc = vkd_cmd_begin(c, r.d, &r.cmd);
+	for (int i = 0; i < m->prog.nkernel && !rc; i++)
+		rc = record_kernel(c, &r, m, i, in);
+	if (!rc)
+		rc = vkd_cmd_run(c, r.cmd, "running the model's kernels");
+	for (int i = 0; i < g->nout && !rc; i++) {
+		const Value *v = GV(g, g->out[i]);
+		int64_t nb = value_nbytes(v);
+		int first = i;
+		if (nb <= 0)
+			continue;
+		for (int j = 0; j < i; j++)
+			if (g->out[j] == g->out[i]) {
+				first = j;
+				break;
+			}
+		if (r.wrote[i]) {
+			memcpy(out[i], vkd_buf_ptr(r.out[i]), (size_t)nb);
+		} else if (first != i) {
+			memcpy(out[i], out[first], (size_t)nb);
+		} else if (v->data) {
+			memcpy(out[i], v->data, (size_t)nb);
+		} else {
+			int j = 0;
+			while (j < g->nin && g->in[j] != g->out[i])
+				j++;
+			if (j < g->nin)
+				memcpy(out[i], in[j], (size_t)nb);
+			else
+				rc = burn_fail(c, BURN_ERR_INTERNAL, "vulkan: output %d has no value", i);
+		}
+	}
+	vkd_cmd_free(r.cmd);
+	for (int i = 0; i < r.npipe; i++)
+		vkd_pipe_destroy(r.d, r.pipe[i]);
+	free(r.pipe);
+	vkd_buf_destroy(r.d, r.arena);
+	vkd_buf_destroy(r.d, r.spill);
+	for (int i = 0; r.in && i < g->nin; i++)
+		vkd_buf_destroy(r.d, r.in[i]);
+	for (int i = 0; r.out && i < g->nout; i++)
+		vkd_buf_destroy(r.d, r.out[i]);
+	for (int v = 0; r.w && v < g->nval; v++)
+		vkd_buf_destroy(r.d, r.w[v]);
+	free(r.in); free(r.out); free(r.w); free(r.wrote);
+	return rc;
+}
+
+const Backend backend_vulkan = {
+	.name = "vulkan",
+	.about = "Vulkan compute: GLSL 450 shaders (--emit=render) compiled to\n"
+	         "SPIR-V in process (glslang), validated (SPIRV-Tools), run on a\n"
+	         "Vulkan device (check; libvulkan.so.1 loaded at run time)",
+	.target = &target_vulkan,
+	.ext = "glsl",
+	.render_kernel = glsl_render_kernel,
+	.emit_module = emit,
+	.run = vulkan_run,
+};
