@@ -25,6 +25,9 @@
 #include "tools/dump.h"
 #include "tools/kir_tool.h"
 #include "tools/dsl_tool.h"
+#ifdef BURN_HAVE_VULKAN
+#include "codegen/vulkan/spirv.h"
+#endif
 
 #define BURNCC_VERSION "0.1.0"
 
@@ -60,7 +63,8 @@ static const char usage[] =
 "                   storage aliases, then each kernel with the graph ops\n"
 "                   it implements on its first line\n"
 "  --emit=render    each kernel as the target renders it (c: a C\n"
-"                   function; llvm: an LLVM IR module)\n"
+"                   function; llvm: an LLVM IR module; vulkan: GLSL\n"
+"                   compute shaders)\n"
 "  --emit=c         the generated C source (header first)\n"
 "  --emit=schedule  each kernel's schedule, one 'KERNEL: steps' line each\n"
 "                   (what --schedule FILE reads; README: Schedules)\n"
@@ -69,6 +73,8 @@ static const char usage[] =
 "                   (repeatable; FILE: lines as --emit=schedule prints)\n"
 "  --emit=ptx       the PTX module (--target cuda): the launch list as\n"
 "                   comments, then every kernel's entries\n"
+"  --emit=spirv     every shader of --target vulkan compiled to SPIR-V,\n"
+"                   validated (SPIRV-Tools) and disassembled\n"
 "  --stats          JSON: kernels, arena_bytes, arena_lower_bound_bytes,\n"
 "                   weights_bytes\n"
 "  --verify         run the IR verifier between passes\n"
@@ -594,8 +600,9 @@ int main(int argc, char **argv)
 		} else if (!strncmp(a, "--emit=", 7)) {
 			emit = a + 7;
 			if (strcmp(emit, "ir") && strcmp(emit, "kernels") && strcmp(emit, "c") &&
-			    strcmp(emit, "schedule") && strcmp(emit, "ptx") && strcmp(emit, "render"))
-				die_usage("--emit takes ir, kernels, schedule, render, c or ptx", emit);
+			    strcmp(emit, "schedule") && strcmp(emit, "ptx") && strcmp(emit, "render") &&
+			    strcmp(emit, "spirv"))
+				die_usage("--emit takes ir, kernels, schedule, render, c, ptx or spirv", emit);
 		} else if (!strcmp(a, "--schedule")) {
 			Ctx sc;
 			if (++i >= argc || !*argv[i]) die_usage("--schedule needs KERNEL=STEPS or a FILE", NULL);
@@ -641,6 +648,8 @@ int main(int argc, char **argv)
 		die_usage("this target has no renderer yet: it takes --emit=ir, "
 		          "--emit=kernels and --stats only", be->name);
 	/* --emit=c / --emit=ptx name what the target renders (Backend.ext) */
+	if (emit && !strcmp(emit, "spirv") && strcmp(be->name, "vulkan"))
+		die_usage("--emit=spirv: target vulkan only", be->name);
 	if (emit && (!strcmp(emit, "c") || !strcmp(emit, "ptx")) &&
 	    (!be->ext || strcmp(be->ext, emit)))
 		die_usage("this target does not render that (--emit=c: target c, "
@@ -689,6 +698,11 @@ int main(int argc, char **argv)
 		kprog_print(stdout, &m->prog);
 	else if (!rc && emit && !strcmp(emit, "schedule"))
 		kprog_print_schedule(stdout, &m->prog);
+	else if (!rc && emit && !strcmp(emit, "spirv")) {
+#ifdef BURN_HAVE_VULKAN
+		rc = spirv_emit_program(&c, &m->prog, stdout);
+#endif
+	}
 	else if (!rc && emit && !strcmp(emit, "render")) {
 		for (int k = 0; k < m->prog.nkernel && !rc; k++)
 			rc = be->render_kernel ? be->render_kernel(&c, m->prog.kernel[k], stdout)

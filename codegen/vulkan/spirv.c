@@ -9,6 +9,7 @@
 #include <glslang/Public/resource_limits_c.h>
 #include <spirv-tools/libspirv.h>
 #include "spirv.h"
+#include "render_glsl.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int init_ok;
@@ -123,5 +124,29 @@ out:
 	if (pr)
 		glslang_program_delete(pr);
 	glslang_shader_delete(sh);
+	return rc;
+}
+
+int
+spirv_emit_program(Ctx *c, const KProgram *p, FILE *f)
+{
+	int rc = BURN_OK;
+
+	for (int i = 0; i < p->nkernel && !rc; i++) {
+		GlslShader *sh;
+		int n;
+		TRY(glsl_render_shaders(c, p->kernel[i], &sh, &n));
+		for (int j = 0; j < n && !rc; j++) {
+			uint32_t *w;
+			size_t nw;
+			if ((rc = spirv_compile(c, sh[j].text, sh[j].name, &w, &nw)))
+				break;
+			fprintf(f, "; ---- shader %s: dispatch %lld x %lld, %zu words, valid\n",
+			        sh[j].name, (long long)sh[j].grid, (long long)sh[j].block, nw);
+			rc = spirv_disassemble(c, w, nw, f);
+			free(w);
+		}
+		glsl_shaders_free(sh, n);
+	}
 	return rc;
 }

@@ -24,4 +24,10 @@ int spirv_validate(Ctx *c, const uint32_t *words, size_t n, const char *what);
 /* The disassembly (spirv-dis's text) of a module to f. */
 int spirv_disassemble(Ctx *c, const uint32_t *words, size_t n, FILE *f);
 
+/* Every kernel of p rendered (render_glsl.h), compiled and validated,
+ * each module's disassembly to f after a comment naming its shader and
+ * dispatch (burncc --target vulkan --emit=spirv). */
+struct KProgram;
+int spirv_emit_program(Ctx *c, const struct KProgram *p, FILE *f);
+
 #endif

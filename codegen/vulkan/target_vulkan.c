@@ -5,7 +5,9 @@
  * (targets/vulkan/vk_dev.h: lavapipe in CI).
  *
  * run: every kernel's shaders are compiled to SPIR-V by glslang and
- * validated by SPIRV-Tools (spirv.h), each becomes a pipeline whose
+ * validated by SPIRV-Tools (spirv.h), all of them before the device is
+ * opened (so BURNCC_VULKAN_DEVICE=none checks them on a machine without
+ * one: tests/vulkan/spirv_val.sh); each becomes a pipeline whose
  * descriptor set binds the kernel's global buffers (binding = buffer
  * index, as the launch list orders them) and the spill buffer; weights,
  * inputs, outputs and the arena are host-visible buffers (arena values
@@ -104,50 +106,94 @@ bind_arg(Ctx *c, Run *r, const Compiled *m, const LaunchArg *x, const void *cons
 	return burn_fail(c, BURN_ERR_INTERNAL, "vulkan: a launch argument of kind %d", x->kind);
 }
 
-/* Compile kernel k's shaders and record their dispatches. */
+/* One kernel's shaders, compiled and validated. */
+typedef struct KShaders {
+	GlslShader *sh;
+	int n;
+	uint32_t **spv;
+	size_t *nw;
+} KShaders;
+
+static void
+kshaders_free(KShaders *ks, int nk)
+{
+	for (int i = 0; ks && i < nk; i++) {
+		for (int j = 0; ks[i].spv && j < ks[i].n; j++)
+			free(ks[i].spv[j]);
+		free(ks[i].spv);
+		free(ks[i].nw);
+		glsl_shaders_free(ks[i].sh, ks[i].n);
+	}
+	free(ks);
+}
+
+/* Every kernel's shaders to validated SPIR-V, before any device is
+ * touched (so a machine without one still checks them all). */
 static int
-record_kernel(Ctx *c, Run *r, const Compiled *m, int ki, const void *const *in)
+compile_all(Ctx *c, const Compiled *m, KShaders **out)
+{
+	KShaders *ks = calloc((size_t)m->prog.nkernel + 1, sizeof *ks);
+	int rc = ks ? BURN_OK : burn_fail(c, BURN_ERR_NOMEM, "vulkan: out of memory");
+
+	for (int i = 0; i < m->prog.nkernel && !rc; i++) {
+		KShaders *k = &ks[i];
+		if ((rc = glsl_render_shaders(c, m->prog.kernel[i], &k->sh, &k->n)))
+			break;
+		k->spv = calloc((size_t)k->n + 1, sizeof *k->spv);
+		k->nw = calloc((size_t)k->n + 1, sizeof *k->nw);
+		if (!k->spv || !k->nw) {
+			rc = burn_fail(c, BURN_ERR_NOMEM, "vulkan: out of memory");
+			break;
+		}
+		for (int j = 0; j < k->n && !rc; j++)
+			rc = spirv_compile(c, k->sh[j].text, k->sh[j].name, &k->spv[j], &k->nw[j]);
+	}
+	if (rc) {
+		kshaders_free(ks, m->prog.nkernel);
+		ks = NULL;
+	}
+	*out = ks;
+	return rc;
+}
+
+/* Kernel ki's pipelines, and their dispatches recorded. */
+static int
+record_kernel(Ctx *c, Run *r, const Compiled *m, int ki, const KShaders *ks,
+              const void *const *in)
 {
 	const KKernel *k = m->prog.kernel[ki];
 	const Launch *l = &m->plan.launch[ki];
-	GlslShader *sh = NULL;
 	VkdBind *bind = calloc((size_t)l->narg + 2, sizeof *bind);
 	int *bnum = calloc((size_t)l->narg + 2, sizeof *bnum);
-	int n = 0, rc;
+	int rc = BURN_OK;
 
 	if (!bind || !bnum) {
 		free(bind);
 		free(bnum);
 		return burn_fail(c, BURN_ERR_NOMEM, "vulkan: out of memory");
 	}
-	rc = glsl_render_shaders(c, k, &sh, &n);
 	for (int a = 0; a < l->narg && !rc; a++) {
 		rc = bind_arg(c, r, m, &l->arg[a], in, &bind[a]);
 		bnum[a] = bind[a].binding;
 	}
-	for (int i = 0; i < n && !rc; i++) {
-		uint32_t *spv = NULL;
-		size_t nw = 0;
+	for (int i = 0; i < ks->n && !rc; i++) {
+		const GlslShader *sh = &ks->sh[i];
 		int nb = l->narg;
 		VkdPipe *p = NULL;
-		if (sh[i].grid > vkd_max_groups(r->d)) {
+		if (sh->grid > vkd_max_groups(r->d)) {
 			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan %s: shader %s: %lld workgroups, "
-			               "the device takes %u", vkd_describe(r->d), sh[i].name,
-			               (long long)sh[i].grid, vkd_max_groups(r->d));
+			               "the device takes %u", vkd_describe(r->d), sh->name,
+			               (long long)sh->grid, vkd_max_groups(r->d));
 			break;
 		}
-		if (sh[i].spill) {
+		if (sh->spill) {
 			bind[nb].binding = bnum[nb] = k->nbuf;
 			bind[nb].buf = r->spill;
 			bind[nb].offset = 0;
 			bind[nb].range = 8 * (uint64_t)(k->nvar ? k->nvar : 1);
 			nb++;
 		}
-		if ((rc = spirv_compile(c, sh[i].text, sh[i].name, &spv, &nw)))
-			break;
-		rc = vkd_pipe_create(c, r->d, spv, nw, bnum, nb, sh[i].name, &p);
-		free(spv);
-		if (rc)
+		if ((rc = vkd_pipe_create(c, r->d, ks->spv[i], ks->nw[i], bnum, nb, sh->name, &p)))
 			break;
 		if (r->npipe == r->cappipe) {
 			int cap = r->cappipe ? 2 * r->cappipe : 16;
@@ -161,9 +207,8 @@ record_kernel(Ctx *c, Run *r, const Compiled *m, int ki, const void *const *in)
 			r->cappipe = cap;
 		}
 		r->pipe[r->npipe++] = p;
-		rc = vkd_cmd_dispatch(c, r->cmd, p, bind, nb, (uint32_t)sh[i].grid);
+		rc = vkd_cmd_dispatch(c, r->cmd, p, bind, nb, (uint32_t)sh->grid);
 	}
-	glsl_shaders_free(sh, n);
 	free(bind);
 	free(bnum);
 	return rc;
@@ -174,14 +219,19 @@ vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, v
 {
 	const Graph *g = m->g;
 	Run r;
+	KShaders *ks = NULL;
 	int rc;
 	int64_t spill = 16;
 
 	(void)arena;
 	memset(&r, 0, sizeof r);
-	TRY(vkd_open(c, &r.d));
 	if (m->plan.ndims)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan: run-time dims");
+	TRY(compile_all(c, m, &ks));
+	if ((rc = vkd_open(c, &r.d))) {
+		kshaders_free(ks, m->prog.nkernel);
+		return rc;
+	}
 	for (int i = 0; i < m->prog.nkernel; i++)
 		if (8 * (int64_t)m->prog.kernel[i]->nvar > spill)
 			spill = 8 * (int64_t)m->prog.kernel[i]->nvar;
@@ -198,7 +248,7 @@ vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, v
 	if (!rc)
 		rc = vkd_cmd_begin(c, r.d, &r.cmd);
 	for (int i = 0; i < m->prog.nkernel && !rc; i++)
-		rc = record_kernel(c, &r, m, i, in);
+		rc = record_kernel(c, &r, m, i, &ks[i], in);
 	if (!rc)
 		rc = vkd_cmd_run(c, r.cmd, "running the model's kernels");
 	for (int i = 0; i < g->nout && !rc; i++) {
@@ -241,6 +291,7 @@ vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, v
 	for (int v = 0; r.w && v < g->nval; v++)
 		vkd_buf_destroy(r.d, r.w[v]);
 	free(r.in); free(r.out); free(r.w); free(r.wrote);
+	kshaders_free(ks, m->prog.nkernel);
 	return rc;
 }
 

@@ -132,6 +132,10 @@ dev_init(VkdDev *d, char *msg, size_t cap)
 	const char *want = getenv("BURNCC_VULKAN_DEVICE");
 	PFN_vkCreateInstance create_instance;
 
+	if (want && !strcmp(want, "none")) {
+		snprintf(msg, cap, "vulkan: no Vulkan device (BURNCC_VULKAN_DEVICE=none)");
+		return BURN_ERR_UNSUPPORTED;
+	}
 	d->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!d->lib) {
 		snprintf(msg, cap, "vulkan: no Vulkan loader (dlopen libvulkan.so.1: %s)", dlerror());

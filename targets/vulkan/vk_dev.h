@@ -5,7 +5,8 @@
  * nothing of Vulkan and runs its CPU tests without a loader; there every
  * call fails with BURN_ERR_UNSUPPORTED saying why.  One device per
  * process: $BURNCC_VULKAN_DEVICE (an index in the loader's order, or a
- * part of the device's name), else the first discrete GPU, then
+ * part of the device's name; "none": act as if there were none), else
+ * the first discrete GPU, then
  * integrated, virtual, CPU (lavapipe), with a compute queue; the 8-, 16-
  * and 64-bit integer features the shaders use are required (a device
  * without one is refused, naming it), f64 is enabled where present.
