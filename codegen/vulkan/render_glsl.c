@@ -329,6 +329,13 @@ ex_(G *g, KRef e)
 		t = def(g, e);
 		fprintf(g->f, "t%d ? t%d : t%d", a, b, c);
 		break;
+	case KE_FMA:   /* one rounding (GLSL.std.450 Fma; exact on lavapipe) */
+		a = ex(g, n->a);
+		b = ex(g, n->b);
+		c = ex(g, n->c);
+		t = def(g, e);
+		fprintf(g->f, "fma(t%d, t%d, t%d)", a, b, c);
+		break;
 	case KE_CAST:
 		a = ex(g, n->a);
 		t = def(g, e);
