@@ -77,7 +77,7 @@ kop_result(int op, int dt)
 	return dt;
 }
 
-const KCaps kcaps_libm = { .libm = 1 };
+const KCaps kcaps_libm = { .libm = 1, .libm_f64 = 1 };
 
 int
 kop_needs_legal(int op, int dt, const KCaps *caps)
@@ -96,6 +96,8 @@ kop_needs_legal(int op, int dt, const KCaps *caps)
 		return !caps->erf_f32;
 	if ((p & KP_LEG_MATH) && dt == DT_F32)
 		return !caps->libm;
+	if ((p & KP_LEG_F64) && dt == DT_F64)
+		return !caps->libm_f64;
 	if ((p & KP_LEG_FLT) && dtype_is_float(dt))
 		return op == KO_ISNAN ? !caps->isnan : op == KO_ISINF ? !caps->isinf
 		     : !caps->nan_minmax;

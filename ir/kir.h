@@ -105,7 +105,7 @@ enum KOp {
 enum KOpRule { KR_SAME, KR_BOOL, KR_BITS, KR_FLOAT };
 enum KOpDomain { KD_NUM, KD_FLOAT, KD_INT, KD_BOOL, KD_UBITS };
 enum KOpProp { KP_LEG_INT = 1, KP_LEG_F32 = 2, KP_LEG_FLT = 4, KP_PRE = 8,
-                KP_LEG_MATH = 16 };
+                KP_LEG_MATH = 16, KP_LEG_F64 = 32 };
 
 typedef struct KOpInfo {
 	const char *name;
@@ -143,6 +143,10 @@ struct KCaps {
 	unsigned char libm;         /* f32 exp, log, tanh, sinh, cosh, asinh,
 	                             * acosh, atanh of its own, within an ulp
 	                             * (C's libm); clear: polynomials */
+	unsigned char libm_f64;     /* f64 exp, log, pow of its own (C's libm,
+	                             * or calls to it); clear: kernel-IR
+	                             * expansions in f64 (PTX has no f64
+	                             * transcendentals) */
 };
 
 /* What the interpreter and the C renderer compute by themselves: the f32

@@ -698,6 +698,178 @@ atanh32(L *l, KRef x)
 	return sel(l, isnanf_(l, x), x, signed_of(l, x, y));
 }
 
+/* ---- f64: exp, log and pow for targets without an f64 math library ---- */
+
+static KRef
+f64c(L *l, double v)
+{
+	return cf(l, DT_F64, v);
+}
+
+static KRef
+horner64(L *l, KRef x, const double *c, int n)
+{
+	KRef p = f64c(l, c[0]);
+
+	for (int i = 1; i < n; i++)
+		p = bin(l, KO_ADD, bin(l, KO_MUL, p, x), f64c(l, c[i]));
+	return p;
+}
+
+/* 2^k for i64 k in [-1022, 1023], exactly. */
+static KRef
+pow2i64(L *l, KRef k)
+{
+	KRef e = bin(l, KO_SHLM, bin(l, KO_ADD, k, ci(l, DT_I64, 1023)),
+	             ci(l, DT_I64, 52));
+
+	return kb_un(&l->kb, KO_FROMBITS, kb_cast(&l->kb, DT_U64, e));
+}
+
+/* ln 2 in two parts (fdlibm's): the first has 32 significant bits, so
+ * k * LN2HI64 is exact for |k| < 2^21. */
+#define LN2HI64 6.93147180369123816490e-01
+#define LN2LO64 1.90821492927058770002e-10
+
+/* exp(x + xl), xl a small correction (0 for exp itself; pow's low part):
+ * 2^k e^r with r = x - k ln2 + xl in about [-ln2/2, ln2/2], e^r by its
+ * Taylor series to r^13 (the next term is below 2^-57 there), 2^k as two
+ * exact factors so that a subnormal result is rounded once. */
+static KRef
+exp64x(L *l, KRef x, KRef xl)
+{
+	static const double p[] = { 1.0 / 6227020800, 1.0 / 479001600,
+		1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320,
+		1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5 };
+	KRef nan = bin(l, KO_NE, x, x), xc, k, r, e, ki, k1, y;
+
+	xc = sel(l, nan, f64c(l, 0), sel(l, bin(l, KO_GT, x, f64c(l, 710)),
+	         f64c(l, 710), sel(l, bin(l, KO_LT, x, f64c(l, -746)), f64c(l, -746), x)));
+	k = kb_un(&l->kb, KO_FLOOR, bin(l, KO_ADD,
+	          bin(l, KO_MUL, xc, f64c(l, 1.4426950408889634)), f64c(l, 0.5)));
+	r = bin(l, KO_SUB, xc, bin(l, KO_MUL, k, f64c(l, LN2HI64)));
+	r = bin(l, KO_SUB, r, bin(l, KO_MUL, k, f64c(l, LN2LO64)));
+	if (xl)
+		r = bin(l, KO_ADD, r, sel(l, nan, f64c(l, 0), xl));
+	e = bin(l, KO_ADD, f64c(l, 1), bin(l, KO_ADD, r,
+	        bin(l, KO_MUL, bin(l, KO_MUL, r, r), horner64(l, r, p, 12))));
+	ki = kb_cast(&l->kb, DT_I64, k);
+	l->kb.k->node[ki].op = KC_RAW;          /* k in [-1077, 1025] */
+	k1 = bin(l, KO_SHRM, ki, ci(l, DT_I64, 1));
+	y = bin(l, KO_MUL, bin(l, KO_MUL, e, pow2i64(l, k1)),
+	        pow2i64(l, bin(l, KO_SUB, ki, k1)));
+	return sel(l, nan, x, sel(l, bin(l, KO_GT, x, f64c(l, 709.782712893384)),
+	           f64c(l, INFINITY), sel(l, bin(l, KO_LT, x, f64c(l, -745.1332191019412)),
+	                                  f64c(l, 0), y)));
+}
+
+/* log(x) for finite x > 0 as hi + *lo: x = 2^e m, m in [sqrt(1/2),
+ * sqrt(2)), f = m - 1 (exact), s = f / (2 + f), log(m) = f - hf + s (hf +
+ * R) with hf = f^2 / 2 and R = sum 2 s^2k / (2k + 1) to k = 9 (Taylor; the
+ * rest is below 2^-57 of the result).  e ln2hi + f is summed exactly (Fast2Sum:
+ * |e ln2hi| >= ln2 > |f| unless e = 0), so hi + lo is good to about 2^-56
+ * of the result: pow's b log|a| keeps its accuracy for moderate b.
+ * Subnormal x is scaled by 2^54 first. */
+static KRef
+log64dd(L *l, KRef x, KRef *lo)
+{
+	static const double p[] = { 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13,
+		2.0 / 11, 2.0 / 9, 2.0 / 7, 2.0 / 5, 2.0 / 3 };
+	KB *kb = &l->kb;
+	KRef sub, xs, u, t, ef, m, f, s, z, R, hf, A, h1, l1, c2, lt, hi;
+
+	sub = bin(l, KO_LT, x, f64c(l, 2.2250738585072014e-308));
+	xs = sel(l, sub, bin(l, KO_MUL, x, f64c(l, 18014398509481984.0)), x);
+	u = kb_un(kb, KO_BITS, xs);
+	t = bin(l, KO_SUB, u, ci(l, DT_U64, 0x3fe6a09e667f3bcdLL));
+	ef = kb_cast(kb, DT_I64, t);
+	ef = bin(l, KO_SHRM, ef, ci(l, DT_I64, 52));
+	ef = bin(l, KO_SUB, ef, sel(l, sub, ci(l, DT_I64, 54), ci(l, DT_I64, 0)));
+	ef = kb_cast(kb, DT_F64, ef);
+	m = kb_un(kb, KO_FROMBITS, bin(l, KO_ADD, bin(l, KO_BAND, t,
+	          ci(l, DT_U64, 0x000fffffffffffffLL)), ci(l, DT_U64, 0x3fe6a09e667f3bcdLL)));
+	f = bin(l, KO_SUB, m, f64c(l, 1));
+	s = bin(l, KO_DIV, f, bin(l, KO_ADD, f64c(l, 2), f));
+	z = bin(l, KO_MUL, s, s);
+	R = bin(l, KO_MUL, horner64(l, z, p, 9), z);
+	hf = bin(l, KO_MUL, bin(l, KO_MUL, f64c(l, 0.5), f), f);
+	A = bin(l, KO_MUL, ef, f64c(l, LN2HI64));
+	h1 = bin(l, KO_ADD, A, f);
+	l1 = bin(l, KO_ADD, bin(l, KO_SUB, A, h1), f);
+	c2 = bin(l, KO_SUB, bin(l, KO_MUL, s, bin(l, KO_ADD, hf, R)), hf);
+	lt = bin(l, KO_ADD, l1, bin(l, KO_ADD, c2, bin(l, KO_MUL, ef, f64c(l, LN2LO64))));
+	hi = bin(l, KO_ADD, h1, lt);
+	*lo = bin(l, KO_ADD, bin(l, KO_SUB, h1, hi), lt);
+	return hi;
+}
+
+/* log on every f64: NaN, negative, 0 and inf as C's log. */
+static KRef
+log64(L *l, KRef x)
+{
+	KRef lo, hi = log64dd(l, x, &lo);
+
+	return sel(l, bin(l, KO_NE, x, x), x,
+	       sel(l, bin(l, KO_LT, x, f64c(l, 0)), f64c(l, NAN),
+	       sel(l, bin(l, KO_EQ, x, f64c(l, 0)), f64c(l, -INFINITY),
+	       sel(l, bin(l, KO_EQ, x, f64c(l, INFINITY)), x, bin(l, KO_ADD, hi, lo)))));
+}
+
+/* Dekker's split of a into 26 + 26 bits (a * (2^27 + 1) must not overflow:
+ * |a| < 2^996). */
+static void
+split64(L *l, KRef a, KRef *h, KRef *t)
+{
+	KRef c = bin(l, KO_MUL, a, f64c(l, 134217729.0));
+
+	*h = bin(l, KO_SUB, c, bin(l, KO_SUB, c, a));
+	*t = bin(l, KO_SUB, a, *h);
+}
+
+/* pow(a, b) = exp(b log|a|) with log|a| as hi + lo and b hi as an exact
+ * product (Dekker: no fma in the kernel IR), so the argument of exp is good
+ * to about |b| 2^-56 (absolute): within 1.5 + |b| / 8 ulps.  C's special
+ * cases: b = 0 or a = 1 give 1 (NaN too), |a| = 1 with b = +-inf gives 1,
+ * a finite negative needs an integer b (else NaN), an odd integer b keeps
+ * a's sign (-0 and -inf too). */
+static KRef
+pow64(L *l, KRef a, KRef b)
+{
+	KRef aa = kb_un(&l->kb, KO_ABS, a), one = f64c(l, 1), lo, hi, ok, ah, at, bh, bt;
+	KRef yh, yl, r, bint, hb, odd, neg, nan, fin, bb;
+
+	ok = bin(l, KO_AND, bin(l, KO_LT, aa, f64c(l, INFINITY)),
+	         bin(l, KO_GT, aa, f64c(l, 0)));
+	hi = log64dd(l, sel(l, ok, aa, one), &lo);
+	hi = sel(l, ok, hi, sel(l, bin(l, KO_EQ, aa, f64c(l, 0)), f64c(l, -INFINITY),
+	                        sel(l, bin(l, KO_NE, aa, aa), aa, f64c(l, INFINITY))));
+	lo = sel(l, ok, lo, f64c(l, 0));
+	/* b and hi bounded for the split; beyond, yh alone decides */
+	bb = sel(l, bin(l, KO_LT, kb_un(&l->kb, KO_ABS, b), f64c(l, 1e300)), b, f64c(l, 0));
+	split64(l, bb, &bh, &bt);
+	split64(l, sel(l, ok, hi, f64c(l, 0)), &ah, &at);
+	yh = bin(l, KO_MUL, b, hi);
+	yl = bin(l, KO_ADD, bin(l, KO_ADD, bin(l, KO_ADD, bin(l, KO_SUB,
+	         bin(l, KO_MUL, ah, bh), yh), bin(l, KO_MUL, ah, bt)),
+	         bin(l, KO_MUL, at, bh)), bin(l, KO_MUL, at, bt));
+	yl = bin(l, KO_ADD, yl, bin(l, KO_MUL, b, lo));
+	fin = bin(l, KO_AND, ok, bin(l, KO_LT, kb_un(&l->kb, KO_ABS, yh), f64c(l, 800)));
+	r = exp64x(l, yh, sel(l, fin, yl, f64c(l, 0)));
+	bint = bin(l, KO_EQ, kb_un(&l->kb, KO_FLOOR, b), b);
+	hb = bin(l, KO_MUL, b, f64c(l, 0.5));
+	odd = bin(l, KO_AND, bint, bin(l, KO_NE, kb_un(&l->kb, KO_FLOOR, hb), hb));
+	neg = bin(l, KO_NE, bin(l, KO_SHRM, kb_un(&l->kb, KO_BITS, a), ci(l, DT_U64, 63)),
+	          ci(l, DT_U64, 0));
+	r = sel(l, bin(l, KO_AND, neg, odd), kb_un(&l->kb, KO_NEG, r), r);
+	nan = bin(l, KO_AND, bin(l, KO_LT, a, f64c(l, 0)),
+	          bin(l, KO_AND, bin(l, KO_GT, a, f64c(l, -INFINITY)), kb_un(&l->kb, KO_NOT, bint)));
+	r = sel(l, nan, f64c(l, NAN), r);
+	r = sel(l, bin(l, KO_AND, bin(l, KO_EQ, aa, one),
+	               bin(l, KO_EQ, kb_un(&l->kb, KO_ABS, b), f64c(l, INFINITY))), one, r);
+	return sel(l, bin(l, KO_OR, bin(l, KO_EQ, b, f64c(l, 0)), bin(l, KO_EQ, a, one)),
+	           one, r);
+}
+
 /* The legal form of unary/binary op on legal operands a, b. */
 static KRef
 expand(L *l, int op, KRef a, KRef b)
@@ -714,13 +886,13 @@ expand(L *l, int op, KRef a, KRef b)
 	case KO_SHL: case KO_SHR:
 		return shift(l, op, a, b);
 	case KO_POW:
-		return ipow(l, a, b);
+		return dt == DT_F64 ? pow64(l, a, b) : ipow(l, a, b);
 	case KO_MIN: case KO_MAX:
 		return minmax(l, op, a, b);
 	case KO_ERF:
 		return erf32(l, a);
-	case KO_EXP:   return exp32(l, a);
-	case KO_LOG:   return log32(l, a);
+	case KO_EXP:   return dt == DT_F64 ? exp64x(l, a, 0) : exp32(l, a);
+	case KO_LOG:   return dt == DT_F64 ? log64(l, a) : log32(l, a);
 	case KO_TANH:  return tanh32(l, a);
 	case KO_SINH: case KO_COSH:
 		return sinhcosh32(l, op, a);

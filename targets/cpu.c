@@ -20,7 +20,7 @@ const Target target_cpu = {
 	.index_bits = 64,
 	/* C's libm for the transcendentals; the rest is expanded once, in
 	 * kernel IR (passes/legalize.c) */
-	.ops = { .libm = 1 },
+	.ops = { .libm = 1, .libm_f64 = 1 },
 	.tune = TARGET_TUNE_HOST_CPU,
 };
 

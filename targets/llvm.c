@@ -32,6 +32,9 @@ const Target target_llvm = {
 	.threads = -1,           /* burn_threads(): $BURN_THREADS, the CPUs */
 	.subgroup = 1,
 	.index_bits = 64,
-	.ops = { .libm = 0 },    /* polynomials, which LLVM vectorises */
+	.ops = {
+		.libm = 0,           /* f32: polynomials, which LLVM vectorises */
+		.libm_f64 = 1,       /* f64: calls to libm */
+	},
 	.tune = TARGET_TUNE_HOST_CPU,
 };

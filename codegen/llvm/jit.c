@@ -323,6 +323,7 @@ h_target(BurnSha256 *s, const Target *t)
 	h_int(s, k->f16);
 	h_int(s, k->bf16);
 	h_int(s, k->libm);
+	h_int(s, k->libm_f64);
 }
 
 static int

@@ -238,7 +238,8 @@ fcopysign(P *p, int a, int b)
  *          b == 0 or a == 1 give 1)
  *   fmod   in f64: a - trunc(a/b) b, corrected by one b (exact while
  *          |a/b| < 2^29)
- * f64 transcendentals are not rendered (BURN_ERR_UNSUPPORTED).
+ * f64 exp, log and pow arrive legalised (KCaps.libm_f64 clear); other f64
+ * transcendentals and f64 fmod are not rendered (BURN_ERR_UNSUPPORTED).
  */
 static int
 f_exp(P *p, int x)

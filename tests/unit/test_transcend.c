@@ -88,3 +88,135 @@ Test(transcend, cosh)  { sweep("Cosh", 9, cosh, 2.5); }
 Test(transcend, asinh) { sweep("Asinh", 9, asinh, 2.5); }
 Test(transcend, acosh) { sweep("Acosh", 9, acosh, 2.5); }
 Test(transcend, atanh) { sweep("Atanh", 9, atanh, 2.5); }
+
+/*
+ * f64 exp, log and pow for a target without an f64 math library
+ * (KCaps.libm_f64 clear: the cuda target; passes/legalize.c exp64x, log64,
+ * pow64), against the x87 long double libm (64-bit significand), in ulps
+ * of the f64 result.  About 200,000 bit patterns spread over the whole
+ * line plus the special values; pow over a grid of bases and exponents.
+ */
+enum { N64 = 200000 };
+
+static double
+from_bits64(uint64_t u)
+{
+	double f;
+
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+static double
+ulps64(double g, long double r)
+{
+	int e;
+
+	if (isnan(r))
+		return isnan(g) ? 0 : INFINITY;
+	if (fabsl(r) >= 0x1.fffffffffffff8p1023L)   /* rounds to inf in f64 */
+		return g == (double)r ? 0 : INFINITY;
+	if (isnan(g))
+		return INFINITY;
+	frexpl(fabsl(r) < 0x1p-1022L ? 0x1p-1022L : fabsl(r), &e);
+	return (double)(fabsl((long double)g - r) / ldexpl(1, e - 53));
+}
+
+static void
+sweep64(const char *op, long double (*ref)(long double), double bound)
+{
+	static const double special[] = { 0., -0., INFINITY, -INFINITY, NAN,
+		1., -1., 0x1p-1074, -0x1p-1074, 0x1p-1022, 0x1.fffffffffffffp1023,
+		709.782712893384, 709.7827128933841, -745.1332191019412,
+		-745.1332191019411, -708.4, 0.5, 2., 1e-300, 0.7071067811865476,
+		1.4142135623730951 };
+	size_t ns = sizeof special / sizeof special[0], n = ns + N64, i;
+	double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), worst_x = 0;
+	double worst = 0;
+	T t;
+
+	cr_assert(x && y);
+	for (i = 0; i < ns; i++)
+		x[i] = special[i];
+	for (uint64_t k = 0; k < N64; k++)
+		x[i++] = from_bits64(k * (UINT64_MAX / N64));
+	t_init(&t, 13);
+	t_input(&t, DT_F64, 1, I64S((int64_t)n), x);
+	t_node(&t, op, 1);
+	cr_assert_eq(t_run1(&t, y), 1, "%s: one kernel", op);
+	t_fini(&t);
+	for (i = 0; i < n; i++) {
+		double e = ulps64(y[i], ref((long double)x[i]));
+		if (e > worst || e != e) {
+			worst = e;
+			worst_x = x[i];
+		}
+	}
+	cr_expect(worst <= bound, "%s f64: %.3f ulps at %a, bound %.2f", op, worst,
+	          worst_x, bound);
+	free(x);
+	free(y);
+}
+
+Test(transcend, exp_f64) { sweep64("Exp", expl, 1.0); }
+Test(transcend, log_f64) { sweep64("Log", logl, 1.0); }
+
+/* pow: bases spread over 2^-1000 .. 2^1000 (and negative), exponents
+ * -40 .. 40 (integers and not); the bound grows with |b| (pow64's
+ * comment); and C's special cases exactly. */
+Test(transcend, pow_f64)
+{
+	static const double sa[] = { 0., -0., 1., -1., INFINITY, -INFINITY, NAN,
+		2., -2., 0.5, -0.5 };
+	static const double sb[] = { 0., -0., 1., -1., 2., 3., -3., 0.5, -0.5,
+		INFINITY, -INFINITY, NAN, 1e300, -1e300 };
+	enum { NA = 400, NB = 81 };
+	size_t nsa = sizeof sa / sizeof sa[0], nsb = sizeof sb / sizeof sb[0];
+	size_t n = NA * NB + nsa * nsb, i = 0;
+	double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+	double *y = malloc(n * sizeof *y), worst = 0, wa = 0, wb = 0;
+	T t;
+
+	cr_assert(a && b && y);
+	for (int p = 0; p < NA; p++)
+		for (int q = 0; q < NB; q++, i++) {
+			/* 2^(e) with e from -1000 to 1000, odd mantissas, sign by p */
+			a[i] = ldexp(1 + (p * 7919 % 1000) / 1000.0, -1000 + 5 * p);
+			if (p % 7 == 3)
+				a[i] = -a[i];
+			b[i] = (q - 40) * (q % 3 ? 0.37 : 1.0);
+		}
+	for (size_t p = 0; p < nsa; p++)
+		for (size_t q = 0; q < nsb; q++, i++) {
+			a[i] = sa[p];
+			b[i] = sb[q];
+		}
+	t_init(&t, 13);
+	t_input(&t, DT_F64, 1, I64S((int64_t)n), a);
+	t_input(&t, DT_F64, 1, I64S((int64_t)n), b);
+	t_node(&t, "Pow", 1);
+	cr_assert_eq(t_run1(&t, y), 1, "Pow: one kernel");
+	t_fini(&t);
+	for (i = 0; i < NA * NB; i++) {
+		double e = ulps64(y[i], powl(a[i], b[i])) / (1.5 + fabs(b[i]) / 8);
+		if (e > worst || e != e) {
+			worst = e;
+			wa = a[i];
+			wb = b[i];
+		}
+	}
+	cr_expect(worst <= 1, "Pow f64: %.3f of the bound at pow(%a, %a)", worst, wa, wb);
+	for (; i < n; i++) {
+		double r = pow(a[i], b[i]);
+		if (isfinite(r) && r != 0 && fabs(r) != 1)   /* an ordinary value */
+			cr_expect(ulps64(y[i], powl(a[i], b[i])) <= 1.5 + fabs(b[i]) / 8,
+			          "pow(%g, %g) = %.17g, C gives %.17g", a[i], b[i], y[i], r);
+		else
+			cr_expect((isnan(r) && isnan(y[i])) ||
+			          (r == y[i] && signbit(r) == signbit(y[i])),
+			          "pow(%g, %g) = %g, C gives %g", a[i], b[i], y[i], r);
+	}
+	free(a);
+	free(b);
+	free(y);
+}
