@@ -34,7 +34,16 @@
 #include <time.h>
 #include "../passes/passes.h"
 #include "../codegen/target_iface.h"
+#ifdef BURN_HAVE_LLVM
 #include "../codegen/llvm/jit.h"
+#define EAGER_TARGET "llvm"
+#else
+/* A build without LLVM (no llvm-config-19): libburn still works, its
+ * programs compiled for the c target and run by the kernel-IR interpreter
+ * (correct, and much slower: docs/ARCHITECTURE.md, "libburn"). */
+#define EAGER_TARGET "c"
+typedef struct LlvmJit LlvmJit;
+#endif
 #include "../runtime/parallel.h"
 #include "internal.h"
 
@@ -298,7 +307,9 @@ api_prog_free(Prog *p)
 {
 	if (!p)
 		return;
+#ifdef BURN_HAVE_LLVM
 	llvm_jit_free(p->jit);
+#endif
 	burn_compiled_destroy(p->m);
 	for (int k = 0; k < p->nkernel && p->kb; k++) {
 		free(p->kb[k].bind);
@@ -578,9 +589,13 @@ bindings(burn_ctx *ctx, Prog *p, int nn)
 static int
 compile(burn_ctx *ctx, int nout, int nn, int nleaf, int nsig, uint64_t hash, Prog **out)
 {
-	const Backend *be = backend_find("llvm");
+	const Backend *be = backend_find(EAGER_TARGET);
 	CompileOpts o = { 0 };
+#ifdef BURN_HAVE_LLVM
 	LlvmJitOpts jo = { 0 };
+#else
+	struct { int hit; } jo = { 0 };
+#endif
 	Graph *g;
 	Prog *p;
 	double t0 = now_ms();
@@ -588,8 +603,7 @@ compile(burn_ctx *ctx, int nout, int nn, int nleaf, int nsig, uint64_t hash, Pro
 
 	*out = NULL;
 	if (!be)
-		return burn_fail(&ctx->c, BURN_ERR_UNSUPPORTED, "libburn needs the llvm "
-		                 "target, and this build has none");
+		return burn_fail(&ctx->c, BURN_ERR_INTERNAL, "no %s target", EAGER_TARGET);
 	TRY(cut_graph(ctx, nout, nn, nleaf, -1, NULL, &g));
 	if (!(p = calloc(1, sizeof *p)) ||
 	    !(p->sig = malloc(sizeof *p->sig * (size_t)nsig))) {
@@ -606,11 +620,13 @@ compile(burn_ctx *ctx, int nout, int nn, int nleaf, int nsig, uint64_t hash, Pro
 	rc = burn_compile_graph(&ctx->c, g, &o, &p->m);
 	/* burn_options.cache_dir NULL is the default directory ("" to the
 	 * JIT), "" no disk cache (NULL to the JIT) */
+#ifdef BURN_HAVE_LLVM
 	jo.cache_dir = !ctx->opt.cache_dir ? "" : *ctx->opt.cache_dir ?
 	               ctx->opt.cache_dir : NULL;
 	jo.cache_max_bytes = ctx->opt.cache_bytes;
 	if (!rc)
 		rc = llvm_jit_compile_opts(&ctx->c, &p->m->prog, &jo, &p->jit);
+#endif
 	ctx->c.file = NULL;
 	ctx->c.node = ctx->c.op = NULL;
 	if (!rc)
@@ -792,7 +808,12 @@ run(burn_ctx *ctx, Prog *p, int nout, int nleaf)
 			default: bp[i] = NULL;
 			}
 		}
-		if ((rc = llvm_jit_call(&ctx->c, p->jit, k, bp, b->dims)) != 0)
+#ifdef BURN_HAVE_LLVM
+		rc = llvm_jit_call(&ctx->c, p->jit, k, bp, b->dims);
+#else
+		rc = kir_interp_dims(&ctx->c, p->m->prog.kernel[k], bp, b->dims, NULL);
+#endif
+		if (rc)
 			goto fail;
 	}
 	if (ctx->opt.threads > 0)

@@ -316,9 +316,8 @@ Test(llvm, not_built)
 {
 	cr_assert_null(backend_find("llvm"));
 	fprintf(stderr, "test_llvm: burncc built without LLVM: did not run\n");
-	(void)same;
-	(void)zoo;
-	(void)t_init;
+	(void)edge_data;
+	(void)all_dt;
 }
 
 #endif
