@@ -57,8 +57,18 @@ warnings.filterwarnings('ignore', category=RuntimeWarning)
 # (its tiles and limits), which has no renderer yet, run by the interpreter
 # llvm-*: the llvm target's JIT in process (diff_interp --backend llvm);
 # skipped where burncc is built without it (diff_interp exits 77)
+# cuda-*: the cuda target on the GPU (diff_interp --backend cuda), only when
+# asked for: $BURNCC_DIFF_VARIANTS, a comma-separated list, replaces the
+# default seven (e.g. cuda-fused,cuda-nofuse on the GPU machine)
 VARIANTS = ['c-fused', 'c-nofuse', 'interp-fused', 'interp-nofuse', 'interp-gpu',
             'llvm-fused', 'llvm-nofuse']
+ALL_VARIANTS = VARIANTS + ['cuda-fused', 'cuda-nofuse']
+if os.environ.get('BURNCC_DIFF_VARIANTS'):
+    VARIANTS = os.environ['BURNCC_DIFF_VARIANTS'].split(',')
+    for _v in VARIANTS:
+        if _v not in ALL_VARIANTS:
+            sys.exit('BURNCC_DIFF_VARIANTS: unknown variant %r (known: %s)'
+                     % (_v, ', '.join(ALL_VARIANTS)))
 
 HARNESS = r'''
 #include <stdio.h>
@@ -147,8 +157,8 @@ def run_variants(env, wd, model, feeds, variants=VARIANTS):
                     log = 'run: exit %d %s' % (rc, log)
         else:
             tg = ['--target', 'gpu'] if var.endswith('gpu') else []
-            if var.startswith('llvm-'):
-                tg = ['--backend', 'llvm']
+            if var.startswith('llvm-') or var.startswith('cuda-'):
+                tg = ['--backend', var.split('-')[0]]
             rc, log = sh([env.interp] + nf + tg + [mpath, wd, od])
             if rc == 77:
                 continue
