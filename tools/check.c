@@ -628,6 +628,9 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 		argv[k++] = "-std=c99";
 		for (char *t = strtok(flags, " "); t && k < 36; t = strtok(NULL, " "))
 			argv[k++] = t;
+		/* -pedantic: the generated C is ISO C99 (no overlong string
+		 * literal, no extension), which firmware toolchains insist on */
+		argv[k++] = "-pedantic";
 		argv[k++] = "-Wall"; argv[k++] = "-Wextra"; argv[k++] = "-Werror";
 		argv[k++] = "-o"; argv[k++] = bin; argv[k++] = src;
 		argv[k++] = (char *)o->harness; argv[k++] = "-lm"; argv[k] = NULL;

@@ -8,7 +8,15 @@
  *
  * Compilers read a string literal about as fast as they read the file, so
  * a model with tens of millions of parameters compiles in seconds, where an
- * initializer list of float literals takes minutes.  Reading the typed
+ * initializer list of float literals takes minutes (a list of byte values:
+ * 25 s for 5 MB, against about 1 s).  C99 promises string literals of
+ * 4095 bytes only (gcc -pedantic enforces it, MSVC stops at 16380), so a
+ * larger tensor is rows of at most that, each row its own literal:
+ *
+ *     static const union { unsigned char b[3][4095]; float v[3000]; } w9 =
+ *         {{"...", "...", "..."}};
+ *
+ * (an array of arrays has no padding; the last row is zero-filled).  Reading the typed
  * member of a union initialised through another is defined in C99 (TC3)
  * and later.  The bytes are little-endian; the .c refuses to compile on a
  * big-endian target.
@@ -315,6 +323,24 @@ static void dims_str(const Value *v, const Plan *plan, const char *const *dimid,
 		snprintf(buf + j, n - j, "]");
 }
 
+/* The longest string literal C99 promises (5.2.4.1), in bytes. */
+enum { LITERAL_MAX = 4095 };
+
+/* A name too long for one C99 string literal (a hostile model's): emitted
+ * as `static const char ID[] = {...}` and referred to by ID instead. */
+static int long_name(const char *s)
+{
+	return strlen(s) > LITERAL_MAX - 1;
+}
+
+static void put_char_array(FILE *f, const char *id, const char *s)
+{
+	fprintf(f, "static const char %s[] = {", id);
+	for (size_t i = 0; s[i]; i++)
+		fprintf(f, "%s%d", !i ? "\n\t" : i % 24 ? "," : ",\n\t", (unsigned char)s[i]);
+	fprintf(f, ",0};\n");
+}
+
 /* Bytes as a C string literal, 3-digit octal escapes for non-printables
  * (an octal escape never swallows the next character, unlike \x). */
 static void emit_bytes(FILE *f, const unsigned char *p, int64_t n)
@@ -476,6 +502,11 @@ static void emit_info(FILE *f, const Graph *g, const char *P, const char *up,
 {
 	for (int i = 0; i < n; i++) {
 		const Value *v = GV(g, vals[i]);
+		if (long_name(v->name)) {
+			char id[64];
+			snprintf(id, sizeof id, "%s_name_%d", which, i);
+			put_char_array(f, id, v->name);
+		}
 		fprintf(f, "static const int64_t %s_dims_%d[] = {", which, i);
 		for (int d = 0; d < v->rank; d++)
 			fprintf(f, "%s%lld", d ? ", " : "", (long long)v->dim[d]);
@@ -487,7 +518,10 @@ static void emit_info(FILE *f, const Graph *g, const char *P, const char *up,
 	for (int i = 0; i < n; i++) {
 		const Value *v = GV(g, vals[i]);
 		fprintf(f, "\t{");
-		put_string(f, v->name);
+		if (long_name(v->name))
+			fprintf(f, "%s_name_%d", which, i);
+		else
+			put_string(f, v->name);
 		fprintf(f, ", %d, %d, %s_dims_%d, %lld},\n", v->dtype, v->rank,
 		        which, i, (long long)value_nbytes(v));
 	}
@@ -510,10 +544,19 @@ static int emit_dyn_sizes(Ctx *c, const Graph *g, const Plan *plan, const char *
 {
 	(void)in_id;
 	(void)out_id;
+	for (int i = 0; i < plan->ndims; i++)
+		if (long_name(plan->dims[i])) {
+			char id[64];
+			snprintf(id, sizeof id, "name_dim_%d", i);
+			put_char_array(fc, id, plan->dims[i]);
+		}
 	fprintf(fc, "const char *const %s_dim_names[%s_NUM_DIMS] = {", P, up);
 	for (int i = 0; i < plan->ndims; i++) {
 		fputs(i ? ", " : "", fc);
-		put_string(fc, plan->dims[i]);
+		if (long_name(plan->dims[i]))
+			fprintf(fc, "name_dim_%d", i);
+		else
+			put_string(fc, plan->dims[i]);
 	}
 	fprintf(fc, "};\n\nint64_t %s_arena_bytes(", P);
 	for (int i = 0; i < plan->ndims; i++)
@@ -621,6 +664,21 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		fputs("/* ", fc);
 		put_comment(fc, val->name);
 		fprintf(fc, ": %s */\n", dtype_name(val->dtype));
+		if (nb > LITERAL_MAX) {
+			int64_t rows = (nb + LITERAL_MAX - 1) / LITERAL_MAX;
+			fprintf(fc, "static const union { unsigned char b[%lld][%d]; %s v[%lld]; } "
+			        "w%d = {{", (long long)rows, LITERAL_MAX,
+			        dtype_ctype(val->dtype), (long long)(nb / es), v);
+			for (int64_t r = 0; r < rows; r++) {
+				int64_t o = r * LITERAL_MAX;
+				emit_bytes(fc, (const unsigned char *)val->data + o,
+				           nb - o < LITERAL_MAX ? nb - o : LITERAL_MAX);
+				if (r + 1 < rows)
+					fputc(',', fc);
+			}
+			fprintf(fc, "}};\n\n");
+			continue;
+		}
 		fprintf(fc, "static const union { unsigned char b[%lld]; %s v[%lld]; } w%d = {",
 		        (long long)(nb > 0 ? nb : 1), dtype_ctype(val->dtype),
 		        (long long)(nb > 0 ? nb / es : 1), v);
