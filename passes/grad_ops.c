@@ -1172,6 +1172,90 @@ static int grad_move(AD *a, const Node *n, const int *gout, int *gin)
 	return BURN_OK;
 }
 
+/* ---- losses ------------------------------------------------------------- */
+
+/*
+ * NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (passes/ops_loss.c):
+ * x is (N, C, D...), t (N, D...) integer; with tc = t clamped to [0, C),
+ * h[n, c, d] = (c == tc[n, d]) and v = (t != ignore_index) (1 without it),
+ * loss(n, d) = -v l[n, tc, d], l = x (NLL) or log_softmax(x, axis 1) (SCE).
+ * With s the gradient reaching loss(n, d) (g[n, d] for "none", g for "sum",
+ * g / sum(v) for "mean"):
+ *   NLL: gx = -h v s
+ *   SCE: gx = (softmax(x) - h) v s, plus the rule of LogSoftmax for a
+ *        gradient of the second output (the log-probabilities).
+ * The class-weight input has no rule yet.
+ */
+static int grad_loss(AD *a, const Node *n, const int *gout, int *gin)
+{
+	int x = X(0), t = X(1), r = RANK(x), sce = n->op == OP_SoftmaxCrossEntropyLoss;
+	int64_t C = DIM(x, 1), kd[BURN_MAX_RANK], *cls;
+	const char *red = attr_str(n, "reduction", "mean");
+	int tk, h, v = -1, s, gx = -1;
+
+	if (n->nin > 2 && X(2) >= 0)
+		return burn_fail(a->c, BURN_ERR_UNSUPPORTED, "class weights: no gradient rule yet");
+	if (sce && r > 2 && a->g->opset < 13)
+		return burn_fail(a->c, BURN_ERR_UNSUPPORTED,
+		                 "rank %d before opset 13: no gradient rule yet", r);
+	if (!W(0))
+		return BURN_OK;
+	/* t with the class axis kept as 1: (N, 1, D...) */
+	for (int i = 0; i < r; i++)
+		kd[i] = i == 1 ? 1 : DIM(x, i);
+	tk = ad_reshape(a, ad_cast(a, t, DT_I64), r, kd);
+	if (node_attr(n, "ignore_index"))
+		v = ad_cast(a, ad_op1(a, OP_Not, ad_op2(a, OP_Equal, tk,
+		            ad_scalar(a, DT_I64, (double)attr_int(n, "ignore_index", 0)))), DT(x));
+	tk = ad_op2(a, OP_Min, ad_op2(a, OP_Max, tk, ad_scalar(a, DT_I64, 0)),
+	            ad_scalar(a, DT_I64, (double)(C - 1)));
+	/* the class numbers, (1, C, 1...) */
+	for (int i = 0; i < r; i++)
+		kd[i] = i == 1 ? C : 1;
+	if (!(cls = arena_alloc(&a->g->arena, sizeof *cls * (size_t)(C > 0 ? C : 1))))
+		return burn_fail(a->c, BURN_ERR_NOMEM, "out of memory");
+	for (int64_t c = 0; c < C; c++)
+		cls[c] = c;
+	h = ad_cast(a, ad_op2(a, OP_Equal, tk, ad_const(a, DT_I64, r, kd, cls)), DT(x));
+	/* s, with the class axis kept */
+	if (G < 0)
+		s = -1;
+	else if (!strcmp(red, "none")) {
+		for (int i = 0; i < r; i++)
+			kd[i] = i == 1 ? 1 : DIM(x, i);
+		s = ad_reshape(a, G, r, kd);
+	} else if (!strcmp(red, "sum"))
+		s = G;
+	else if (v >= 0)
+		s = dv(a, G, ad_rsum(a, ad_reshape(a, v, 1, (int64_t[]){ -1 }), 1, 0));
+	else {
+		int64_t cnt = 1;
+		for (int i = 0; i < r; i++)
+			if (i != 1)
+				cnt *= DIM(x, i);
+		s = mulk(a, G, 1.0 / (double)(cnt ? cnt : 1));
+	}
+	if (s >= 0) {
+		if (v >= 0)
+			s = mul(a, s, v);
+		if (sce) {
+			int sm = ad_node(a, OP_Softmax, 1, &x);
+			ad_attr_i(a, sm, "axis", 1);
+			gx = mul(a, sub(a, ad_done(a, sm), h), s);
+		} else
+			gx = neg(a, mul(a, h, s));
+		/* s may be a scalar: gx takes x's shape */
+		gx = ad_expand_as(a, gx, x);
+	}
+	if (sce && n->nout > 1 && Y(1) >= 0 && gout[1] >= 0) {
+		int g1 = gout[1];
+		int ls = sub(a, g1, mul(a, ad_op1(a, OP_Exp, Y(1)), ad_rsum(a, g1, 1u << 1, 1)));
+		gx = gx < 0 ? ls : add(a, gx, ls);
+	}
+	gin[0] = gx;
+	return a->c->code ? a->c->code : BURN_OK;
+}
+
 /* ---- the table's column ------------------------------------------------- */
 
 #define nograd NULL
