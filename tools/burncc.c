@@ -25,6 +25,7 @@
 #include "tools/dump.h"
 #include "tools/kir_tool.h"
 #include "tools/dsl_tool.h"
+#include "tools/train.h"
 #ifdef BURN_HAVE_VULKAN
 #include "codegen/vulkan/spirv.h"
 #endif
@@ -42,6 +43,8 @@ static const char usage[] =
 "                                               target's kernel cache\n"
 "       burncc run [options] SCRIPT.burn        run a .burn script\n"
 "       burncc repl [options]                   interactive .burn session\n"
+"       burncc train MODEL --data DIR [options]  train a classifier\n"
+"                                               (burncc train --help)\n"
 "       burncc SCRIPT.burn -o OUT.c [options]   compile a script's fn main\n"
 "                                               (docs/DSL.md, AOT)\n"
 "\n"
@@ -542,6 +545,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "check")) {
 		free(bind);     /* freed on every path: LeakSanitizer runs in CI */
 		return check_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && !strcmp(argv[1], "train")) {
+		free(bind);
+		return train_main(argc - 1, argv + 1);
 	}
 	if (argc > 1 && !strcmp(argv[1], "cache")) {
 		free(bind);

@@ -422,8 +422,8 @@ dsl_main(int argc, char **argv)
 /* ---- AOT ------------------------------------------------------------------ */
 
 int
-dsl_compile_file(Ctx *c, const char *path, const char *entry,
-                 const CompileOpts *o, Compiled **out, char **caret)
+dsl_trace_file(Ctx *c, const char *path, const char *entry, Graph **out,
+               char **caret)
 {
 	burn_options bo = { 0 };
 	burn_ctx *ctx;
@@ -458,7 +458,17 @@ dsl_compile_file(Ctx *c, const char *path, const char *entry,
 	}
 	dsl_vm_destroy(vm);
 	burn_ctx_destroy(ctx);
-	if (rc)
-		return rc;
+	*out = g;
+	return rc;
+}
+
+int
+dsl_compile_file(Ctx *c, const char *path, const char *entry,
+                 const CompileOpts *o, Compiled **out, char **caret)
+{
+	Graph *g;
+
+	*out = NULL;
+	TRY(dsl_trace_file(c, path, entry, &g, caret));
 	return burn_compile_graph(c, g, o, out);
 }

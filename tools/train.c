@@ -1,0 +1,662 @@
+/*
+ * train.c - `burncc train MODEL --data DIR`: trains a classifier on an IDX
+ * data set (MNIST's layout: Fashion-MNIST, MNIST) with a train step that
+ * burncc compiles, and evaluates it on the test set after every epoch.
+ *
+ * The model is a .burn script whose `main(x: f32[B, ...])` returns the
+ * logits [B, K] (or an ONNX model with that one input and output).  Every
+ * float constant of rank >= 1 the model holds (the layers' weights, from
+ * the script's seeded initialisation) is a parameter.  Two programs are
+ * compiled from it, both through the same passes as any model:
+ *
+ *   the train step: inputs x, the parameters, the labels [B] (int64), the
+ *     optimiser's scalars and states; SoftmaxCrossEntropyLoss (mean) on the
+ *     logits; the autodiff pass (passes/autodiff.c) for every parameter;
+ *     the optimiser's update (passes/optim.c); outputs the loss and the
+ *     new parameters and states.  Forward, backward and update are one
+ *     program: its kernels, fused, are all a step runs;
+ *   the evaluation: x and the parameters in, the logits out.
+ *
+ * The parameters and states live in two sets of buffers, the step reading
+ * one and writing the other (no output aliases an input), swapped after
+ * each step.  The programs run on the llvm target (JIT, one thread) when
+ * burncc is built with LLVM, else in the kernel-IR interpreter.
+ *
+ * Data: the images [N, 28, 28] u8 become x / 255 in f32, the labels [N]
+ * u8 int64.  Every epoch visits the training set in an order shuffled by a
+ * seeded splitmix64 (Fisher-Yates), in full batches (the last partial
+ * batch is dropped); the test set runs in batches of B, the last padded
+ * with zeros and counted only for its real rows.  Everything is a
+ * function of the seed: two runs give bit-identical losses (--losses).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "passes/passes.h"
+#include "passes/autodiff.h"
+#include "passes/optim.h"
+#include "frontend/onnx.h"
+#include "codegen/target_iface.h"
+#include "tools/dsl_tool.h"
+#include "tools/idx.h"
+#include "tools/train.h"
+#ifdef BURN_HAVE_LLVM
+#include "codegen/llvm/jit.h"
+#endif
+
+#define MAX_PARAM 64
+
+static const char train_usage[] =
+"usage: burncc train MODEL.burn|MODEL.onnx --data DIR [options]\n"
+"  MODEL: a script whose fn main(x: f32[B, ...]) returns logits [B, K]\n"
+"  (every float constant of rank >= 1 in it is a trained parameter), or an\n"
+"  ONNX model with that one input and output\n"
+"  --data DIR       IDX files: DIR/train-images-idx3-ubyte[.gz],\n"
+"                   train-labels-idx1-ubyte, t10k-images-idx3-ubyte,\n"
+"                   t10k-labels-idx1-ubyte (gzip or plain)\n"
+"  --epochs N       (default 5)\n"
+"  --optimizer adam|sgd   (default adam)\n"
+"  --lr X           learning rate (default 1e-3)\n"
+"  --momentum X     SGD momentum (default 0.9)\n"
+"  --weight-decay X SGD weight decay (default 0)\n"
+"  --seed N         the shuffling's seed (default 1)\n"
+"  --train-limit N  train on the first N training images only\n"
+"  --test-limit N   evaluate on the first N test images only\n"
+"  --max-steps N    stop after N steps (then evaluate)\n"
+"  --losses FILE    write every step's loss, 'STEP HEXFLOAT', to FILE\n"
+"  --entry FN       the script's function (default main)\n"
+"Prints one line per epoch: mean train loss, test loss and accuracy, time.\n";
+
+/* splitmix64 */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- the programs ---------------------------------------------------------- */
+
+typedef struct Prog {
+	Compiled *m;
+	void *arena;
+#ifdef BURN_HAVE_LLVM
+	LlvmJit *j;
+#endif
+} Prog;
+
+typedef struct Model {
+	int x;                    /* the input value */
+	int logits;
+	int64_t B, feat, K;       /* batch, features per example, classes */
+	int np;
+	int param[MAX_PARAM];
+	int64_t pbytes[MAX_PARAM];
+} Model;
+
+/* Load the model as a graph whose parameters are inputs, inferred.  init
+ * (if not NULL) gets a malloc'd copy of each parameter's initial data. */
+static int load_model(Ctx *c, const char *path, const char *entry, Graph **out,
+                      Model *md, void **init)
+{
+	Graph *g = NULL;
+	Value *x, *y;
+
+	*out = NULL;
+	if (dsl_is_script(path))
+		TRY(dsl_trace_file(c, path, entry, &g, NULL));
+	else
+		TRY(onnx_load_file(c, path, &g));
+	if (g->nin != 1 || g->nout != 1) {
+		burn_fail(c, BURN_ERR_SHAPE, "%s: the model must have one input and one "
+		          "output (has %d and %d)", path, g->nin, g->nout);
+		goto fail;
+	}
+	memset(md, 0, sizeof *md);
+	md->x = g->in[0];
+	for (int i = 0; i < g->nval; i++) {
+		Value *v = GV(g, i);
+		if (v->kind != VK_CONST || v->producer >= 0 || !v->data ||
+		    !dtype_is_float(v->dtype) || v->rank < 1 || value_numel(v) < 1)
+			continue;
+		if (md->np == MAX_PARAM) {
+			burn_fail(c, BURN_ERR_LIMIT, "%s: more than %d parameters", path, MAX_PARAM);
+			goto fail;
+		}
+		md->pbytes[md->np] = value_nbytes(v);
+		if (init) {
+			if (!(init[md->np] = malloc((size_t)md->pbytes[md->np]))) {
+				burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+				goto fail;
+			}
+			memcpy(init[md->np], v->data, (size_t)md->pbytes[md->np]);
+		}
+		v->data = NULL;
+		v->kind = VK_INPUT;
+		graph_add_input(g, i);
+		md->param[md->np++] = i;
+	}
+	if (graph_check_attrs(c, g) || pass_infer_fold(c, g))
+		goto fail;
+	x = GV(g, md->x);
+	y = GV(g, g->out[0]);
+	md->logits = g->out[0];
+	if (x->dtype != DT_F32 || x->rank < 2 || !value_shape_known(x)) {
+		burn_fail(c, BURN_ERR_SHAPE, "%s: input '%s' must be f32 [batch, ...] with "
+		          "known dims", path, x->name);
+		goto fail;
+	}
+	md->B = x->dim[0];
+	md->feat = value_numel(x) / md->B;
+	if (y->dtype != DT_F32 || y->rank != 2 || y->dim[0] != md->B || y->dim[1] < 2) {
+		char buf[128];
+		burn_fail(c, BURN_ERR_SHAPE, "%s: output must be f32 logits [%lld, classes], "
+		          "is %s", path, (long long)md->B, value_type_str(y, buf, sizeof buf));
+		goto fail;
+	}
+	md->K = y->dim[1];
+	if (!md->np) {
+		burn_fail(c, BURN_ERR_INVALID, "%s: no parameters (float constants) to train",
+		          path);
+		goto fail;
+	}
+	*out = g;
+	return BURN_OK;
+fail:
+	graph_destroy(g);
+	return c->code;
+}
+
+static void set_outputs(Graph *g, int n, const int *v)
+{
+	for (int i = 0; i < g->nout; i++)
+		GV(g, g->out[i])->is_output = 0;
+	g->out = arena_alloc(&g->arena, sizeof *g->out * (size_t)(n ? n : 1));
+	for (int i = 0; i < n; i++) {
+		g->out[i] = v[i];
+		GV(g, v[i])->is_output = 1;
+	}
+	g->nout = n;
+	g->out_decl = NULL;
+}
+
+/* Compile g (consumed) and, on the llvm target, JIT it. */
+static int prog_make(Ctx *c, const Backend *be, Graph *g, Prog *p)
+{
+	CompileOpts co = { 0 };
+	size_t nb;
+
+	memset(p, 0, sizeof *p);
+	co.target = be ? be->target : NULL;
+	TRY(burn_compile_graph(c, g, &co, &p->m));
+#ifdef BURN_HAVE_LLVM
+	if (be && !strcmp(be->name, "llvm"))
+		TRY(llvm_jit_compile(c, &p->m->prog, &p->j));
+#endif
+	nb = ((size_t)p->m->plan.arena_bytes + BURN_ARENA_ALIGN) / BURN_ARENA_ALIGN *
+	     BURN_ARENA_ALIGN;
+	if (!(p->arena = aligned_alloc(BURN_ARENA_ALIGN, nb)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	memset(p->arena, 0, nb);
+	return BURN_OK;
+}
+
+static void prog_free(Prog *p)
+{
+#ifdef BURN_HAVE_LLVM
+	llvm_jit_free(p->j);
+#endif
+	burn_compiled_destroy(p->m);
+	free(p->arena);
+}
+
+static int prog_run(Ctx *c, const Prog *p, const void *const *in, void *const *out)
+{
+#ifdef BURN_HAVE_LLVM
+	if (p->j)
+		return llvm_jit_run(c, p->j, p->m, in, out, p->arena);
+#endif
+	return plan_run_interp(c, p->m->g, &p->m->prog, &p->m->plan, NULL, in, out,
+	                       p->arena);
+}
+
+/* ---- the run --------------------------------------------------------------- */
+
+typedef struct Opts {
+	const char *model, *data, *entry, *losses;
+	int epochs;
+	uint64_t seed;
+	int64_t train_limit, test_limit, max_steps;
+	Optim opt;
+} Opts;
+
+typedef struct Data {
+	Idx xtr, ytr, xte, yte;
+} Data;
+
+static int load_pair(Ctx *c, const char *dir, const char *img, const char *lab,
+                     Idx *x, Idx *y)
+{
+	char p[4096];
+
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? lab : img;
+		Idx *t = k ? y : x;
+		FILE *f;
+		snprintf(p, sizeof p, "%s/%s.gz", dir, name);
+		if (!(f = fopen(p, "rb")))
+			snprintf(p, sizeof p, "%s/%s", dir, name);
+		else
+			fclose(f);
+		TRY(idx_load(c, p, t));
+	}
+	if (x->rank != 3 || y->rank != 1 || x->dim[0] != y->dim[0])
+		return burn_fail(c, BURN_ERR_SHAPE, "%s/%s: want images [N, H, W] and labels "
+		                 "[N] of the same N (have rank %d with %lld, rank %d with %lld)",
+		                 dir, img, x->rank, (long long)x->dim[0], y->rank,
+		                 (long long)y->dim[0]);
+	return BURN_OK;
+}
+
+static int check_data(Ctx *c, const Data *d, const Model *md, const char *model)
+{
+	const Idx *sets[2] = { &d->ytr, &d->yte };
+	int64_t feat = d->xtr.dim[1] * d->xtr.dim[2];
+
+	if (d->xte.dim[1] * d->xte.dim[2] != feat || feat != md->feat)
+		return burn_fail(c, BURN_ERR_SHAPE, "%s takes %lld features per example; "
+		                 "the images have %lld (train) and %lld (test)", model,
+		                 (long long)md->feat, (long long)feat,
+		                 (long long)(d->xte.dim[1] * d->xte.dim[2]));
+	for (int s = 0; s < 2; s++)
+		for (int64_t i = 0; i < sets[s]->n; i++)
+			if (sets[s]->data[i] >= md->K)
+				return burn_fail(c, BURN_ERR_SHAPE, "%s label %lld is %d: out of "
+				                 "range for the model's %lld classes",
+				                 s ? "test" : "train", (long long)i,
+				                 sets[s]->data[i], (long long)md->K);
+	return BURN_OK;
+}
+
+/* Batch rows idx[0..n-1] of images/labels into x, y (zeros past n). */
+static void fill(const Idx *img, const Idx *lab, const int64_t *idx, int64_t n,
+                 int64_t B, int64_t feat, float *x, int64_t *y)
+{
+	for (int64_t r = 0; r < B; r++) {
+		float *xr = x + r * feat;
+		if (r >= n) {
+			memset(xr, 0, sizeof *xr * (size_t)feat);
+			y[r] = 0;
+			continue;
+		}
+		const uint8_t *src = img->data + idx[r] * feat;
+		for (int64_t k = 0; k < feat; k++)
+			xr[k] = (float)src[k] / 255.0f;
+		y[r] = lab->data[idx[r]];
+	}
+}
+
+/* Test loss (mean over examples, from the logits) and accuracy. */
+static int evaluate(Ctx *c, const Prog *ev, const Model *md, const Data *d,
+                    int64_t ntest, void *const *param, float *x, int64_t *y,
+                    float *logits, int64_t *idx, double *loss, double *acc)
+{
+	const void *in[1 + MAX_PARAM];
+	void *out[1] = { logits };
+	int64_t right = 0;
+	double ls = 0;
+
+	for (int i = 0; i < md->np; i++)
+		in[1 + i] = param[i];
+	in[0] = x;
+	for (int64_t s = 0; s < ntest; s += md->B) {
+		int64_t n = ntest - s < md->B ? ntest - s : md->B;
+		for (int64_t r = 0; r < n; r++)
+			idx[r] = s + r;
+		fill(&d->xte, &d->yte, idx, n, md->B, md->feat, x, y);
+		TRY(prog_run(c, ev, in, out));
+		for (int64_t r = 0; r < n; r++) {
+			const float *l = logits + r * md->K;
+			int64_t best = 0;
+			double mx = l[0], se = 0;
+			for (int64_t k = 1; k < md->K; k++)
+				if (l[k] > l[best])
+					best = k;
+			mx = l[best];
+			for (int64_t k = 0; k < md->K; k++)
+				se += exp((double)l[k] - mx);
+			ls += mx + log(se) - (double)l[y[r]];
+			right += best == y[r];
+		}
+	}
+	*loss = ls / (double)ntest;
+	*acc = (double)right / (double)ntest;
+	return BURN_OK;
+}
+
+static int train(Ctx *c, const Opts *o)
+{
+	const Backend *be = backend_find("llvm");
+	Graph *g = NULL, *ge = NULL;
+	Model md, me;
+	Data d;
+	Prog step = { 0 }, ev = { 0 };
+	void *init[MAX_PARAM] = { 0 }, *pb[2][MAX_PARAM] = { { 0 } };
+	void *sb[2][2 * MAX_PARAM] = { { 0 } };
+	int grad[MAX_PARAM], nw[3 * MAX_PARAM], sin_[2 * MAX_PARAM], kin[2], outs[1 + 3 * MAX_PARAM];
+	int ns = optim_nstate(&o->opt), nk = optim_nscalar(&o->opt), loss, labels, rc;
+	int64_t ntrain, ntest, *perm = NULL, *idx = NULL, *y = NULL, t = 0;
+	float *x = NULL, *logits = NULL, ks[2], lossv;
+	const void **in = NULL;
+	void **out = NULL;
+	FILE *lf = NULL;
+	AD a;
+	double t0;
+
+	memset(&d, 0, sizeof d);
+	if (!be)
+		be = backend_find("c");   /* no LLVM: the interpreter runs it */
+	/* data first: a bad file fails before anything is compiled */
+	if ((rc = load_pair(c, o->data, "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+	                    &d.xtr, &d.ytr)) ||
+	    (rc = load_pair(c, o->data, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte",
+	                    &d.xte, &d.yte)))
+		goto done;
+	t0 = now_s();
+	if ((rc = load_model(c, o->model, o->entry, &g, &md, init)))
+		goto done;
+	if ((rc = check_data(c, &d, &md, o->model)))
+		goto done;
+	ntrain = o->train_limit > 0 && o->train_limit < d.xtr.dim[0] ? o->train_limit : d.xtr.dim[0];
+	ntest = o->test_limit > 0 && o->test_limit < d.xte.dim[0] ? o->test_limit : d.xte.dim[0];
+	if (ntrain < md.B) {
+		rc = burn_fail(c, BURN_ERR_INVALID, "%lld training examples: fewer than one "
+		               "batch of %lld", (long long)ntrain, (long long)md.B);
+		goto done;
+	}
+	/* the train step */
+	a = (AD){ c, g, g->nval, NULL, NULL, 0 };
+	labels = graph_add_value(g, "labels");
+	if (labels < 0) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	GV(g, labels)->kind = VK_INPUT;
+	GV(g, labels)->dtype = DT_I64;
+	GV(g, labels)->rank = 1;
+	GV(g, labels)->dim[0] = md.B;
+	graph_add_input(g, labels);
+	{
+		int nd = ad_node(&a, OP_SoftmaxCrossEntropyLoss, 2, (int[]){ md.logits, labels });
+		ad_attr_s(&a, nd, "reduction", "mean");
+		loss = ad_done(&a, nd);
+	}
+	if (loss < 0 || (rc = pass_autodiff(c, g, loss, md.np, md.param, grad)) ||
+	    (rc = pass_optim(c, g, &o->opt, md.np, md.param, grad, nw, sin_, kin))) {
+		rc = c->code ? c->code : BURN_ERR_INTERNAL;
+		goto done;
+	}
+	outs[0] = loss;
+	for (int i = 0; i < md.np * (1 + ns); i++)
+		outs[1 + i] = nw[i];
+	set_outputs(g, 1 + md.np * (1 + ns), outs);
+	/* the inputs' order, before the passes own the graph: x, the
+	 * parameters, the labels, the scalars, the states */
+	if (g->nin != 2 + md.np + nk + md.np * ns || g->in[0] != md.x ||
+	    g->in[1 + md.np] != labels) {
+		rc = burn_fail(c, BURN_ERR_INTERNAL, "train step: inputs out of order");
+		goto done;
+	}
+	rc = prog_make(c, be, g, &step);
+	g = NULL;
+	if (rc)
+		goto done;
+	if ((rc = load_model(c, o->model, o->entry, &ge, &me, NULL)))
+		goto done;
+	if (me.np != md.np) {
+		rc = burn_fail(c, BURN_ERR_INTERNAL, "the model changed between loads");
+		goto done;
+	}
+	rc = prog_make(c, be, ge, &ev);
+	ge = NULL;
+	if (rc)
+		goto done;
+	fprintf(stderr, "train: %s: %d parameters, batch %lld, %lld classes; train step "
+	        "%d kernels, evaluation %d; compiled in %.2f s (%s)\n", o->model, md.np,
+	        (long long)md.B, (long long)md.K, step.m->prog.nkernel, ev.m->prog.nkernel,
+	        now_s() - t0, be ? be->name : "interpreter");
+
+	/* buffers */
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < md.np; i++) {
+			if (!(pb[s][i] = calloc(1, (size_t)md.pbytes[i]))) {
+				rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+				goto done;
+			}
+			for (int k = 0; k < ns; k++)
+				if (!(sb[s][i * ns + k] = calloc(1, (size_t)md.pbytes[i]))) {
+					rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+					goto done;
+				}
+		}
+	for (int i = 0; i < md.np; i++)
+		memcpy(pb[0][i], init[i], (size_t)md.pbytes[i]);
+	perm = malloc(sizeof *perm * (size_t)ntrain);
+	idx = malloc(sizeof *idx * (size_t)md.B);
+	y = malloc(sizeof *y * (size_t)md.B);
+	x = malloc(sizeof *x * (size_t)(md.B * md.feat));
+	logits = malloc(sizeof *logits * (size_t)(md.B * md.K));
+	in = calloc((size_t)(2 + md.np + nk + md.np * ns), sizeof *in);
+	out = calloc((size_t)(1 + md.np * (1 + ns)), sizeof *out);
+	if (!perm || !idx || !y || !x || !logits || !in || !out) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	if (o->losses && !(lf = fopen(o->losses, "w"))) {
+		rc = burn_fail(c, BURN_ERR_IO, "%s: cannot write", o->losses);
+		goto done;
+	}
+	for (int64_t i = 0; i < ntrain; i++)
+		perm[i] = i;
+
+	{
+		uint64_t rs = o->seed;
+		int cur = 0;
+		int64_t nb = ntrain / md.B;
+		for (int ep = 1; ep <= o->epochs && !rc; ep++) {
+			double ls = 0, t1 = now_s(), tt, tl, ta;
+			int64_t steps = 0;
+			for (int64_t i = ntrain - 1; i > 0; i--) {
+				int64_t j = (int64_t)(rng_next(&rs) % (uint64_t)(i + 1)), tmp = perm[i];
+				perm[i] = perm[j];
+				perm[j] = tmp;
+			}
+			for (int64_t b = 0; b < nb && (!o->max_steps || t < o->max_steps); b++) {
+				int nx = cur ^ 1;
+				fill(&d.xtr, &d.ytr, perm + b * md.B, md.B, md.B, md.feat, x, y);
+				t++;
+				optim_scalars(&o->opt, t, ks);
+				in[0] = x;
+				in[1 + md.np] = y;
+				for (int i = 0; i < md.np; i++) {
+					in[1 + i] = pb[cur][i];
+					out[1 + i * (1 + ns)] = pb[nx][i];
+					for (int k = 0; k < ns; k++) {
+						in[2 + md.np + nk + i * ns + k] = sb[cur][i * ns + k];
+						out[1 + i * (1 + ns) + 1 + k] = sb[nx][i * ns + k];
+					}
+				}
+				for (int k = 0; k < nk; k++)
+					in[2 + md.np + k] = &ks[k];
+				out[0] = &lossv;
+				if ((rc = prog_run(c, &step, in, out)))
+					break;
+				if (!isfinite(lossv)) {
+					rc = burn_fail(c, BURN_ERR_INVALID, "the loss is %g at step %lld "
+					               "(epoch %d): stopped", (double)lossv, (long long)t, ep);
+					break;
+				}
+				if (lf)
+					fprintf(lf, "%lld %a\n", (long long)t, (double)lossv);
+				ls += lossv;
+				steps++;
+				cur = nx;
+			}
+			if (rc)
+				break;
+			tt = now_s() - t1;
+			t1 = now_s();
+			if ((rc = evaluate(c, &ev, &md, &d, ntest, pb[cur], x, y, logits, idx,
+			                   &tl, &ta)))
+				break;
+			printf("epoch %d/%d  steps %lld  train loss %.4f  test loss %.4f  "
+			       "test accuracy %.2f%%  train %.2f s  eval %.2f s\n", ep, o->epochs,
+			       (long long)steps, steps ? ls / (double)steps : 0.0, tl, 100 * ta,
+			       tt, now_s() - t1);
+			fflush(stdout);
+			if (o->max_steps && t >= o->max_steps)
+				break;
+		}
+	}
+done:
+	if (lf && fclose(lf) && !rc)
+		rc = burn_fail(c, BURN_ERR_IO, "%s: write failed", o->losses);
+	graph_destroy(g);
+	graph_destroy(ge);
+	if (step.m)
+		prog_free(&step);
+	if (ev.m)
+		prog_free(&ev);
+	for (int i = 0; i < MAX_PARAM; i++) {
+		free(init[i]);
+		for (int s = 0; s < 2; s++) {
+			free(pb[s][i]);
+			free(sb[s][2 * i]);
+			free(sb[s][2 * i + 1]);
+		}
+	}
+	free(perm);
+	free(idx);
+	free(y);
+	free(x);
+	free(logits);
+	free(in);
+	free(out);
+	idx_free(&d.xtr);
+	idx_free(&d.ytr);
+	idx_free(&d.xte);
+	idx_free(&d.yte);
+	return rc;
+}
+
+static int num(const char *opt, const char *s, double *out)
+{
+	char *e;
+	*out = strtod(s, &e);
+	if (!*s || *e || !isfinite(*out)) {
+		fprintf(stderr, "burncc train: %s wants a number, got '%s'\n", opt, s);
+		return 0;
+	}
+	return 1;
+}
+
+int train_main(int argc, char **argv)
+{
+	Opts o = { 0 };
+	Ctx c;
+	int rc;
+	double v;
+	const char *opt_name = "adam";
+
+	o.epochs = 5;
+	o.seed = 1;
+	o.opt.lr = 1e-3;
+	o.opt.momentum = 0.9;
+	o.opt.beta1 = 0.9;
+	o.opt.beta2 = 0.999;
+	o.opt.eps = 1e-8;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(train_usage, stdout);
+			return 0;
+		}
+		if (a[0] != '-') {
+			if (o.model) {
+				fprintf(stderr, "burncc train: one model (have '%s' and '%s')\n", o.model, a);
+				return 2;
+			}
+			o.model = a;
+			continue;
+		}
+		if (!val) {
+			fprintf(stderr, "burncc train: %s needs a value (burncc train --help)\n", a);
+			return 2;
+		}
+		i++;
+		if (!strcmp(a, "--data"))
+			o.data = val;
+		else if (!strcmp(a, "--entry"))
+			o.entry = val;
+		else if (!strcmp(a, "--losses"))
+			o.losses = val;
+		else if (!strcmp(a, "--optimizer"))
+			opt_name = val;
+		else {
+			if (!num(a, val, &v))
+				return 2;
+			if (!strcmp(a, "--lr"))
+				o.opt.lr = v;
+			else if (!strcmp(a, "--momentum"))
+				o.opt.momentum = v;
+			else if (!strcmp(a, "--weight-decay"))
+				o.opt.weight_decay = v;
+			else if (!strcmp(a, "--epochs") && v >= 1 && v <= 1e6 && v == floor(v))
+				o.epochs = (int)v;
+			else if (!strcmp(a, "--seed") && v >= 0 && v == floor(v))
+				o.seed = (uint64_t)v;
+			else if (!strcmp(a, "--train-limit") && v >= 1 && v == floor(v))
+				o.train_limit = (int64_t)v;
+			else if (!strcmp(a, "--test-limit") && v >= 1 && v == floor(v))
+				o.test_limit = (int64_t)v;
+			else if (!strcmp(a, "--max-steps") && v >= 1 && v == floor(v))
+				o.max_steps = (int64_t)v;
+			else {
+				fprintf(stderr, "burncc train: unknown option or bad value: %s %s\n", a, val);
+				return 2;
+			}
+		}
+	}
+	if (!strcmp(opt_name, "adam"))
+		o.opt.kind = OPTIM_ADAM;
+	else if (!strcmp(opt_name, "sgd"))
+		o.opt.kind = OPTIM_SGD;
+	else {
+		fprintf(stderr, "burncc train: --optimizer adam or sgd, not '%s'\n", opt_name);
+		return 2;
+	}
+	if (o.opt.kind == OPTIM_ADAM)
+		o.opt.momentum = 0;
+	if (!o.model || !o.data) {
+		fputs(train_usage, stderr);
+		return 2;
+	}
+	burn_ctx_init(&c, NULL);
+	rc = train(&c, &o);
+	if (rc) {
+		fprintf(stderr, "burncc train: %s\n", c.msg[0] ? c.msg : burn_code_name(c.code));
+		return 1;
+	}
+	return 0;
+}
