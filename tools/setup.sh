@@ -26,6 +26,11 @@ have_cmd vulkaninfo              || need="$need vulkan-tools"
 # burncc repl's line editing and history (libedit), and its terminal test
 have_hdr editline/readline.h     || need="$need libedit-dev"
 have_cmd tmux                    || need="$need tmux"
+# burncc train: gzip-compressed IDX through zlib; Fashion-MNIST (ctest train,
+# bench/train.sh)
+have_hdr zlib.h                  || need="$need zlib1g-dev"
+[ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
+	need="$need dataset-fashion-mnist"
 # the differential tests (tests/diff) generate models and references
 /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need="$need python3-onnx python3-numpy"
 if [ "${1:-}" = fuzz ]; then

@@ -66,7 +66,7 @@ static const char train_usage[] =
 "  --train-limit N  train on the first N training images only\n"
 "  --test-limit N   evaluate on the first N test images only\n"
 "  --max-steps N    stop after N steps (then evaluate)\n"
-"  --losses FILE    write every step's loss, 'STEP HEXFLOAT', to FILE\n"
+"  --losses FILE    write every step's loss, 'STEP HEXFLOAT DECIMAL', to FILE\n"
 "  --entry FN       the script's function (default main)\n"
 "Prints one line per epoch: mean train loss, test loss and accuracy, time.\n";
 
@@ -508,7 +508,7 @@ static int train(Ctx *c, const Opts *o)
 					break;
 				}
 				if (lf)
-					fprintf(lf, "%lld %a\n", (long long)t, (double)lossv);
+					fprintf(lf, "%lld %a %.9g\n", (long long)t, (double)lossv, (double)lossv);
 				ls += lossv;
 				steps++;
 				cur = nx;
