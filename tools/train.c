@@ -41,6 +41,7 @@
 #include "frontend/onnx.h"
 #include "codegen/target_iface.h"
 #include "tools/dsl_tool.h"
+#include "frontend/safetensors.h"
 #include "tools/idx.h"
 #include "tools/train.h"
 #ifdef BURN_HAVE_LLVM
@@ -68,6 +69,11 @@ static const char train_usage[] =
 "  --max-steps N    stop after N steps (then evaluate)\n"
 "  --losses FILE    write every step's loss, 'STEP HEXFLOAT DECIMAL', to FILE\n"
 "  --entry FN       the script's function (default main)\n"
+"  --save FILE      after every epoch, write the parameters, the optimiser's\n"
+"                   state and the position (safetensors; a temporary file\n"
+"                   renamed over FILE, so FILE is always whole)\n"
+"  --load FILE      resume from a --save checkpoint of the same model and\n"
+"                   optimiser: continues after its epoch, as if never stopped\n"
 "Prints one line per epoch: mean train loss, test loss and accuracy, time.\n";
 
 /* splitmix64 */
@@ -108,6 +114,10 @@ typedef struct Model {
 	int np;
 	int param[MAX_PARAM];
 	int64_t pbytes[MAX_PARAM];
+	/* each parameter's name and shape, kept past the graph (checkpoints) */
+	char pname[MAX_PARAM][128];
+	int prank[MAX_PARAM];
+	int64_t pdim[MAX_PARAM][BURN_MAX_RANK];
 } Model;
 
 /* Load the model as a graph whose parameters are inputs, inferred.  init
@@ -140,6 +150,9 @@ static int load_model(Ctx *c, const char *path, const char *entry, Graph **out,
 			goto fail;
 		}
 		md->pbytes[md->np] = value_nbytes(v);
+		snprintf(md->pname[md->np], sizeof md->pname[0], "%s", v->name);
+		md->prank[md->np] = v->rank;
+		memcpy(md->pdim[md->np], v->dim, sizeof v->dim);
 		if (init) {
 			if (!(init[md->np] = malloc((size_t)md->pbytes[md->np]))) {
 				burn_fail(c, BURN_ERR_NOMEM, "out of memory");
@@ -239,7 +252,7 @@ static int prog_run(Ctx *c, const Prog *p, const void *const *in, void *const *o
 /* ---- the run --------------------------------------------------------------- */
 
 typedef struct Opts {
-	const char *model, *data, *entry, *losses;
+	const char *model, *data, *entry, *losses, *save, *load;
 	int epochs;
 	uint64_t seed;
 	int64_t train_limit, test_limit, max_steps;
@@ -350,6 +363,173 @@ static int evaluate(Ctx *c, const Prog *ev, const Model *md, const Data *d,
 	return BURN_OK;
 }
 
+/* ---- checkpoints ------------------------------------------------------------ */
+
+/*
+ * A checkpoint is a safetensors file: each parameter under its graph
+ * value's name (f32), each optimiser state under "NAME/m", "NAME/v" (Adam)
+ * or "NAME/b" (SGD momentum), and the position as i64 [2] "train/pos":
+ * the epochs done and the steps done.  Written to FILE.tmp, then renamed
+ * over FILE: a crash or a full disk leaves the last good FILE intact.
+ */
+typedef struct Ck {
+	const Model *md;
+	int ns;
+	const char *sname;       /* "mv" (Adam) or "b" */
+} Ck;
+
+static const char *st_name(Arena *a, const Ck *k, int i, int s)
+{
+	const char *n = k->md->pname[i];
+	return s < 0 ? n : arena_printf(a, "%s/%c", n, k->sname[s]);
+}
+
+static int ck_save(Ctx *c, const Ck *k, const char *path, void *const *param,
+                   void *const *state, int64_t epoch, int64_t step)
+{
+	Arena a;
+	char *hdr = NULL, tmp[4096];
+	size_t cap = 4096, n = 0;
+	uint64_t off = 0, hl;
+	int64_t pos[2] = { epoch, step };
+	FILE *f = NULL;
+	int rc = BURN_OK;
+
+	arena_init(&a);
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+		return burn_fail(c, BURN_ERR_IO, "%s: path too long", path);
+	if (!(hdr = malloc(cap))) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	/* the header: every tensor in the order its data follows */
+	n = (size_t)snprintf(hdr, cap, "{\"train/pos\":{\"dtype\":\"I64\",\"shape\":[2],"
+	                     "\"data_offsets\":[0,16]}");
+	off = 16;
+	for (int i = 0; i < k->md->np; i++)
+		for (int s = -1; s < k->ns; s++) {
+			char line[512];
+			int m = snprintf(line, sizeof line, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[",
+			                 st_name(&a, k, i, s));
+			for (int d = 0; d < k->md->prank[i]; d++)
+				m += snprintf(line + m, sizeof line - (size_t)m, "%s%lld", d ? "," : "",
+				              (long long)k->md->pdim[i][d]);
+			m += snprintf(line + m, sizeof line - (size_t)m,
+			              "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
+			              (unsigned long long)(off + (uint64_t)k->md->pbytes[i]));
+			off += (uint64_t)k->md->pbytes[i];
+			if (n + (size_t)m + 16 > cap) {
+				char *h2 = realloc(hdr, cap = 2 * cap + (size_t)m);
+				if (!h2) {
+					rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+					goto done;
+				}
+				hdr = h2;
+			}
+			memcpy(hdr + n, line, (size_t)m);
+			n += (size_t)m;
+		}
+	hdr[n++] = '}';
+	while (n % 8)           /* the data 8-aligned, as the format advises */
+		hdr[n++] = ' ';
+	hl = n;
+	if (!(f = fopen(tmp, "wb"))) {
+		rc = burn_fail(c, BURN_ERR_IO, "%s: cannot write", tmp);
+		goto done;
+	}
+	{
+		uint8_t le[8];
+		for (int b = 0; b < 8; b++)
+			le[b] = (uint8_t)(hl >> (8 * b));
+		fwrite(le, 1, 8, f);
+	}
+	fwrite(hdr, 1, n, f);
+	fwrite(pos, sizeof pos, 1, f);
+	for (int i = 0; i < k->md->np; i++)
+		for (int s = -1; s < k->ns; s++)
+			fwrite(s < 0 ? param[i] : state[i * k->ns + s], 1,
+			       (size_t)k->md->pbytes[i], f);
+	if (ferror(f) | fclose(f)) {
+		f = NULL;
+		remove(tmp);
+		rc = burn_fail(c, BURN_ERR_IO, "%s: write failed", tmp);
+		goto done;
+	}
+	f = NULL;
+	if (rename(tmp, path)) {
+		remove(tmp);
+		rc = burn_fail(c, BURN_ERR_IO, "%s: cannot rename to %s", tmp, path);
+	}
+done:
+	free(hdr);
+	arena_free(&a);
+	return rc;
+}
+
+static const StTensor *st_find(const StFile *f, const char *name)
+{
+	for (int i = 0; i < f->n; i++)
+		if (!strcmp(f->t[i].name, name))
+			return &f->t[i];
+	return NULL;
+}
+
+/* Load a checkpoint into param and state; *epoch, *step its position. */
+static int ck_load(Ctx *c, const Ck *k, const char *path, void *const *param,
+                   void *const *state, int64_t *epoch, int64_t *step)
+{
+	Arena a;
+	StFile f = { 0 };
+	const StTensor *t;
+	int rc;
+
+	arena_init(&a);
+	{
+		const char *of = c->file;   /* the reader's messages name the file */
+		c->file = path;
+		rc = st_read(c, &a, path, &f);
+		c->file = of;
+	}
+	if (rc)
+		goto done;
+	t = st_find(&f, "train/pos");
+	if (!t || t->dtype != DT_I64 || t->numel != 2) {
+		rc = burn_fail(c, BURN_ERR_PARSE, "%s: not a burncc train checkpoint (no "
+		               "train/pos)", path);
+		goto done;
+	}
+	memcpy(epoch, t->data, 8);
+	memcpy(step, t->data + 8, 8);
+	if (*epoch < 0 || *step < 0) {
+		rc = burn_fail(c, BURN_ERR_PARSE, "%s: bad train/pos", path);
+		goto done;
+	}
+	for (int i = 0; i < k->md->np && !rc; i++)
+		for (int s = -1; s < k->ns && !rc; s++) {
+			int r = k->md->prank[i];
+			const char *nm = st_name(&a, k, i, s);
+			t = st_find(&f, nm);
+			if (!t) {
+				rc = burn_fail(c, BURN_ERR_SHAPE, "%s: no tensor '%s' (%s)", path, nm,
+				               s < 0 ? "another model?" : "saved with another optimiser?");
+				break;
+			}
+			if (t->dtype != DT_F32 || t->rank != r ||
+			    memcmp(t->dim, k->md->pdim[i], sizeof *t->dim * (size_t)r)) {
+				rc = burn_fail(c, BURN_ERR_SHAPE, "%s: '%s' is %s of rank %d and %lld "
+				               "elements; the model's is f32 of rank %d and %lld", path,
+				               nm, dtype_name(t->dtype), t->rank, (long long)t->numel,
+				               r, (long long)(k->md->pbytes[i] / 4));
+				break;
+			}
+			memcpy(s < 0 ? param[i] : state[i * k->ns + s], t->data, t->bytes);
+		}
+done:
+	st_free(&f);
+	arena_free(&a);
+	return rc;
+}
+
 static int train(Ctx *c, const Opts *o)
 {
 	const Backend *be = backend_find("llvm");
@@ -361,7 +541,8 @@ static int train(Ctx *c, const Opts *o)
 	void *sb[2][2 * MAX_PARAM] = { { 0 } };
 	int grad[MAX_PARAM], nw[3 * MAX_PARAM], sin_[2 * MAX_PARAM], kin[2], outs[1 + 3 * MAX_PARAM];
 	int ns = optim_nstate(&o->opt), nk = optim_nscalar(&o->opt), loss, labels, rc;
-	int64_t ntrain, ntest, *perm = NULL, *idx = NULL, *y = NULL, t = 0;
+	int64_t ntrain, ntest, *perm = NULL, *idx = NULL, *y = NULL, t = 0, ep0 = 0;
+	Ck ck;
 	float *x = NULL, *logits = NULL, ks[2], lossv;
 	const void **in = NULL;
 	void **out = NULL;
@@ -474,6 +655,9 @@ static int train(Ctx *c, const Opts *o)
 	}
 	for (int64_t i = 0; i < ntrain; i++)
 		perm[i] = i;
+	ck = (Ck){ &md, ns, o->opt.kind == OPTIM_ADAM ? "mv" : "b" };
+	if (o->load && (rc = ck_load(c, &ck, o->load, pb[0], sb[0], &ep0, &t)))
+		goto done;
 
 	{
 		uint64_t rs = o->seed;
@@ -487,6 +671,8 @@ static int train(Ctx *c, const Opts *o)
 				perm[i] = perm[j];
 				perm[j] = tmp;
 			}
+			if (ep <= ep0)   /* done before the checkpoint: only its shuffle */
+				continue;
 			for (int64_t b = 0; b < nb && (!o->max_steps || t < o->max_steps); b++) {
 				int nx = cur ^ 1;
 				fill(&d.xtr, &d.ytr, perm + b * md.B, md.B, md.B, md.feat, x, y);
@@ -531,6 +717,8 @@ static int train(Ctx *c, const Opts *o)
 			       o->epochs, (long long)steps, steps ? ls / (double)steps : 0.0, tl,
 			       100 * ta, tt, tc, now_s() - t1);
 			fflush(stdout);
+			if (o->save && (rc = ck_save(c, &ck, o->save, pb[cur], sb[cur], ep, t)))
+				break;
 			if (o->max_steps && t >= o->max_steps)
 				break;
 		}
@@ -617,6 +805,10 @@ int train_main(int argc, char **argv)
 			o.entry = val;
 		else if (!strcmp(a, "--losses"))
 			o.losses = val;
+		else if (!strcmp(a, "--save"))
+			o.save = val;
+		else if (!strcmp(a, "--load"))
+			o.load = val;
 		else if (!strcmp(a, "--optimizer"))
 			opt_name = val;
 		else {

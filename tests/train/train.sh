@@ -10,9 +10,12 @@
 #   2. SGD with momentum, the same steps: at least 70%;
 #   3. determinism: the same seed twice gives byte-identical losses (hex
 #      floats), another seed different ones;
-#   4. bad input: a truncated or corrupt gzip file, a file that is not IDX,
+#   4. checkpoints: 1 epoch, --save, --load, 1 more gives the losses of 2
+#      epochs straight, byte for byte;
+#   5. bad input: a truncated or corrupt gzip file, a file that is not IDX,
 #      a missing directory, a label out of range, a model with the wrong
-#      input size: exit 1 with a message, never a crash.
+#      input size, a truncated checkpoint or one of another model or
+#      optimiser: exit 1 with a message, never a crash.
 set -u
 burncc=$1 src=$2 work=$3
 data=${BURNCC_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
@@ -59,6 +62,16 @@ head -60 "$work/adam.loss" | cmp -s - "$work/det1.loss" || bad "the first 60 los
 run det4 --seed 4 --max-steps 60
 cmp -s "$work/det1.loss" "$work/det4.loss" && bad "seeds 3 and 4 gave the same losses"
 
+# checkpoints: 2 epochs straight = 1 epoch, --save, then --load and the
+# second: the same losses, byte for byte
+short() { "$burncc" train "$model" --data "$data" --train-limit 3200 --test-limit 640 --seed 5 "$@" > /dev/null 2> "$work/ck.err" || bad "checkpoint run $*: $(cat "$work/ck.err")"; }
+short --epochs 2 --losses "$work/straight.loss"
+short --epochs 1 --save "$work/ck.safetensors"
+short --epochs 2 --load "$work/ck.safetensors" --losses "$work/resumed.loss"
+[ -f "$work/ck.safetensors.tmp" ] && bad "the checkpoint's temporary file was left"
+tail -n 50 "$work/straight.loss" | cmp -s - "$work/resumed.loss" ||
+	bad "resuming from the checkpoint changed the losses: $(tail -n 50 "$work/straight.loss" | diff - "$work/resumed.loss" | head -3)"
+
 # bad input: exit 1 and a message
 badrun() {   # what, expected message part, then burncc train arguments
 	what=$1 want=$2; shift 2
@@ -95,5 +108,10 @@ printf 'seed(1);\nlet l = Linear(100, 10);\nfn main(x: f32[64, 100]) { l(x) }\n'
 badrun "wrong input size" "takes 100 features" "$work/wrong.burn" --data "$data"
 printf 'seed(1);\nlet l = Linear(784, 1);\nfn main(x: f32[64, 784]) { l(x) }\n' > "$work/one.burn"
 badrun "one class" "output must be f32 logits" "$work/one.burn" --data "$data"
+badrun "checkpoint of another optimiser" "saved with another optimiser" "$model" --data "$data" --optimizer sgd --load "$work/ck.safetensors"
+head -c 1000 "$work/ck.safetensors" > "$work/cut.safetensors"
+badrun "truncated checkpoint" "cut.safetensors: safetensors: header" "$model" --data "$data" --load "$work/cut.safetensors"
+printf 'seed(1);\nlet l = Linear(784, 10);\nfn main(x: f32[64, 784]) { l(x) }\n' > "$work/other.burn"
+badrun "checkpoint of another model" "the model's is f32" "$work/other.burn" --data "$data" --load "$work/ck.safetensors"
 want_rc=2 badrun "bad option" "unknown option" "$model" --data "$data" --frobnicate 1
 exit $fail
