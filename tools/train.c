@@ -571,6 +571,24 @@ static int train(Ctx *c, const Opts *o)
 		               "batch of %lld", (long long)ntrain, (long long)md.B);
 		goto done;
 	}
+	/* the buffers, and a checkpoint read before anything is compiled */
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < md.np; i++) {
+			if (!(pb[s][i] = calloc(1, (size_t)md.pbytes[i]))) {
+				rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+				goto done;
+			}
+			for (int k = 0; k < ns; k++)
+				if (!(sb[s][i * ns + k] = calloc(1, (size_t)md.pbytes[i]))) {
+					rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+					goto done;
+				}
+		}
+	for (int i = 0; i < md.np; i++)
+		memcpy(pb[0][i], init[i], (size_t)md.pbytes[i]);
+	ck = (Ck){ &md, ns, o->opt.kind == OPTIM_ADAM ? "mv" : "b" };
+	if (o->load && (rc = ck_load(c, &ck, o->load, pb[0], sb[0], &ep0, &t)))
+		goto done;
 	/* the train step */
 	a = (AD){ c, g, g->nval, NULL, NULL, 0 };
 	labels = graph_add_value(g, "labels");
@@ -623,21 +641,6 @@ static int train(Ctx *c, const Opts *o)
 	        (long long)md.B, (long long)md.K, step.m->prog.nkernel, ev.m->prog.nkernel,
 	        now_s() - t0, be ? be->name : "interpreter");
 
-	/* buffers */
-	for (int s = 0; s < 2; s++)
-		for (int i = 0; i < md.np; i++) {
-			if (!(pb[s][i] = calloc(1, (size_t)md.pbytes[i]))) {
-				rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
-				goto done;
-			}
-			for (int k = 0; k < ns; k++)
-				if (!(sb[s][i * ns + k] = calloc(1, (size_t)md.pbytes[i]))) {
-					rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
-					goto done;
-				}
-		}
-	for (int i = 0; i < md.np; i++)
-		memcpy(pb[0][i], init[i], (size_t)md.pbytes[i]);
 	perm = malloc(sizeof *perm * (size_t)ntrain);
 	idx = malloc(sizeof *idx * (size_t)md.B);
 	y = malloc(sizeof *y * (size_t)md.B);
@@ -655,9 +658,6 @@ static int train(Ctx *c, const Opts *o)
 	}
 	for (int64_t i = 0; i < ntrain; i++)
 		perm[i] = i;
-	ck = (Ck){ &md, ns, o->opt.kind == OPTIM_ADAM ? "mv" : "b" };
-	if (o->load && (rc = ck_load(c, &ck, o->load, pb[0], sb[0], &ep0, &t)))
-		goto done;
 
 	{
 		uint64_t rs = o->seed;
