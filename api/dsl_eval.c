@@ -55,9 +55,7 @@ obj_free(Obj *o)
 	free(o->v);
 	burn_release(o->param[0]);
 	burn_release(o->param[1]);
-	for (int i = 0; o->kept && i < o->g->nval; i++)
-		burn_release(o->kept[i]);
-	free(o->kept);
+	burn_call_destroy(o->call);
 	if (o->g)
 		graph_destroy(o->g);
 	free(o);
@@ -766,9 +764,9 @@ call_graph(DslVm *vm, DslPos pos, Obj *o, int n, Val *arg, Val *out)
 		burn_dtype dt = v->dtype ? (burn_dtype)v->dtype : BURN_F32;
 		rc = vm_to_tensor(vm, pos, &arg[i], dt, &in[i]);
 	}
-	if (!rc && !o->kept && !(o->kept = calloc((size_t)g->nval + 1, sizeof *o->kept)))
-		rc = vm_fail(vm, pos, BURN_ERR_NOMEM, "out of memory");
-	if (!rc && (st = burn_call_graph_kept(vm->bc, g, o->kept, n, in, nout, res)))
+	if (!rc && !o->call && (st = burn_call_create(vm->bc, g, &o->call)))
+		rc = vm_burn(vm, pos, st, o->path);
+	if (!rc && (st = burn_call_run(o->call, n, in, nout, res)))
 		rc = vm_burn(vm, pos, st, o->path);
 	for (int i = 0; i < n; i++)
 		burn_release(in[i]);

@@ -80,8 +80,9 @@ struct Obj {
 	/* OB_GRAPH */
 	Graph *g;
 	const char *path;
-	burn_tensor **kept;       /* g->nval slots: its weights as tensors,
-	                           * made at the first call (burn_call_graph_kept) */
+	burn_call *call;          /* g bound for calls: its weights as kept
+	                           * tensors, its call boundary replayed
+	                           * (burn_call_run), made at the first call */
 };
 
 /* A name bound to a value. */

@@ -69,6 +69,24 @@ burn_status burn_call_graph_kept(burn_ctx *ctx, const Graph *g,
                                  burn_tensor *const *in, int nout,
                                  burn_tensor **out);
 
+/*
+ * A model bound to ctx for repeated calls: its constants made into kept
+ * (frozen) tensors at the first call, as burn_call_graph_kept, and the
+ * call boundary reused.  burn_call_run is burn_call_graph with this
+ * difference: when every input is realised, the second call with the
+ * same input dtypes, shapes and aliasing is realised at once and its
+ * program captured, and later such calls replay it (no recording, no
+ * compile; stats: captures, replays), their outputs realised.  The
+ * call's small integer inputs are program inputs, not constants, unless
+ * an op needs their values at compile time.  g must outlive the handle;
+ * burn_call_destroy (before ctx is destroyed) releases the kept tensors.
+ */
+typedef struct burn_call burn_call;
+burn_status burn_call_create(burn_ctx *ctx, const Graph *g, burn_call **out);
+burn_status burn_call_run(burn_call *cl, int nin, burn_tensor *const *in,
+                          int nout, burn_tensor **out);
+void burn_call_destroy(burn_call *cl);
+
 /* Ask the realisation running in ctx (or the next one) to stop: it stops
  * between kernels and returns BURN_STATUS_LIMIT "interrupted"; the tensors
  * it was computing stay pending.  Async-signal-safe (one atomic store). */

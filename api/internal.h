@@ -113,11 +113,23 @@ int api_pv_fit(burn_ctx *ctx);           /* ctx->pv covers pg->nval */
 int api_check_tensor(burn_ctx *ctx, const burn_tensor *t, const char *what);
 /* realise.c */
 int api_realise(burn_ctx *ctx);          /* every live non-symbolic tensor */
+/* api_realise in two steps: the cut run (its program, leaves and outputs
+ * left in *prog, ctx->leaf[0..*nleaf), ctx->outv[0..*nout)), then the
+ * pending graph reset if nothing stays pending */
+int api_realise_cut(burn_ctx *ctx, Prog **prog, int *nleaf, int *nout);
+void api_realise_done(burn_ctx *ctx);
+int api_prog_exec(burn_ctx *ctx, Prog *p, void **in, void **out);
+int api_prog_replay(burn_ctx *ctx, Prog *p, void **in, Buf **ob);
+int api_prog_nin(const Prog *p);
+int api_prog_nout(const Prog *p);
 void api_reset_pending(burn_ctx *ctx);
 void api_prog_free(Prog *p);
 int api_prog_dump(burn_ctx *ctx, const Prog *p, int what, FILE *f);
 /* record.c */
 int api_value_of(burn_ctx *ctx, burn_tensor *t, int *v);
+int api_call_graph(burn_ctx *ctx, const Graph *g, burn_tensor **kept,
+                   int rt_inputs, int nin, burn_tensor *const *in, int nout,
+                   burn_tensor **out);
 int api_copy_attr(Ctx *c, Graph *g, int node, const Attr *a);
 int api_record(burn_ctx *ctx, int op, int nin, burn_tensor *const *in,
                int nattr, const Attr *attr, int nout, burn_tensor **out);

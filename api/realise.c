@@ -720,21 +720,88 @@ uses(const Graph *g, int v)
 	return n;
 }
 
+/* Run p's kernels over input data in[0..p->nin) into outp[0..p->nout)
+ * (output j p->out_bytes[j] long), the context's scratch as the arena. */
+int
+api_prog_exec(burn_ctx *ctx, Prog *p, void **in, void **outp)
+{
+	void *bufs[64], **bp = bufs;
+	int rc = BURN_OK;
+
+	if (p->maxbuf > 64 && !(bp = calloc((size_t)p->maxbuf + 1, sizeof *bp)))
+		return burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory");
+	if (p->arena_bytes > ctx->scratch_bytes) {
+		size_t nb = ((size_t)p->arena_bytes + 63) / 64 * 64;
+		void *s = aligned_alloc(64, nb);
+		if (!s) {
+			rc = burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory");
+			goto done;
+		}
+		free(ctx->scratch);
+		ctx->scratch = s;
+		ctx->scratch_bytes = (int64_t)nb;
+	}
+	if (ctx->opt.threads > 0)
+		burn_threads_local(ctx->opt.threads);
+	for (int k = 0; k < p->nkernel && !rc; k++) {
+		const KBind *b = &p->kb[k];
+		if (atomic_load_explicit(&ctx->interrupt, memory_order_relaxed)) {
+			atomic_store(&ctx->interrupt, 0);
+			rc = burn_fail(&ctx->c, BURN_ERR_LIMIT, "interrupted");
+			break;
+		}
+		for (int i = 0; i < b->nbuf; i++) {
+			const Bind *d = &b->bind[i];
+			switch (d->kind) {
+			case BIND_IN: bp[i] = in[d->index]; break;
+			case BIND_OUT: bp[i] = outp[d->index]; break;
+			case BIND_ARENA: bp[i] = (char *)ctx->scratch + d->off; break;
+			case BIND_PTR: bp[i] = d->ptr; break;
+			default: bp[i] = NULL;
+			}
+		}
+#ifdef BURN_HAVE_LLVM
+		rc = llvm_jit_call(&ctx->c, p->jit, k, bp, b->dims);
+#else
+		rc = kir_interp_dims(&ctx->c, p->m->prog.kernel[k], bp, b->dims, NULL);
+#endif
+	}
+	if (ctx->opt.threads > 0)
+		burn_threads_local(0);
+	if (rc)
+		goto done;
+	for (int j = 0; j < p->nout; j++) {
+		const void *src = NULL;
+		switch (p->src_kind[j]) {
+		case SRC_PTR: src = p->src_ptr[j]; break;
+		case SRC_IN: src = in[p->src_index[j]]; break;
+		case SRC_OUT: src = outp[p->src_index[j]]; break;
+		}
+		if (src && p->out_bytes[j] > 0)
+			memmove(outp[j], src, (size_t)p->out_bytes[j]);
+	}
+	ctx->st.syncs++;
+	ctx->st.kernels_run += p->nkernel;
+	ctx->st.last_kernels = p->nkernel;
+done:
+	if (bp != bufs)
+		free(bp);
+	return rc;
+}
+
 static int
 run(burn_ctx *ctx, Prog *p, int nout, int nleaf)
 {
 	void *inb[64], **in = inb, *outb[64], **outp = outb;
 	Buf *bb[64], **ob = bb;
-	void *bufs[64], **bp = bufs;
 	uint64_t taken = 0;
 	int rc = BURN_OK, ni = 0;
 
-	if (p->nin > 64 || p->nout > 64 || p->maxbuf > 64) {
+	if (p->nin > 64 || p->nout > 64) {
 		in = calloc((size_t)p->nin + 1, sizeof *in);
 		outp = calloc((size_t)p->nout + 1, sizeof *outp);
 		ob = calloc((size_t)p->nout + 1, sizeof *ob);
-		bp = calloc((size_t)p->maxbuf + 1, sizeof *bp);
-		if (!in || !outp || !ob || !bp) {
+		if (!in || !outp || !ob) {
 			rc = burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory");
 			goto done;
 		}
@@ -778,59 +845,8 @@ run(burn_ctx *ctx, Prog *p, int nout, int nleaf)
 		}
 		outp[j] = ob[j]->data;
 	}
-	if (p->arena_bytes > ctx->scratch_bytes) {
-		size_t nb = ((size_t)p->arena_bytes + 63) / 64 * 64;
-		void *s = aligned_alloc(64, nb);
-		if (!s) {
-			rc = burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory");
-			goto fail;
-		}
-		free(ctx->scratch);
-		ctx->scratch = s;
-		ctx->scratch_bytes = (int64_t)nb;
-	}
-	if (ctx->opt.threads > 0)
-		burn_threads_local(ctx->opt.threads);
-	for (int k = 0; k < p->nkernel; k++) {
-		const KBind *b = &p->kb[k];
-		if (atomic_load_explicit(&ctx->interrupt, memory_order_relaxed)) {
-			atomic_store(&ctx->interrupt, 0);
-			rc = burn_fail(&ctx->c, BURN_ERR_LIMIT, "interrupted");
-			goto fail;
-		}
-		for (int i = 0; i < b->nbuf; i++) {
-			const Bind *d = &b->bind[i];
-			switch (d->kind) {
-			case BIND_IN: bp[i] = in[d->index]; break;
-			case BIND_OUT: bp[i] = outp[d->index]; break;
-			case BIND_ARENA: bp[i] = (char *)ctx->scratch + d->off; break;
-			case BIND_PTR: bp[i] = d->ptr; break;
-			default: bp[i] = NULL;
-			}
-		}
-#ifdef BURN_HAVE_LLVM
-		rc = llvm_jit_call(&ctx->c, p->jit, k, bp, b->dims);
-#else
-		rc = kir_interp_dims(&ctx->c, p->m->prog.kernel[k], bp, b->dims, NULL);
-#endif
-		if (rc)
-			goto fail;
-	}
-	if (ctx->opt.threads > 0)
-		burn_threads_local(0);
-	for (int j = 0; j < nout; j++) {
-		const void *src = NULL;
-		switch (p->src_kind[j]) {
-		case SRC_PTR: src = p->src_ptr[j]; break;
-		case SRC_IN: src = in[p->src_index[j]]; break;
-		case SRC_OUT: src = outp[p->src_index[j]]; break;
-		}
-		if (src && p->out_bytes[j] > 0)
-			memmove(outp[j], src, (size_t)p->out_bytes[j]);
-	}
-	ctx->st.syncs++;
-	ctx->st.kernels_run += p->nkernel;
-	ctx->st.last_kernels = p->nkernel;
+	if ((rc = api_prog_exec(ctx, p, in, outp)) != 0)
+		goto fail;
 	/* the results: each output's tensor takes its buffer */
 	for (int j = 0; j < nout; j++) {
 		PVal *pv = &ctx->pv[ctx->outv[j]];
@@ -840,8 +856,6 @@ run(burn_ctx *ctx, Prog *p, int nout, int nleaf)
 	}
 	goto done;
 fail:
-	if (ctx->opt.threads > 0)
-		burn_threads_local(0);
 	for (int j = 0; j < nout; j++) {
 		if (ob[j] && ob[j]->refs > 1)    /* an input given over */
 			ctx->st.in_place--;
@@ -852,17 +866,61 @@ done:
 		free(in);
 		free(outp);
 		free(ob);
-		free(bp);
 	}
 	return rc;
 }
 
+/*
+ * Replay p (found by an earlier realisation) on input data in[0..p->nin):
+ * fresh pool buffers for its outputs in ob[0..p->nout) (each holding one
+ * reference, the caller's).  Nothing is recorded, cut or looked up.
+ */
 int
-api_realise(burn_ctx *ctx)
+api_prog_replay(burn_ctx *ctx, Prog *p, void **in, Buf **ob)
 {
-	int nout, nn, nleaf, nsig, pending = 0;
+	void *outb[64], **outp = outb;
+	int rc = BURN_OK, j;
+
+	if (p->nout > 64 && !(outp = calloc((size_t)p->nout + 1, sizeof *outp)))
+		return burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory");
+	for (j = 0; j < p->nout && !rc; j++) {
+		ob[j] = NULL;
+		if (!(rc = api_buf_new(ctx, p->out_bytes[j], &ob[j])))
+			outp[j] = ob[j]->data;
+	}
+	if (!rc) {
+		ctx->last = p;
+		rc = api_prog_exec(ctx, p, in, outp);
+	}
+	if (rc)
+		for (int q = 0; q < j; q++) {
+			api_buf_unref(ctx, ob[q]);
+			ob[q] = NULL;
+		}
+	if (outp != outb)
+		free(outp);
+	return rc;
+}
+
+int
+api_prog_nin(const Prog *p)
+{
+	return p->nin;
+}
+
+int
+api_prog_nout(const Prog *p)
+{
+	return p->nout;
+}
+
+/* Cut, find or compile, run; the cut stays in ctx->leaf, ctx->outv. */
+int
+api_realise_cut(burn_ctx *ctx, Prog **prog, int *nleaf_out, int *nout_out)
+{
+	int nout, nn, nleaf, nsig;
 	uint64_t hash;
-	Prog *p;
+	Prog *p = NULL;
 
 	TRY(cut(ctx, &nout, &nn, &nleaf, &nsig));
 	if (nout) {
@@ -879,11 +937,32 @@ api_realise(burn_ctx *ctx)
 		ctx->last = p;
 		TRY(run(ctx, p, nout, nleaf));
 	}
-	/* nothing left that a live tensor waits for: start afresh */
+	if (prog)
+		*prog = p;
+	if (nleaf_out)
+		*nleaf_out = nleaf;
+	if (nout_out)
+		*nout_out = nout;
+	return BURN_OK;
+}
+
+/* Nothing left that a live tensor waits for: start afresh. */
+void
+api_realise_done(burn_ctx *ctx)
+{
+	int pending = 0;
+
 	for (int v = 0; v < ctx->pg->nval && !pending; v++)
 		pending = ctx->pv[v].t && !ctx->pv[v].buf;
 	if (!pending && ctx->pg->nval)
 		api_reset_pending(ctx);
+}
+
+int
+api_realise(burn_ctx *ctx)
+{
+	TRY(api_realise_cut(ctx, NULL, NULL, NULL));
+	api_realise_done(ctx);
 	return BURN_OK;
 }
 

@@ -52,8 +52,11 @@ rollback(burn_ctx *ctx, int nval0, int nnode0)
 	ctx->pg->nnode = nnode0;
 }
 
-int
-api_value_of(burn_ctx *ctx, burn_tensor *t, int *out)
+/* Its value in pg: a new leaf unless it has one.  rt: a small integer
+ * tensor stays an input of the program (a model's input: token ids are
+ * data, not shapes), instead of a constant. */
+static int
+value_of(burn_ctx *ctx, burn_tensor *t, int rt, int *out)
 {
 	Value *v;
 	int i;
@@ -77,8 +80,8 @@ api_value_of(burn_ctx *ctx, burn_tensor *t, int *out)
 	v->dtype = t->dtype;
 	v->rank = t->rank;
 	memcpy(v->dim, t->dim, sizeof *v->dim * (size_t)t->rank);
-	if (((dtype_is_int(t->dtype) || t->dtype == DT_BOOL) && t->numel <= API_CONST_INTS) ||
-	    t->frozen) {
+	if ((!rt && (dtype_is_int(t->dtype) || t->dtype == DT_BOOL) &&
+	     t->numel <= API_CONST_INTS) || t->frozen) {
 		/* a constant of the cut graph: inference may read it (a frozen
 		 * tensor's is named by its id in the signature, not its bytes) */
 		v->kind = VK_CONST;
@@ -92,6 +95,12 @@ api_value_of(burn_ctx *ctx, burn_tensor *t, int *out)
 	t->epoch = ctx->epoch;
 	*out = i;
 	return BURN_OK;
+}
+
+int
+api_value_of(burn_ctx *ctx, burn_tensor *t, int *out)
+{
+	return value_of(ctx, t, 0, out);
 }
 
 /* A constant of pg: a scalar or a small vector (rank 0 or 1). */
@@ -625,20 +634,31 @@ burn_status
 burn_call_graph_kept(burn_ctx *ctx, const Graph *g, burn_tensor **kept, int nin,
                      burn_tensor *const *in, int nout, burn_tensor **out)
 {
+	BEGIN(ctx);
+	return api_status(api_call_graph(ctx, g, kept, 0, nin, in, nout, out));
+}
+
+/* rt_inputs: the call's small integer inputs are program inputs (see
+ * value_of); when recording fails so (an input that an op must read at
+ * compile time, a shape), the call is recorded again with them as
+ * constants. */
+int
+api_call_graph(burn_ctx *ctx, const Graph *g, burn_tensor **kept, int rt_inputs,
+               int nin, burn_tensor *const *in, int nout, burn_tensor **out)
+{
 	int nval0, nnode0, rc = BURN_OK, *map = NULL;
 
-	BEGIN(ctx);
 	if (!g || nin != (g ? g->nin : 0) || nout < 0 || nout > g->nout ||
 	    (nin && !in) || (nout && !out))
-		return api_status(burn_fail(&ctx->c, BURN_ERR_INVALID, "call: the graph "
-		                  "takes %d inputs and gives %d outputs", g ? g->nin : 0,
-		                  g ? g->nout : 0));
+		return burn_fail(&ctx->c, BURN_ERR_INVALID, "call: the graph "
+		                 "takes %d inputs and gives %d outputs", g ? g->nin : 0,
+		                 g ? g->nout : 0);
 	for (int k = 0; k < nout; k++)
 		out[k] = NULL;
 	nval0 = ctx->pg->nval;
 	nnode0 = ctx->pg->nnode;
 	if (!(map = malloc(sizeof *map * (size_t)(g->nval + 1))))
-		return api_status(burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory"));
+		return burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory");
 	for (int v = 0; v < g->nval; v++)
 		map[v] = -1;
 	/* inputs: the given tensors, checked against the declared types */
@@ -663,7 +683,7 @@ burn_call_graph_kept(burn_ctx *ctx, const Graph *g, burn_tensor **kept, int nin,
 			               "given %s", gv->name, a, b);
 			break;
 		}
-		rc = api_value_of(ctx, t, &map[g->in[i]]);
+		rc = value_of(ctx, t, rt_inputs, &map[g->in[i]]);
 	}
 	/* constants: small integer ones stay constants (shapes, axes), the
 	 * rest become realised buffers */
@@ -763,8 +783,10 @@ burn_call_graph_kept(burn_ctx *ctx, const Graph *g, burn_tensor **kept, int nin,
 			out[k] = NULL;
 		}
 		rollback(ctx, nval0, nnode0);
-		return api_status(rc);
+		if (rt_inputs && rc != BURN_ERR_NOMEM && rc != BURN_ERR_LIMIT)
+			return api_call_graph(ctx, g, kept, 0, nin, in, nout, out);
+		return rc;
 	}
 	maybe_sync(ctx);
-	return BURN_STATUS_OK;
+	return BURN_OK;
 }

@@ -213,6 +213,8 @@ typedef struct burn_stats {
 	int64_t bytes_live;       /* tensor memory held now */
 	int64_t bytes_peak;
 	int64_t in_place;         /* results written over a released input */
+	int64_t captures;         /* model calls whose program was captured */
+	int64_t replays;          /* model calls replayed, nothing recorded */
 } burn_stats;
 
 void burn_get_stats(const burn_ctx *ctx, burn_stats *s);

@@ -889,3 +889,92 @@ Test(api, disk_cache_second_context)
 		cr_assert_eq(system(cmd), 0);
 	}
 }
+
+Test(api, call_replay)
+{
+	/* y = relu(x + b) (b a constant: kept) and z = gather(e, ids) (ids
+	 * 4 int64: a model's input, not folded).  Call 1 records, call 2
+	 * captures, calls 3 and 4 replay: nothing recorded or compiled, the
+	 * values right for inputs whose values change.  Another shape starts
+	 * over. */
+	burn_options o = { .cache_dir = "" };
+	burn_ctx *c = mkctx(&o);
+	Ctx cc;
+	Graph *g = graph_create("m");
+	int64_t n = 4, ed[2] = { 5, 2 }, n8 = 8;
+	float bias[4] = { -1, -2, 3, 4 }, emb[10] = { 0, 1, 10, 11, 20, 21, 30, 31, 40, 41 };
+	float xin[8] = { 0, 1, -5, 1, 2, 2, 2, 2 }, r[8];
+	burn_tensor *x, *ids, *out[2];
+	burn_call *cl;
+
+	burn_ctx_init(&cc, NULL);
+	g->opset = 17;
+	int vx = graph_add_value(g, "x"), vi = graph_add_value(g, "ids");
+	int vb = graph_add_value(g, "b"), ve = graph_add_value(g, "e");
+	int vs = graph_add_value(g, "s"), vy = graph_add_value(g, "y");
+	int vz = graph_add_value(g, "z");
+	GV(g, vx)->dtype = DT_F32;
+	GV(g, vx)->rank = 1;
+	GV(g, vx)->dim[0] = -1;
+	GV(g, vi)->dtype = DT_I64;
+	GV(g, vi)->rank = 1;
+	GV(g, vi)->dim[0] = 4;
+	graph_add_input(g, vx);
+	graph_add_input(g, vi);
+	cr_assert_eq(graph_set_const(&cc, g, vb, DT_F32, 1, &n, bias), 0);
+	cr_assert_eq(graph_set_const(&cc, g, ve, DT_F32, 2, ed, emb), 0);
+	graph_add_node(g, OP_Add, "add", 2, (int[]){ vx, vb }, 1, &vs);
+	graph_add_node(g, OP_Relu, "relu", 1, &vs, 1, &vy);
+	graph_add_node(g, OP_Gather, "gather", 2, (int[]){ ve, vi }, 1, &vz);
+	graph_add_output(g, vy);
+	graph_add_output(g, vz);
+	OK(c, burn_call_create(c, g, &cl));
+	OK(c, burn_from_buffer(c, BURN_F32, 1, &n, xin, &x));
+	for (int rep = 0; rep < 4; rep++) {
+		int64_t idv[4] = { rep % 5, 4, (rep + 2) % 5, 0 };
+		burn_stats s0 = stats(c);
+		OK(c, burn_from_buffer(c, BURN_I64, 1, &n, idv, &ids));
+		OK(c, burn_call_run(cl, 2, (burn_tensor *[]){ x, ids }, 2, out));
+		burn_stats s1 = stats(c);
+		cr_assert_eq(s1.captures - s0.captures, rep == 1, "call %d", rep);
+		cr_assert_eq(s1.replays - s0.replays, rep >= 2, "call %d", rep);
+		if (rep >= 2) {
+			cr_assert_null(burn_ctx_graph(c), "a replay records nothing");
+			cr_assert_eq(s1.compiles, s0.compiles, "a replay compiles nothing");
+			cr_assert_eq(s1.mem_hits, s0.mem_hits, "nor looks a program up");
+		}
+		readf(c, out[0], r, 4);
+		for (int i = 0; i < 4; i++)
+			cr_assert_eq(r[i], fmaxf(xin[i] + bias[i], 0));
+		cr_assert_eq(burn_tensor_rank(out[1]), 2);
+		readf(c, out[1], r, 8);
+		for (int i = 0; i < 8; i++)
+			cr_assert_eq(r[i], emb[idv[i / 2] * 2 + i % 2], "call %d [%d]", rep, i);
+		burn_release(out[0]);
+		burn_release(out[1]);
+		burn_release(ids);
+	}
+	cr_assert_eq(stats(c).compiles, 1, "the ids are inputs: one program");
+	/* another shape of x ([1], broadcast against b): recorded again,
+	 * never the [4] program replayed on it */
+	burn_release(x);
+	OK(c, burn_from_buffer(c, BURN_F32, 1, (int64_t[]){ 1 }, &xin[5], &x));
+	OK(c, burn_from_buffer(c, BURN_I64, 1, &n, (int64_t[]){ 0, 1, 2, 3 }, &ids));
+	for (int rep = 0; rep < 3; rep++) {
+		burn_stats s0 = stats(c);
+		OK(c, burn_call_run(cl, 2, (burn_tensor *[]){ x, ids }, 2, out));
+		cr_assert_eq(stats(c).replays - s0.replays, rep == 2, "call %d", rep);
+		readf(c, out[0], r, 4);
+		for (int i = 0; i < 4; i++)
+			cr_assert_eq(r[i], fmaxf(xin[5] + bias[i], 0), "[%d]", i);
+		burn_release(out[0]);
+		burn_release(out[1]);
+	}
+	cr_assert_eq(stats(c).compiles, 2);
+	burn_release(ids);
+	burn_release(x);
+	(void)n8;
+	burn_call_destroy(cl);
+	graph_destroy(g);
+	burn_ctx_destroy(c);
+}

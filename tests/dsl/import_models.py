@@ -3,7 +3,8 @@
 imported into a script (`import "model.onnx" as m`), run on its
 test_data_set_0 inputs (load_raw) through libburn, and its outputs
 compared with the expected ones (rtol 1e-3, atol 1e-4, as the `models`
-test).  Exit 1 on a mismatch, except for the models given with --xfail
+test).  The model is called three times (recorded, captured, replayed:
+api/call.c) and each call's outputs are compared.  Exit 1 on a mismatch, except for the models given with --xfail
 (then exit 1 if one passes)."""
 import json, os, subprocess, sys
 import numpy as np
@@ -40,11 +41,13 @@ for name in sorted(os.listdir(models)):
             k, raw, ", ".join(str(d) for d in a.shape), DT[t.data_type]))
         args.append("x%d" % k)
     nout = len(m.graph.output)
-    lines.append("let y = m(%s);" % ", ".join(args))
-    if nout == 1:
-        lines.append("print(y.tolist());")
-    else:
-        lines += ["print(y[%d].tolist());" % k for k in range(nout)]
+    CALLS = 3
+    for c in range(CALLS):
+        lines.append("let y = m(%s);" % ", ".join(args))
+        if nout == 1:
+            lines.append("print(y.tolist());")
+        else:
+            lines += ["print(y[%d].tolist());" % k for k in range(nout)]
     script = os.path.join(work, name + ".burn")
     open(script, "w").write("\n".join(lines) + "\n")
     r = subprocess.run([burncc, "run", "--no-cache", script], capture_output=True, text=True)
@@ -57,13 +60,14 @@ for name in sorted(os.listdir(models)):
         continue
     outs = r.stdout.strip().splitlines()
     worst = 0.0
-    for k in range(nout):
+    for ck in range(CALLS * nout):
+        c, k = divmod(ck, nout)
         t = onnx.TensorProto()
         t.ParseFromString(open(os.path.join(mdir, "test_data_set_0", "output_%d.pb" % k), "rb").read())
         want = numpy_helper.to_array(t).astype(np.float64)
-        got = np.array(json.loads(outs[k].replace("nan", "NaN")), dtype=np.float64)
+        got = np.array(json.loads(outs[ck].replace("nan", "NaN")), dtype=np.float64)
         if got.shape != want.shape or not np.allclose(got, want, rtol=1e-3, atol=1e-4):
-            print("FAIL %s: output %d differs (max %s)" % (name, k,
+            print("FAIL %s: call %d, output %d differs (max %s)" % (name, c, k,
                   np.abs(got - want).max() if got.shape == want.shape else "shape"))
             bad = 1
             break
