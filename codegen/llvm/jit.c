@@ -217,6 +217,45 @@ compile_object(Ctx *c, const KProgram *p, const char *pipe, const Host *h,
 	return rc;
 }
 
+/* The program's module as the JIT optimises it (default pipeline, host
+ * machine), as text in *out (malloc'd; the caller frees it).  For tests
+ * that look at what LLVM made of a kernel. */
+int
+llvm_jit_optimised_ir(Ctx *c, const KProgram *p, char **out)
+{
+	LLVMContextRef cx;
+	LLVMTargetMachineRef tm = NULL;
+	LLVMModuleRef m = NULL;
+	Host h;
+	int rc;
+
+	*out = NULL;
+	pthread_once(&init_once, init);
+	if (init_failed)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: the host CPU has no "
+		                 "LLVM target");
+	pthread_mutex_lock(&llvm_mu);
+	h.triple = LLVMGetDefaultTargetTriple();
+	h.cpu = LLVMGetHostCPUName();
+	h.feat = LLVMGetHostCPUFeatures();
+	cx = LLVMContextCreate();
+	if ((rc = host_machine(c, &h, &tm)) == 0 &&
+	    (rc = make_module(c, p, pipeline(p, NULL), cx, tm, &m)) == 0) {
+		char *s = LLVMPrintModuleToString(m);
+		if (!s || !(*out = strdup(s)))
+			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		LLVMDisposeMessage(s);
+	}
+	if (m)
+		LLVMDisposeModule(m);
+	if (tm)
+		LLVMDisposeTargetMachine(tm);
+	LLVMContextDispose(cx);
+	host_free(&h);
+	pthread_mutex_unlock(&llvm_mu);
+	return rc;
+}
+
 /* ---- the cache key --------------------------------------------------------
  *
  * SHA-256 of everything the machine code depends on: burncc (its version

@@ -67,6 +67,9 @@ int llvm_jit_compile_opts(Ctx *c, const KProgram *p, LlvmJitOpts *o,
 int llvm_jit_call(Ctx *c, const LlvmJit *j, int k, void *const *bufs,
                   const int64_t *dims);
 void llvm_jit_free(LlvmJit *j);
+/* The program's LLVM module after the JIT's optimisation, as text
+ * (*out malloc'd): what tests inspect. */
+int llvm_jit_optimised_ir(Ctx *c, const KProgram *p, char **out);
 /* Run compiled program m once with j = its program compiled
  * (llvm_jit_compile*(&m->prog)), bound as m's launch list says: inputs and
  * outputs in graph order, arena of m->plan.arena_bytes (NULL: allocated

@@ -518,6 +518,7 @@ entry_alloca(LR *r, LLVMTypeRef t)
 }
 
 static void block(LR *r, KRef s);
+static void attr(LR *r, LLVMValueRef f, unsigned idx, const char *name);
 
 /*
  * A loop the schedule runs on threads.  Its body becomes a function of its
@@ -528,6 +529,15 @@ static void block(LR *r, KRef s);
  * function every variable is a fresh slot started from that value, and
  * the local buffers the schedule makes private are fresh arrays; the
  * others are shared (only read: the loop's iterations are independent).
+ *
+ * The body proper is SYM.pNb(ctx, lo, hi, buf0, ..., buf[nbuf-1]), its
+ * global buffers noalias parameters like the kernel's own, always inlined
+ * into SYM.pN, which loads them from ctx and calls it.  (Inlining turns
+ * noalias into scoped alias metadata.  With the pointers loaded from ctx
+ * in the body itself, LLVM could not tell the loads of the weights from
+ * the stores of a register tile: LICM then hoisted the tile's loads out of
+ * a GEMM's reduction loop but left its stores in, every iteration wrote
+ * the tile back to the stack, and mlp's GEMM took 2 to 3 times gcc's.)
  */
 static void
 par_loop(LR *r, KRef s)
@@ -538,8 +548,8 @@ par_loop(LR *r, KRef s)
 	LLVMTypeRef ptr = LLVMPointerTypeInContext(r->cx, 0);
 	LLVMTypeRef i64 = LLVMInt64TypeInContext(r->cx);
 	LLVMTypeRef vt = LLVMVoidTypeInContext(r->cx);
-	LLVMTypeRef ps[4] = { ptr, ptr, i64, i64 }, pft, rft;
-	LLVMValueRef ctx, pf, rt, args[4], i;
+	LLVMTypeRef ps[4] = { ptr, ptr, i64, i64 }, pft, rft, bft, *bps = NULL;
+	LLVMValueRef ctx, pf, bf, rt, args[4], i, *bargs = NULL;
 	LLVMValueRef *sbuf = NULL, *svar = NULL;
 	LLVMValueRef sfn = r->fn;
 	LLVMBasicBlockRef sentry = r->entry, sblock = LLVMGetInsertBlock(r->b);
@@ -567,7 +577,7 @@ par_loop(LR *r, KRef s)
 			LLVMBuildStore(r->b, LLVMBuildLoad2(r->b, ty(r, k->var[x - k->nbuf].dtype),
 			                                    r->var[x - k->nbuf], ""), slot);
 	}
-	snprintf(name, sizeof name, "%s.p%d", r->sym, r->npar++);
+	snprintf(name, sizeof name, "%s.p%d", r->sym, r->npar);
 	pft = LLVMFunctionType(vt, ps + 1, 3, 0);
 	pf = LLVMAddFunction(r->m, name, pft);
 	LLVMSetLinkage(pf, LLVMInternalLinkage);
@@ -581,7 +591,52 @@ par_loop(LR *r, KRef s)
 		rt = LLVMAddFunction(r->m, "burn_parallel_for", rft);
 	LLVMBuildCall2(r->b, rft, rt, args, 4, "");
 
+	/* the body's function: ctx, lo, hi, then every buffer's pointer */
+	bps = malloc(((size_t)k->nbuf + 3) * sizeof *bps);
+	bargs = malloc(((size_t)k->nbuf + 3) * sizeof *bargs);
+	if (!bps || !bargs) {
+		r->err = burn_fail(r->c, BURN_ERR_NOMEM, "render_llvm: out of memory");
+		goto back;
+	}
+	bps[0] = ptr;
+	bps[1] = bps[2] = i64;
+	for (int b = 0; b < k->nbuf; b++)
+		bps[3 + b] = ptr;
+	bft = LLVMFunctionType(vt, bps, (unsigned)k->nbuf + 3, 0);
+	snprintf(name, sizeof name, "%s.p%db", r->sym, r->npar++);
+	bf = LLVMAddFunction(r->m, name, bft);
+	LLVMSetLinkage(bf, LLVMInternalLinkage);
+	attr(r, bf, LLVMAttributeFunctionIndex, "nounwind");
+	attr(r, bf, LLVMAttributeFunctionIndex, "alwaysinline");
+	for (int b = 0; b < k->nbuf; b++)
+		if (k->buf[b].space == KS_GLOBAL) {
+			attr(r, bf, (unsigned)b + 4, "noalias");
+			attr(r, bf, (unsigned)b + 4, "nocapture");
+		}
+
+	/* SYM.pN: the pointers from ctx, the call */
+	LLVMPositionBuilderAtEnd(r->b, LLVMAppendBasicBlockInContext(r->cx, pf, "entry"));
+	ctx = LLVMGetParam(pf, 0);
+	bargs[0] = ctx;
+	bargs[1] = LLVMGetParam(pf, 1);
+	bargs[2] = LLVMGetParam(pf, 2);
+	for (int b = 0; b < k->nbuf; b++) {
+		int priv = 0;
+		for (int q = 0; q < th->nbuf; q++)
+			priv |= th->buf[q] == b;
+		if (priv && k->buf[b].space == KS_LOCAL) {
+			bargs[3 + b] = LLVMConstPointerNull(ptr);
+		} else {
+			LLVMValueRef ix = LLVMConstInt(i64, (unsigned long long)b, 0);
+			bargs[3 + b] = LLVMBuildLoad2(r->b, ptr,
+				LLVMBuildGEP2(r->b, i64, ctx, &ix, 1, ""), "");
+		}
+	}
+	LLVMBuildCall2(r->b, bft, bf, bargs, (unsigned)k->nbuf + 3, "");
+	LLVMBuildRetVoid(r->b);
+
 	/* the outlined body */
+	pf = bf;
 	r->fn = pf;
 	r->entry = LLVMAppendBasicBlockInContext(r->cx, pf, "entry");
 	LLVMPositionBuilderAtEnd(r->b, r->entry);
@@ -590,14 +645,11 @@ par_loop(LR *r, KRef s)
 		int priv = 0;
 		for (int q = 0; q < th->nbuf; q++)
 			priv |= th->buf[q] == b;
-		if (priv && k->buf[b].space == KS_LOCAL) {
+		if (priv && k->buf[b].space == KS_LOCAL)
 			r->buf[b] = LLVMBuildAlloca(r->b, LLVMArrayType2(mty(r, k->buf[b].dtype),
 				(uint64_t)(k->buf[b].count > 0 ? k->buf[b].count : 1)), "");
-		} else {
-			LLVMValueRef ix = LLVMConstInt(i64, (unsigned long long)b, 0);
-			r->buf[b] = LLVMBuildLoad2(r->b, ptr,
-				LLVMBuildGEP2(r->b, i64, ctx, &ix, 1, ""), "");
-		}
+		else
+			r->buf[b] = LLVMGetParam(pf, (unsigned)b + 3);
 	}
 	for (int v = 0; v < k->nvar; v++) {
 		LLVMTypeRef t = ty(r, k->var[v].dtype);
@@ -624,6 +676,7 @@ par_loop(LR *r, KRef s)
 	LLVMPositionBuilderAtEnd(r->b, done);
 	LLVMBuildRetVoid(r->b);
 
+back:
 	/* back in the caller, after the call */
 	r->fn = sfn;
 	r->entry = sentry;
@@ -633,6 +686,8 @@ par_loop(LR *r, KRef s)
 out:
 	free(sbuf);
 	free(svar);
+	free(bps);
+	free(bargs);
 }
 
 static void
