@@ -332,6 +332,102 @@ Test(llvm, gemm_tile_stays_in_registers)
 	arena_free(&t.a);
 }
 
+/*
+ * squeezenet's last Conv as burncc compiles it for the llvm target: a
+ * 1000x512 by 512x169 GEMM whose 169 columns are 5 tiles of 8x32 and an
+ * edge tile of 8x9.  After the JIT's O2 there is no gather or scatter:
+ * the vectoriser had vectorised the edge tile across its rows, a gather
+ * and a scatter of the tile per row and k (the kernel 1.7 times gcc's
+ * time), until the target machine was told to prefer none (jit.c).
+ */
+Test(llvm, gemm_edge_tile_no_gather)
+{
+	static const char text[] =
+		"kernel 0 k_conv_36: Conv(/classifier/classifier.1/Conv) + Relu(/classifier/classifier.2/Relu)\n"
+		"  schedule: threads(0) fma tile(8,32)\n"
+		"  buf b0: f32[86528] global v113 read\n"
+		"  buf b1: f32[512000] global v32 read\n"
+		"  buf b2: f32[1000] global v33 read\n"
+		"  buf b3: f32[169000] global v115 rw\n"
+		"  buf b4: f32[256] local rw\n"
+		"  var i0: i64\n"
+		"  var j0: i64\n"
+		"  var t.2: i64\n"
+		"  var k.3: i64\n"
+		"  var r.4: i64\n"
+		"  var c.5: i64\n"
+		"  var r.6: i64\n"
+		"  var c.7: i64\n"
+		"  var t.8: i64\n"
+		"  var k.9: i64\n"
+		"  var r.10: i64\n"
+		"  var c.11: i64\n"
+		"  var r.12: i64\n"
+		"  var c.13: i64\n"
+		"  var r.14: i64\n"
+		"  var e: i64\n"
+		"{\n"
+		"  for i0 in 0..125 parallel {\n"
+		"    for j0 in 0..5 parallel {\n"
+		"      for t.2 in 0..256 parallel {\n"
+		"        b4[t.2] = 0.0f\n"
+		"      }\n"
+		"      for k.3 in 0..512 {\n"
+		"        for r.4 in 0..8 parallel {\n"
+		"          for c.5 in 0..32 parallel {\n"
+		"            let t0 = c.5 + r.4*32\n"
+		"            b4[t0] = add(load b4[t0], mul(load b1[(i0*8 + r.4)*512 + k.3], load b0[k.3*169 + (j0*32 + c.5)]))\n"
+		"          }\n"
+		"        }\n"
+		"      }\n"
+		"      for r.6 in 0..8 parallel {\n"
+		"        for c.7 in 0..32 parallel {\n"
+		"          let t1 = i0*8\n"
+		"          b3[j0*32 + c.7 + (t1 + r.6)*169] = add(load b4[c.7 + r.6*32], load b2[t1 + r.6])\n"
+		"        }\n"
+		"      }\n"
+		"    }\n"
+		"    for t.8 in 0..72 parallel {\n"
+		"      b4[t.8] = 0.0f\n"
+		"    }\n"
+		"    for k.9 in 0..512 {\n"
+		"      for r.10 in 0..8 parallel {\n"
+		"        for c.11 in 0..9 parallel {\n"
+		"          let t2 = c.11 + r.10*9\n"
+		"          b4[t2] = add(load b4[t2], mul(load b1[(i0*8 + r.10)*512 + k.9], load b0[k.9*169 + (160 + c.11)]))\n"
+		"        }\n"
+		"      }\n"
+		"    }\n"
+		"    for r.12 in 0..8 parallel {\n"
+		"      for c.13 in 0..9 parallel {\n"
+		"        let t3 = i0*8\n"
+		"        b3[160 + c.13 + (t3 + r.12)*169] = add(load b4[c.13 + r.12*9], load b2[t3 + r.12])\n"
+		"      }\n"
+		"    }\n"
+		"    for r.14 in 0..8 parallel {\n"
+		"      for e in 0..169 parallel {\n"
+		"        let t4 = (i0*8 + r.14)*169 + e\n"
+		"        let t5 = load b3[t4]\n"
+		"        b3[t4] = select(lt(t5, 0.0f), 0.0f, t5)\n"
+		"      }\n"
+		"    }\n"
+		"  }\n"
+		"}\n";
+	char *ir = NULL;
+	T t;
+
+	t_init(&t);
+	cr_assert_eq(kprog_parse(&t.c, &t.p, text, sizeof text - 1), BURN_OK, "%s", t.c.msg);
+	cr_assert_eq(pass_schedule(&t.c, &t.p, backend_find("llvm")->target), BURN_OK,
+	             "%s", t.c.msg);
+	cr_assert_eq(llvm_jit_optimised_ir(&t.c, &t.p, &ir), BURN_OK, "%s", t.c.msg);
+	cr_assert(strstr(ir, "fmuladd"), "no FMA in the GEMM");
+	cr_assert_null(strstr(ir, "masked.gather"), "a gather");
+	cr_assert_null(strstr(ir, "masked.scatter"), "a scatter");
+	free(ir);
+	arena_free(&t.a);
+}
+
 /* Render k with the llvm backend; returns the status. */
 static int
 render(T *t, const KKernel *k)
