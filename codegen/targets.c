@@ -7,6 +7,7 @@
 #include "target_iface.h"
 
 extern const Backend backend_c;     /* codegen/c/target_c.c */
+extern const Backend backend_c_free;/* codegen/c/target_c.c */
 extern const Backend backend_cuda;  /* codegen/ptx/target_cuda.c */
 #ifdef BURN_HAVE_LLVM
 extern const Backend backend_llvm;  /* codegen/llvm/jit.c */
@@ -53,7 +54,7 @@ static const Backend backend_gpu = {
 };
 
 const Backend *const backend_list[] = {
-	&backend_c,
+	&backend_c, &backend_c_free,
 #ifdef BURN_HAVE_LLVM
 	&backend_llvm,
 #endif

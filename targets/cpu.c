@@ -24,6 +24,27 @@ const Target target_cpu = {
 	.tune = TARGET_TUNE_HOST_CPU,
 };
 
+/* The same CPU for freestanding C (burncc --freestanding): no C library,
+ * so no libm either.  With both libm flags clear the seam's legalisation
+ * (passes/legalize.c) expands exp, log, tanh, sinh, cosh, asinh, acosh,
+ * atanh (f32) and exp, log, pow (f64) into kernel IR, the same expansions
+ * the llvm, cuda and vulkan targets use; the C renderer's freestanding
+ * prelude has its own sqrt, floor, ceil, round, fabs and fma
+ * (codegen/c/render_c.c) and refuses the rest (sin, cos, ...).  No threads:
+ * no OpenMP on a bare machine.  The tuning is the host's: the lowerings do
+ * not change, so the kernels are those of the cpu target. */
+const Target target_cpu_free = {
+	.name = "cpu-freestanding",
+	.about = "any CPU through freestanding C99: no libc, no libm",
+	.vector_bytes = 32,
+	.fma = 1,
+	.threads = 0,
+	.subgroup = 1,
+	.index_bits = 64,
+	.ops = { .libm = 0, .libm_f64 = 0 },
+	.tune = TARGET_TUNE_HOST_CPU,
+};
+
 const Target *target_default(void)
 {
 	return &target_cpu;
@@ -37,7 +58,8 @@ const Target *target_or_default(const Target *t)
 const Target *target_find(const char *name)
 {
 	static const Target *const all[] = { &target_cpu, &target_gpu, &target_cuda,
-	                                       &target_llvm, &target_vulkan };
+	                                       &target_llvm, &target_vulkan,
+	                                       &target_cpu_free };
 
 	for (size_t i = 0; name && i < sizeof all / sizeof *all; i++)
 		if (!strcmp(all[i]->name, name))

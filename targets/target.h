@@ -114,13 +114,14 @@ extern const Target target_gpu;
 extern const Target target_cuda;   /* targets/cuda/cuda.c */
 extern const Target target_llvm;   /* targets/llvm.c: cpu, libm clear */
 extern const Target target_vulkan; /* targets/vulkan.c */
+extern const Target target_cpu_free; /* targets/cpu.c: cpu, no libc/libm */
 
 /* The description compilations use when given none: target_cpu. */
 const Target *target_default(void);
 /* t, or target_default() when t is NULL. */
 const Target *target_or_default(const Target *t);
 /* A built-in description by name ("cpu", "gpu", "cuda", "llvm",
- * "vulkan"), or NULL. */
+ * "vulkan", "cpu-freestanding"), or NULL. */
 const Target *target_find(const char *name);
 
 #endif

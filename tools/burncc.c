@@ -61,6 +61,8 @@ static const char usage[] =
 "                   pointwise ops, reductions and softmax over other axes)\n"
 "  --target NAME    what to compile for (default: c); the built-in targets\n"
 "                   are listed below\n"
+"  --freestanding   C without libc or libm, for firmware (the target\n"
+"                   c-freestanding): builds with -ffreestanding -nostdlib\n"
 "  --emit=ir        the graph IR after the passes, as text\n"
 "  --emit=kernels   the kernels as kernel-IR text (burncc kir reads it):\n"
 "                   storage aliases, then each kernel with the graph ops\n"
@@ -115,6 +117,9 @@ static const char usage[] =
 "  --target NAME    compile the cases for that target (default: c); a\n"
 "                   target that runs in process (gpu: the interpreter;\n"
 "                   cuda: the GPU) runs them there\n"
+"  --freestanding   compile for c-freestanding: each module built alone\n"
+"                   with -ffreestanding -Wcast-align -Wfloat-equal, linked\n"
+"                   with -nostdlib (no library may be needed), then run\n"
 "  --every N        only every Nth case (0, N, 2N, ... in sorted order)\n"
 "  --schedule KERNEL=STEPS | FILE   as for compiling (each case must have\n"
 "                   the kernels named)\n"
@@ -527,7 +532,7 @@ int main(int argc, char **argv)
 	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL, *entry = NULL;
 	const char *dump = getenv("BURNCC_DUMP");
 	const Backend *be = backend_list[0];
-	int stats = 0, verify = 0, no_fuse = 0, nbind = 0, ndyn = 0;
+	int stats = 0, verify = 0, no_fuse = 0, nbind = 0, ndyn = 0, freestanding = 0;
 	const char *dyn[1] = { NULL };
 	/* --max-*: file, tensor, depth, nodes, fold steps, fold total, arena */
 	int64_t lim[7] = { -1, -1, -1, -1, -1, -1, -1 };
@@ -578,6 +583,8 @@ int main(int argc, char **argv)
 			if (++i >= argc) die_usage("--target needs a name", NULL);
 			if (!(be = backend_find(argv[i])))
 				die_usage("unknown target (burncc --help lists them)", argv[i]);
+		} else if (!strcmp(a, "--freestanding")) {
+			freestanding = 1;
 		} else if (!strcmp(a, "--entry")) {
 			if (++i >= argc || !*argv[i]) die_usage("--entry needs a function name", NULL);
 			entry = argv[i];
@@ -649,6 +656,11 @@ int main(int argc, char **argv)
 	}
 	if (!model)
 		die_usage("no model given", NULL);
+	if (freestanding) {   /* the C target, without libc or libm */
+		if (strcmp(be->name, "c") && strcmp(be->name, "c-freestanding"))
+			die_usage("--freestanding is for the c target", be->name);
+		be = backend_find("c-freestanding");
+	}
 	if (!out && !emit && !stats)
 		die_usage("nothing to do: give -o FILE, --emit=WHAT or --stats", NULL);
 	if (!be->emit_module && (out || (emit && !strcmp(emit, "c"))))

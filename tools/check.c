@@ -632,11 +632,38 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 		 * literal, no extension), which firmware toolchains insist on */
 		argv[k++] = "-pedantic";
 		argv[k++] = "-Wall"; argv[k++] = "-Wextra"; argv[k++] = "-Werror";
-		argv[k++] = "-o"; argv[k++] = bin; argv[k++] = src;
-		argv[k++] = (char *)o->harness; argv[k++] = "-lm"; argv[k] = NULL;
 		snprintf(src, sizeof src, "%s/model.c", wd);
 		snprintf(bin, sizeof bin, "%s/model", wd);
 		snprintf(log, sizeof log, "%s/cc.log", wd);
+		if (!strcmp(o->be->name, "c-freestanding")) {
+			/* freestanding: the module alone, with the flags firmware
+			 * builds use, then linked with no library at all (any
+			 * name from libc, libm or libgcc is an undefined symbol),
+			 * then with the hosted harness */
+			char obj[1200];
+			int f0 = k, bare = !(ef && strstr(ef, "-fsanitize"));
+			snprintf(obj, sizeof obj, "%s/model.o", wd);
+			argv[k++] = "-ffreestanding"; argv[k++] = "-Wcast-align";
+			argv[k++] = "-Wfloat-equal"; argv[k++] = "-c";
+			argv[k++] = "-o"; argv[k++] = obj; argv[k++] = src; argv[k] = NULL;
+			if (run(argv, log, CASE_TIMEOUT)) {
+				first_line(log, wd, why, sizeof why);
+				snprintf(res, n, "FAIL: generated C does not build: %s", why);
+				goto out;
+			}
+			char *link[] = { (char *)o->cc, "-nostdlib", "-static",
+			                 "-Wl,-e,model_run_v", "-o", bin, obj, NULL };
+			if (bare && run(link, log, CASE_TIMEOUT)) {
+				first_line(log, wd, why, sizeof why);
+				snprintf(res, n, "FAIL: freestanding C needs a library: %s", why);
+				goto out;
+			}
+			k = f0;
+			argv[k++] = "-o"; argv[k++] = bin; argv[k++] = obj;
+		} else {
+			argv[k++] = "-o"; argv[k++] = bin; argv[k++] = src;
+		}
+		argv[k++] = (char *)o->harness; argv[k++] = "-lm"; argv[k] = NULL;
 		if (run(argv, log, CASE_TIMEOUT)) {
 			first_line(log, wd, why, sizeof why);
 			snprintf(res, n, "FAIL: generated C does not build: %s", why);
@@ -952,6 +979,9 @@ int check_main(int argc, char **argv)
 				        "nor run (description only)\n", argv[i]);
 				return check_done(&o, cs, n, 2);
 			}
+		} else if (!strcmp(argv[i], "--freestanding")) {
+			o.target_given = 1;   /* the C target without libc or libm */
+			o.be = backend_find("c-freestanding");
 		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc) {
 			/* the llvm target's disk cache (runtime/cache.h), checked
 			 * here; the workers' run finds it in the environment */

@@ -602,6 +602,7 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	NameSet set = { NULL, 0 };
 	int rc = BURN_OK, dyn = plan->ndims > 0;
 	Arena xa;   /* size expressions made here */
+	const char *copy = o->freestanding ? "burn_copy" : "memcpy";
 
 	arena_init(&xa);
 	if (!used || !in_id || !out_id || !dim_id) {
@@ -637,7 +638,10 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	        p->nkernel, (long long)plan->weights_bytes,
 	        (long long)plan->arena_bytes);
 	fprintf(fc, "#include \"%s\"\n", o->header_name);
-	render_c_prelude(fc);
+	if (o->freestanding)
+		render_c_prelude_free(fc);
+	else
+		render_c_prelude(fc);
 	fprintf(fc, "\n#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__\n"
 	        "#error \"burncc: this file holds little-endian weights\"\n#endif\n\n");
 
@@ -693,7 +697,8 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		fputs("/* ", fc);
 		put_comment(fc, p->kernel[k]->ops);
 		fputs(" */\n", fc);
-		rc = render_c_kernel(c, p->kernel[k], fc);
+		rc = o->freestanding ? render_c_kernel_free(c, p->kernel[k], fc)
+		                     : render_c_kernel(c, p->kernel[k], fc);
 		fputc('\n', fc);
 	}
 	if (rc)
@@ -743,14 +748,18 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 				fprintf(fc, "w%d.v", e->value);
 				break;
 			case LK_ARENA:
+				/* freestanding: through void *, which
+				 * -Wcast-align accepts (the plan aligns every
+				 * offset to BURN_ARENA_ALIGN) */
 				if (e->offset.e) {
-					fprintf(fc, "(%s *)(A + ", dtype_ctype(val->dtype));
+					fprintf(fc, "(%s *)%s(A + ", dtype_ctype(val->dtype),
+					        o->freestanding ? "(void *)" : "");
 					dx_print_c(fc, e->offset.e, dim_id);
 					fputc(')', fc);
 					break;
 				}
-				fprintf(fc, "(%s *)(A + %lld)", dtype_ctype(val->dtype),
-				        (long long)e->offset.c);
+				fprintf(fc, "(%s *)%s(A + %lld)", dtype_ctype(val->dtype),
+				        o->freestanding ? "(void *)" : "", (long long)e->offset.c);
 				break;
 			case LK_INPUT:
 			case LK_OUTPUT:
@@ -806,11 +815,11 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 				               v->name);
 				goto done;
 			}
-			fprintf(fc, "\tmemcpy(%s, %s, (size_t)", out_id[i], src);
+			fprintf(fc, "\t%s(%s, %s, (size_t)", copy, out_id[i], src);
 			dx_print_c(fc, nb, dim_id);
 			fprintf(fc, ");\n");
 		} else if (value_nbytes(v) > 0)
-			fprintf(fc, "\tmemcpy(%s, %s, %lld);\n", out_id[i], src,
+			fprintf(fc, "\t%s(%s, %s, %lld);\n", copy, out_id[i], src,
 			        (long long)value_nbytes(v));
 	}
 	fprintf(fc, "\treturn %s_OK;\n}\n\n", up);

@@ -23,6 +23,9 @@ typedef struct EmitC {
 	const char *header_name; /* what the .c #includes, e.g. "mlp.h" */
 	const char *source;      /* model file named in the comments (its last
 	                          * path component only), or NULL */
+	int freestanding;        /* no libc or libm: the freestanding prelude
+	                          * and kernels (render_c.h), byte copies,
+	                          * arena pointers cast through void * */
 } EmitC;
 
 /* Write the module.  BURN_ERR_INVALID if prefix is not a C identifier of

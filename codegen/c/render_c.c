@@ -68,6 +68,177 @@ render_c_prelude(FILE *f)
 	fputs(prelude, f);
 }
 
+/*
+ * The freestanding prelude (burncc --freestanding): only the headers C99
+ * requires of a freestanding implementation (stddef.h, stdint.h), and
+ * burncc's own definitions of what the hosted C takes from libc and libm.
+ * The transcendentals never reach it: the cpu-freestanding target has no
+ * libm in its KCaps, so they arrive as kernel-IR polynomials.  What is
+ * left are the operations C has no operator for:
+ *  - bits/frombits through a union (C99 TC3), not memcpy;
+ *  - fabs by clearing the sign bit; floor, ceil and round (half to even)
+ *    exactly, through an integer conversion below 2^23 (2^52), where
+ *    every larger float is already an integer;
+ *  - sqrt correctly rounded: f32 by integer square root of the
+ *    significand (25 result bits, the remainder for sticky), so a
+ *    Cortex-M4 needs no double arithmetic; f64 the same on 64-bit words,
+ *    one result bit at a time (the restoring method), 54 bits;
+ *  - fma: the compiler's when it says the hardware has it (__FP_FAST_FMAF:
+ *    VFMA on a Cortex-M4, FMA3 on x86 with -mfma), else the product in
+ *    double (exact for floats) plus c, rounded twice (off by one ulp in
+ *    rare ties; only erf's polynomial uses it);
+ *  - float == and != as functions of <= and >=, which -Wfloat-equal
+ *    accepts and which treat NaN as == does;
+ *  - a byte copy for outputs that no kernel writes (the run function).
+ * GCC may still turn a copy or zeroing loop into a call to memcpy or
+ * memset (GCC requires those four of any environment, freestanding or
+ * not: its manual, "Standards"); -fno-tree-loop-distribute-patterns stops
+ * it.  Constants NaN and infinity are bit patterns (no math.h macros).
+ */
+static const char prelude_free[] =
+"#include <stddef.h>\n"
+"#include <stdint.h>\n"
+"\n"
+"#ifndef BURN_PRELUDE_\n"
+"#define BURN_PRELUDE_\n"
+"#if defined(__GNUC__)\n"
+"#define BURN_HELPER static inline __attribute__((unused))\n"
+"#else\n"
+"#define BURN_HELPER static inline\n"
+"#endif\n"
+"/* Bit reinterpretation (the kernel IR's bits/frombits), through unions. */\n"
+"BURN_HELPER uint32_t burn_bits_f32(float f) { union { float f; uint32_t u; } x; x.f = f; return x.u; }\n"
+"BURN_HELPER uint64_t burn_bits_f64(double f) { union { double f; uint64_t u; } x; x.f = f; return x.u; }\n"
+"BURN_HELPER float burn_frombits_u32(uint32_t u) { union { float f; uint32_t u; } x; x.u = u; return x.f; }\n"
+"BURN_HELPER double burn_frombits_u64(uint64_t u) { union { double f; uint64_t u; } x; x.u = u; return x.f; }\n"
+"\n"
+"/* Fused multiply-add for accumulations, where the compiler says the\n"
+" * hardware has it fast. */\n"
+"#if defined(__GNUC__) && defined(__FP_FAST_FMAF)\n"
+"#define BURN_FMA(a, b, c) __builtin_fmaf(a, b, c)\n"
+"#else\n"
+"#define BURN_FMA(a, b, c) ((a) * (b) + (c))\n"
+"#endif\n"
+"BURN_HELPER float burn_fmaf(float a, float b, float c)\n"
+"{\n"
+"#if defined(__GNUC__) && defined(__FP_FAST_FMAF)\n"
+"\treturn __builtin_fmaf(a, b, c);\n"
+"#else\n"
+"\treturn (float)((double)a * (double)b + (double)c);\n"
+"#endif\n"
+"}\n"
+"\n"
+"/* == and != on floats without -Wfloat-equal's complaint; NaN as ==. */\n"
+"BURN_HELPER int burn_feq_f32(float a, float b) { return a <= b && a >= b; }\n"
+"BURN_HELPER int burn_fne_f32(float a, float b) { return !(a <= b && a >= b); }\n"
+"BURN_HELPER int burn_feq_f64(double a, double b) { return a <= b && a >= b; }\n"
+"BURN_HELPER int burn_fne_f64(double a, double b) { return !(a <= b && a >= b); }\n"
+"\n"
+"BURN_HELPER float burn_fabsf(float x) { return burn_frombits_u32(burn_bits_f32(x) & 0x7fffffffu); }\n"
+"BURN_HELPER double burn_fabs(double x) { return burn_frombits_u64(burn_bits_f64(x) & UINT64_C(0x7fffffffffffffff)); }\n"
+"\n"
+"/* floor, ceil, round half to even: |x| >= 2^23 (2^52), infinities and\n"
+" * NaN are their own; below, the truncation is an exact integer conversion.\n"
+" * The sign is x's, so that -0.5 rounds to -0. */\n"
+"BURN_HELPER float burn_signf(float r, float x) { return burn_frombits_u32(burn_bits_f32(r) | (burn_bits_f32(x) & 0x80000000u)); }\n"
+"BURN_HELPER int burn_bigf(float x) { return (burn_bits_f32(x) & 0x7fffffffu) >= 0x4b000000u; }\n"
+"BURN_HELPER float burn_floorf(float x) { float t; if (burn_bigf(x)) return x; t = (float)(int32_t)x; return burn_signf(t > x ? t - 1.0f : t, x); }\n"
+"BURN_HELPER float burn_ceilf(float x) { float t; if (burn_bigf(x)) return x; t = (float)(int32_t)x; return burn_signf(t < x ? t + 1.0f : t, x); }\n"
+"BURN_HELPER float burn_nearbyintf(float x) { float a; if (burn_bigf(x)) return x; a = burn_fabsf(x); return burn_signf((a + 8388608.0f) - 8388608.0f, x); }\n"
+"BURN_HELPER double burn_sign(double r, double x) { return burn_frombits_u64(burn_bits_f64(r) | (burn_bits_f64(x) & UINT64_C(0x8000000000000000))); }\n"
+"BURN_HELPER int burn_big(double x) { return (burn_bits_f64(x) & UINT64_C(0x7fffffffffffffff)) >= UINT64_C(0x4330000000000000); }\n"
+"BURN_HELPER double burn_floor(double x) { double t; if (burn_big(x)) return x; t = (double)(int64_t)x; return burn_sign(t > x ? t - 1.0 : t, x); }\n"
+"BURN_HELPER double burn_ceil(double x) { double t; if (burn_big(x)) return x; t = (double)(int64_t)x; return burn_sign(t < x ? t + 1.0 : t, x); }\n"
+"BURN_HELPER double burn_nearbyint(double x) { double a; if (burn_big(x)) return x; a = burn_fabs(x); return burn_sign((a + 4503599627370496.0) - 4503599627370496.0, x); }\n"
+"\n"
+"/* Correctly rounded square roots.  x = m 2^e with m a whole significand\n"
+" * and e made even by shifting m; q = floor(sqrt(m 2^s)) has one bit more\n"
+" * than the result (the rounding bit), the remainder says whether it was\n"
+" * exact.  Ties cannot occur (a square root of a p-bit number is never a\n"
+" * (p+1)-bit number with its last bit set). */\n"
+"BURN_HELPER float burn_sqrtf(float x)\n"
+"{\n"
+"\tuint32_t u = burn_bits_f32(x), m, r;\n"
+"\tuint64_t rem, q = 0, bit = (uint64_t)1 << 50;\n"
+"\tint32_t e;\n"
+"\tif ((u & 0x7fffffffu) == 0 || u >= 0x7f800000u)   /* +-0, +inf, NaN, x < 0 */\n"
+"\t\treturn u == 0x7f800000u || (u & 0x7fffffffu) == 0 || (u & 0x7fffffffu) > 0x7f800000u\n"
+"\t\t       ? x : burn_frombits_u32(0x7fc00000u);\n"
+"\te = (int32_t)(u >> 23);\n"
+"\tm = u & 0x7fffffu;\n"
+"\tif (e == 0)   /* subnormal: normalise */\n"
+"\t\tfor (e = 1; !(m & 0x800000u); e--)\n"
+"\t\t\tm <<= 1;\n"
+"\tm |= 0x800000u;\n"
+"\te -= 150;   /* x = m 2^e, 2^23 <= m < 2^24 */\n"
+"\trem = (uint64_t)m << (26 - (e & 1));   /* 2^48 <= m 2^s < 2^50, e - s even */\n"
+"\te = (e - 26 + (e & 1)) / 2;   /* sqrt x = sqrt(m 2^s) 2^e */\n"
+"\twhile (bit) {   /* q = floor(sqrt(m 2^s)): 2^24 <= q < 2^25 */\n"
+"\t\tif (rem >= q + bit) {\n"
+"\t\t\trem -= q + bit;\n"
+"\t\t\tq = (q >> 1) + bit;\n"
+"\t\t} else\n"
+"\t\t\tq >>= 1;\n"
+"\t\tbit >>= 2;\n"
+"\t}\n"
+"\tr = (uint32_t)(q >> 1) + (uint32_t)(q & 1);   /* round: no ties */\n"
+"\t/* r 2^(e+1), 2^23 <= r <= 2^24: r's implicit bit adds one to the field */\n"
+"\treturn burn_frombits_u32(((uint32_t)(e + 1 + 150 - 1) << 23) + r);\n"
+"}\n"
+"BURN_HELPER double burn_sqrt(double x)\n"
+"{\n"
+"\tuint64_t u = burn_bits_f64(x), m, q = 0, s = 0, t, bit, r;\n"
+"\tint64_t e;\n"
+"\tif ((u & UINT64_C(0x7fffffffffffffff)) == 0 || u >= UINT64_C(0x7ff0000000000000))\n"
+"\t\treturn u == UINT64_C(0x7ff0000000000000) || (u & UINT64_C(0x7fffffffffffffff)) == 0 ||\n"
+"\t\t       (u & UINT64_C(0x7fffffffffffffff)) > UINT64_C(0x7ff0000000000000)\n"
+"\t\t       ? x : burn_frombits_u64(UINT64_C(0x7ff8000000000000));\n"
+"\te = (int64_t)(u >> 52);\n"
+"\tm = u & UINT64_C(0xfffffffffffff);\n"
+"\tif (e == 0)\n"
+"\t\tfor (e = 1; !(m & UINT64_C(0x10000000000000)); e--)\n"
+"\t\t\tm <<= 1;\n"
+"\tm |= UINT64_C(0x10000000000000);\n"
+"\te -= 1075;   /* x = m 2^e, 2^52 <= m < 2^53 */\n"
+"\tif (e & 1) {\n"
+"\t\tm <<= 1;\n"
+"\t\te--;\n"
+"\t}\n"
+"\t/* M = m 2^-52 in [1, 4): its root y in [1, 2) one bit at a time, in\n"
+"\t * units of 2^-53: bit is 2^-k, s twice the root so far, m the\n"
+"\t * remainder M - q^2 over the bit's value (2M at first) */\n"
+"\tm <<= 1;\n"
+"\tfor (bit = UINT64_C(1) << 53; bit; bit >>= 1) {\n"
+"\t\tt = s + bit;\n"
+"\t\tif (t <= m) {\n"
+"\t\t\ts = t + bit;\n"
+"\t\t\tm -= t;\n"
+"\t\t\tq += bit;\n"
+"\t\t}\n"
+"\t\tm <<= 1;\n"
+"\t}\n"
+"\t/* q = y 2^53, 54 bits: the last one rounds (no ties); sqrt x =\n"
+"\t * y 2^((e+52)/2) = r 2^(e/2-26), 2^52 <= r <= 2^53 */\n"
+"\tr = (q >> 1) + (q & 1);\n"
+"\treturn burn_frombits_u64(((uint64_t)(e / 2 + 1049 - 1) << 52) + r);\n"
+"}\n"
+"\n"
+"/* Bytes, for the outputs that no kernel writes. */\n"
+"BURN_HELPER void burn_copy(void *d, const void *s, size_t n)\n"
+"{\n"
+"\tunsigned char *p = (unsigned char *)d;\n"
+"\tconst unsigned char *q = (const unsigned char *)s;\n"
+"\twhile (n--)\n"
+"\t\t*p++ = *q++;\n"
+"}\n"
+"#endif\n";
+
+void
+render_c_prelude_free(FILE *f)
+{
+	fputs(prelude_free, f);
+}
+
 /* ---- per-kernel state -------------------------------------------------- */
 
 typedef struct R {
@@ -92,6 +263,7 @@ typedef struct R {
 	int *gstamp;           /* guard gK printed, per scope, where == sid */
 	int sid;
 	KRef defining;         /* the hoisted node being defined, or 0 */
+	int free;              /* freestanding: no libc or libm names */
 	int err;
 } R;
 
@@ -220,6 +392,33 @@ name_vars(R *r)
 
 /* ---- pre-pass: what is used (kir_check_legal has checked the kernel) ---- */
 
+static const char *free_func(int op, int dt);
+
+/* Freestanding: refuse an op whose only definition is the C library's
+ * (sin, cos, tan, asin, acos, atan, fmod, f32 pow, f64 erf and the f64
+ * hyperbolics: no kernel-IR expansion yet), and an f64 fma. */
+static void
+pre_free(R *r, KRef e)
+{
+	const KNode *n = &r->k->node[e];
+	int dt = n->kind == KE_FMA ? n->dtype : r->k->node[n->a].dtype;
+	const char *lib;
+
+	if (!r->free || r->err || !dtype_is_float(dt))
+		return;
+	if (n->kind == KE_FMA) {
+		if (dt != DT_F32)
+			r->err = burn_fail(r->c, BURN_ERR_UNSUPPORTED, "render_c %s: "
+			                   "--freestanding: an f64 fma", r->k->name);
+		return;
+	}
+	lib = kop_libm(n->op, dt);
+	if (lib && !free_func(n->op, dt))
+		r->err = burn_fail(r->c, BURN_ERR_UNSUPPORTED, "render_c %s: "
+		                   "--freestanding: %s %s has no definition without "
+		                   "libm yet", r->k->name, dtype_name(dt), kop_name(n->op));
+}
+
 static void
 pre_expr(R *r, KRef e)
 {
@@ -242,16 +441,19 @@ pre_expr(R *r, KRef e)
 		}
 		pre_expr(r, n->a);
 		return;
-	case KE_CAST:
 	case KE_UN:
-		pre_expr(r, n->a);
-		return;
 	case KE_BIN:
+		pre_free(r, e);
 		pre_expr(r, n->a);
-		pre_expr(r, n->b);
+		if (n->kind == KE_BIN)
+			pre_expr(r, n->b);
+		return;
+	case KE_CAST:
+		pre_expr(r, n->a);
 		return;
 	case KE_SELECT:
 	case KE_FMA:
+		pre_free(r, e);
 		pre_expr(r, n->a);
 		pre_expr(r, n->b);
 		pre_expr(r, n->c);
@@ -310,14 +512,35 @@ tabs(FILE *f, int n)
 		fputc('\t', f);
 }
 
+/* Freestanding: the float functions of the freestanding prelude, by op
+ * and dtype; NULL where it has none (the op then has a libm name only). */
+static const char *
+free_func(int op, int dt)
+{
+	int d = dt == DT_F64;
+
+	switch (op) {
+	case KO_ABS:   return d ? "burn_fabs" : "burn_fabsf";
+	case KO_SQRT:  return d ? "burn_sqrt" : "burn_sqrtf";
+	case KO_FLOOR: return d ? "burn_floor" : "burn_floorf";
+	case KO_CEIL:  return d ? "burn_ceil" : "burn_ceilf";
+	case KO_ROUND: return d ? "burn_nearbyint" : "burn_nearbyintf";
+	case KO_EQ:    return d ? "burn_feq_f64" : "burn_feq_f32";
+	case KO_NE:    return d ? "burn_fne_f64" : "burn_fne_f32";
+	}
+	return NULL;
+}
+
 /* The float function for op, by dtype; NULL if op is not a function: the
  * C library's (the op table's libm column), and the bit reinterpretation
- * of the file's prelude. */
+ * of the file's prelude; freestanding, the prelude's own (free_func). */
 static const char *
-ffunc(int op, int dt)
+ffunc(const R *r, int op, int dt)
 {
 	if (op == KO_BITS)
 		return dt == DT_F64 ? "burn_bits_f64" : "burn_bits_f32";
+	if (r->free)
+		return free_func(op, dt);
 	return kop_libm(op, dt);
 }
 
@@ -399,7 +622,7 @@ bin_form(R *r, const KNode *n, const char **sym, int *prec)
 
 	*prec = 0;
 	if (dtype_is_float(dt)) {
-		if ((*sym = ffunc(n->op, dt)) != NULL)
+		if ((*sym = ffunc(r, n->op, dt)) != NULL)
 			return 2;
 		*prec = infix_prec(n->op, sym);
 		return 0;
@@ -485,6 +708,18 @@ emit_const(R *r, const KNode *n)
 
 	if (dtype_is_float(n->dtype)) {
 		double v = n->dtype == DT_F32 ? (double)(float)n->fval : n->fval;
+		if (r->free && (isnan(v) || isinf(v))) {   /* no math.h macros */
+			int d = n->dtype == DT_F64;
+			uint64_t b = isnan(v) ? (d ? 0x7ff8000000000000u : 0x7fc00000u)
+			                      : (d ? 0x7ff0000000000000u : 0x7f800000u);
+			if (v < 0)
+				b |= d ? 0x8000000000000000u : 0x80000000u;
+			if (d)
+				fprintf(f, "burn_frombits_u64(UINT64_C(0x%" PRIx64 "))", b);
+			else
+				fprintf(f, "burn_frombits_u32(0x%" PRIx64 "u)", b);
+			return;
+		}
 		if (isnan(v)) {
 			fputs("NAN", f);
 			return;
@@ -573,7 +808,10 @@ emit_raw(R *r, KRef e)
 		return;
 	}
 	case KE_FMA:     /* one rounding: C99's fmaf / fma */
-		fputs(n->dtype == DT_F32 ? "fmaf(" : "fma(", f);
+		if (r->free)
+			fputs("burn_fmaf(", f);   /* f32 only (pre_expr) */
+		else
+			fputs(n->dtype == DT_F32 ? "fmaf(" : "fma(", f);
 		emit(r, n->a, 0);
 		fputs(", ", f);
 		emit(r, n->b, 0);
@@ -615,8 +853,8 @@ emit_raw(R *r, KRef e)
 			fprintf(f, "burn_frombits_%s(", adt == DT_U64 ? "u64" : "u32");
 			emit(r, n->a, 0);
 			fputs(")", f);
-		} else if (dtype_is_float(adt) && ffunc(n->op, adt)) {
-			fprintf(f, "%s(", ffunc(n->op, adt));
+		} else if (dtype_is_float(adt) && ffunc(r, n->op, adt)) {
+			fprintf(f, "%s(", ffunc(r, n->op, adt));
 			emit(r, n->a, 0);
 			fputs(")", f);
 		} else {   /* floor/ceil/round of integers: identity */
@@ -1043,16 +1281,19 @@ block(R *r, KRef s, int ind)
 	}
 }
 
-int
-render_c_kernel(Ctx *c, const KKernel *k, FILE *f)
+static int
+render(Ctx *c, const KKernel *k, FILE *f, int free_)
 {
+	static const KCaps none;   /* freestanding: the C library's math
+	                            * expanded too (target_cpu_free) */
 	R r;
 	int i, n, rc;
 	size_t nn = (size_t)k->nnode, nv = (size_t)k->nvar + 1;
 	size_t nb = (size_t)k->nbuf + 1;
 
-	TRY(kir_check_legal(c, k, "render_c", &kcaps_libm, 0));
+	TRY(kir_check_legal(c, k, "render_c", free_ ? &none : &kcaps_libm, 0));
 	memset(&r, 0, sizeof r);
+	r.free = free_;
 	r.c = c;
 	r.k = k;
 	r.f = f;
@@ -1143,4 +1384,16 @@ done:
 	free(r.estamp);
 	free(r.list);
 	return rc;
+}
+
+int
+render_c_kernel(Ctx *c, const KKernel *k, FILE *f)
+{
+	return render(c, k, f, 0);
+}
+
+int
+render_c_kernel_free(Ctx *c, const KKernel *k, FILE *f)
+{
+	return render(c, k, f, 1);
 }

@@ -28,10 +28,19 @@
  * `static inline` so that unused ones give no warning.  Emit once per
  * translation unit, before any kernel.  Their names start with burn_. */
 void render_c_prelude(FILE *f);
+/* The same for freestanding C (burncc --freestanding): stddef.h and
+ * stdint.h only, and burncc's own sqrt, floor, ceil, round, fabs, fma,
+ * float ==/!= and a byte copy in place of libc's and libm's. */
+void render_c_prelude_free(FILE *f);
 
 /* Render k.  Returns status: BURN_ERR_UNSUPPORTED for vector lanes,
  * KS_SHARED buffers, KE_SPECIAL and thread/block-mapped loops;
  * BURN_ERR_INTERNAL for a malformed kernel. */
 int render_c_kernel(Ctx *c, const KKernel *k, FILE *f);
+/* Render k as freestanding C: no name from libc or libm; the kernel must
+ * be legalised with no libm (target_cpu_free).  BURN_ERR_UNSUPPORTED also
+ * for an op that has no definition without libm yet (sin, cos, tan,
+ * asin, acos, atan, fmod, f32 pow, and on f64 erf and the hyperbolics). */
+int render_c_kernel_free(Ctx *c, const KKernel *k, FILE *f);
 
 #endif
