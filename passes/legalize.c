@@ -886,6 +886,11 @@ expand(L *l, int op, KRef a, KRef b)
 	case KO_SHL: case KO_SHR:
 		return shift(l, op, a, b);
 	case KO_POW:
+		if (dt == DT_F32) {   /* KCaps.no_pow_f32: in f64, then rounded */
+			KRef a64 = kb_cast(&l->kb, DT_F64, a), b64 = kb_cast(&l->kb, DT_F64, b);
+			return kb_cast(&l->kb, DT_F32, l->caps->libm_f64 ? bin(l, KO_POW, a64, b64)
+			                                                : pow64(l, a64, b64));
+		}
 		return dt == DT_F64 ? pow64(l, a, b) : ipow(l, a, b);
 	case KO_MIN: case KO_MAX:
 		return minmax(l, op, a, b);

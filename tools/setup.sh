@@ -31,6 +31,10 @@ have_cmd tmux                    || need="$need tmux"
 have_hdr zlib.h                  || need="$need zlib1g-dev"
 [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
 	need="$need dataset-fashion-mnist"
+# freestanding C on an emulated Cortex-M4 (tests/firmware: ctest cortex_m4_*)
+have_cmd arm-none-eabi-gcc       || need="$need gcc-arm-none-eabi"
+[ -f /usr/lib/arm-none-eabi/newlib/libc.a ] || need="$need libnewlib-arm-none-eabi"
+have_cmd qemu-system-arm         || need="$need qemu-system-arm"
 # the differential tests (tests/diff) generate models and references
 /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need="$need python3-onnx python3-numpy"
 if [ "${1:-}" = fuzz ]; then

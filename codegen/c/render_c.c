@@ -1284,8 +1284,8 @@ block(R *r, KRef s, int ind)
 static int
 render(Ctx *c, const KKernel *k, FILE *f, int free_)
 {
-	static const KCaps none;   /* freestanding: the C library's math
-	                            * expanded too (target_cpu_free) */
+	/* freestanding: the C library's math expanded too (target_cpu_free) */
+	static const KCaps none = { .no_pow_f32 = 1 };
 	R r;
 	int i, n, rc;
 	size_t nn = (size_t)k->nnode, nv = (size_t)k->nvar + 1;
