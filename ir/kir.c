@@ -98,8 +98,6 @@ kop_needs_legal(int op, int dt, const KCaps *caps)
 		return !caps->libm;
 	if ((p & KP_LEG_F64) && dt == DT_F64)
 		return !caps->libm_f64;
-	if (op == KO_POW && dt == DT_F32)
-		return caps->no_pow_f32;
 	if ((p & KP_LEG_FLT) && dtype_is_float(dt))
 		return op == KO_ISNAN ? !caps->isnan : op == KO_ISINF ? !caps->isinf
 		     : !caps->nan_minmax;

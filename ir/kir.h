@@ -147,10 +147,6 @@ struct KCaps {
 	                             * or calls to it); clear: kernel-IR
 	                             * expansions in f64 (PTX has no f64
 	                             * transcendentals) */
-	unsigned char no_pow_f32;   /* set (the one flag of the other sense):
-	                             * no f32 pow either, not even an
-	                             * approximate one (freestanding C); pow
-	                             * is computed in f64 and rounded */
 };
 
 /* What the interpreter and the C renderer compute by themselves: the f32

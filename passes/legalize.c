@@ -698,6 +698,232 @@ atanh32(L *l, KRef x)
 	return sel(l, isnanf_(l, x), x, signed_of(l, x, y));
 }
 
+/* ---- f32 trigonometric functions ----------------------------------------- *
+ *
+ * sin, cos and tan reduce x by pi/2 exactly for every finite f32 (Payne
+ * and Hanek's method, in integers): x = m 2^e with m a 24-bit integer, and
+ * x 2/pi mod 4 is m times the 96 bits of 2/pi that matter at e (those
+ * worth 2^1 .. 2^-94 once scaled by 2^e; the higher ones add multiples of
+ * 4, the lower ones less than 2^-70).  The product's two integer bits are
+ * the quadrant, its 62 fraction bits (rounded to the nearest quadrant,
+ * so in [-1/2, 1/2]) times pi/2 are r in [-pi/4, pi/4], carried as two
+ * f32 parts so that r is good to well under an f32 ulp however close x is
+ * to a multiple of pi/2.  On that interval sin and cos are their Taylor
+ * series (sin to r^9, cos to r^10: the next terms are below 2^-28 and
+ * 2^-33 of the result).  |x| < pi/4 skips the reduction.
+ */
+
+/* The bits of 2/pi after the binary point, 32 to a word, behind one word
+ * of zeros (the bits an exponent below 1 would reach): 2/pi =
+ * 0.a2f9836e 4e441529 ... in hexadecimal. */
+static const uint32_t two_over_pi[8] = { 0, 0xa2f9836e, 0x4e441529,
+	0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab };
+
+/* Words j and j+1 of two_over_pi as one u64, j a run-time i32 in [0, 4]. */
+static KRef
+tpi_pair(L *l, KRef j, int k)
+{
+	KRef v = ci(l, DT_U64, (int64_t)((uint64_t)two_over_pi[4 + k] << 32 |
+	                                 two_over_pi[5 + k]));
+
+	for (int i = 3; i >= 0; i--)
+		v = sel(l, bin(l, KO_EQ, j, ci(l, DT_I32, i)),
+		        ci(l, DT_U64, (int64_t)((uint64_t)two_over_pi[i + k] << 32 |
+		                                two_over_pi[i + k + 1])), v);
+	return v;
+}
+
+/* |x| reduced: r + *rl (f32, r in [-pi/4, pi/4], *rl below half its
+ * ulp) and the quadrant *q (i32, 0..3) with |x| = r + rl + q pi/2 + 2 pi n.
+ * NaN and inf give r NaN. */
+static KRef
+reduce_pio2(L *l, KRef x, KRef *q, KRef *rl)
+{
+	KB *kb = &l->kb;
+	KRef a = kb_un(kb, KO_ABS, x), small, fin, xr, u, be, m, t0, j, o, sh;
+	KRef v[3], lo, mid, hi, F, up, Fs, fh, fl, fh1, t, r;
+
+	small = bin(l, KO_LT, a, f32c(l, 0.785398163f));
+	fin = bin(l, KO_LT, a, f32c(l, INFINITY));
+	xr = sel(l, bin(l, KO_AND, fin, kb_un(kb, KO_NOT, small)), a, f32c(l, 1.f));
+	u = kb_un(kb, KO_BITS, xr);
+	be = kb_cast(kb, DT_I32, bin(l, KO_SHRM, u, ci(l, DT_U32, 23)));
+	m = kb_cast(kb, DT_U64, bin(l, KO_BOR, bin(l, KO_BAND, u, ci(l, DT_U32, 0x7fffff)),
+	                           ci(l, DT_U32, 0x800000)));
+	/* the window starts at bit be - 120 of two_over_pi (126 <= be <= 254) */
+	t0 = bin(l, KO_SUB, be, ci(l, DT_I32, 120));
+	j = bin(l, KO_SHRM, t0, ci(l, DT_I32, 5));
+	o = bin(l, KO_BAND, t0, ci(l, DT_I32, 31));
+	sh = kb_cast(kb, DT_U64, bin(l, KO_SUB, ci(l, DT_I32, 32), o));   /* 1..32 */
+	for (int k = 0; k < 3; k++)
+		v[k] = bin(l, KO_BAND, bin(l, KO_SHRM, tpi_pair(l, j, k), sh),
+		           ci(l, DT_U64, 0xffffffff));
+	/* m v, 120 bits, the binary point above bit 94: hi holds bits 64.. */
+	lo = bin(l, KO_MUL, m, v[2]);
+	mid = bin(l, KO_ADD, bin(l, KO_MUL, m, v[1]), bin(l, KO_SHRM, lo, ci(l, DT_U64, 32)));
+	hi = bin(l, KO_ADD, bin(l, KO_MUL, m, v[0]), bin(l, KO_SHRM, mid, ci(l, DT_U64, 32)));
+	*q = kb_cast(kb, DT_I32, bin(l, KO_BAND, bin(l, KO_SHRM, hi, ci(l, DT_U64, 30)),
+	                             ci(l, DT_U64, 3)));
+	F = bin(l, KO_BOR, bin(l, KO_SHLM, bin(l, KO_BAND, hi, ci(l, DT_U64, 0x3fffffff)),
+	                       ci(l, DT_U64, 32)),
+	        bin(l, KO_BAND, mid, ci(l, DT_U64, 0xffffffff)));
+	/* a fraction of 1/2 or more: the next quadrant, minus the rest */
+	up = bin(l, KO_GE, F, ci(l, DT_U64, (int64_t)1 << 61));
+	*q = bin(l, KO_BAND, bin(l, KO_ADD, *q, sel(l, up, ci(l, DT_I32, 1), ci(l, DT_I32, 0))),
+	         ci(l, DT_I32, 3));
+	Fs = bin(l, KO_SUB, kb_cast(kb, DT_I64, F),
+	         sel(l, up, ci(l, DT_I64, (int64_t)1 << 62), ci(l, DT_I64, 0)));
+	/* Fs 2^-62 as fh + fl, then times pi/2 (two parts) as r + rl */
+	fh = kb_cast(kb, DT_F32, Fs);
+	fh1 = kb_cast(kb, DT_I64, fh);
+	kb->k->node[fh1].op = KC_RAW;                /* |fh| <= 2^61 */
+	fl = bin(l, KO_MUL, kb_cast(kb, DT_F32, bin(l, KO_SUB, Fs, fh1)), f32c(l, 0x1p-62f));
+	fh = bin(l, KO_MUL, fh, f32c(l, 0x1p-62f));
+	t = kb_fma(kb, fh, f32c(l, -4.37113883e-08f), bin(l, KO_MUL, fl, f32c(l, 1.57079637f)));
+	r = kb_fma(kb, fh, f32c(l, 1.57079637f), t);
+	*rl = bin(l, KO_ADD, kb_fma(kb, fh, f32c(l, 1.57079637f), kb_un(kb, KO_NEG, r)), t);
+	*rl = sel(l, small, f32c(l, 0.f), *rl);
+	*q = sel(l, small, ci(l, DT_I32, 0), *q);
+	r = sel(l, small, a, r);
+	return sel(l, fin, r, f32c(l, NAN));
+}
+
+/* sin and cos of r + rl, r in [-pi/4, pi/4]: the series' tail and rl's
+ * first-order term summed before the leading term, and cos's 1 - r^2/2
+ * with its rounding error carried, so each is about one rounding. */
+static KRef
+sin_kernel(L *l, KRef r, KRef rl)
+{
+	static const float p[] = { 2.75573192e-06f, -0.000198412698f,
+		0.00833333333f, -0.166666667f };
+	KRef z = bin(l, KO_MUL, r, r);
+	KRef tail = kb_fma(&l->kb, bin(l, KO_MUL, r, z), horner(l, z, p, 4),
+	                   bin(l, KO_MUL, rl, kb_fma(&l->kb, z, f32c(l, -0.5f), f32c(l, 1.f))));
+
+	return bin(l, KO_ADD, r, tail);
+}
+
+static KRef
+cos_kernel(L *l, KRef r, KRef rl)
+{
+	static const float p[] = { -2.75573192e-07f, 2.48015873e-05f,
+		-0.00138888889f, 0.0416666667f };
+	KRef z = bin(l, KO_MUL, r, r), hz = bin(l, KO_MUL, f32c(l, 0.5f), z);
+	KRef w = bin(l, KO_SUB, f32c(l, 1.f), hz), tail;
+
+	/* (1 - w) - hz: the rounding error of w, exactly */
+	tail = bin(l, KO_SUB, bin(l, KO_SUB, f32c(l, 1.f), w), hz);
+	tail = bin(l, KO_ADD, tail, kb_fma(&l->kb, bin(l, KO_MUL, z, z), horner(l, z, p, 4),
+	                                   kb_un(&l->kb, KO_NEG, bin(l, KO_MUL, r, rl))));
+	return bin(l, KO_ADD, w, tail);
+}
+
+/* sin, cos or tan of x from s and c, the sine and cosine of |x|'s reduced
+ * argument, by the quadrant q (i32) of |x|; zero is 0 of x's type; sin
+ * and tan of -0 are -0 */
+static KRef
+trig_quadrant(L *l, int op, KRef x, KRef q, KRef s, KRef c, KRef zero)
+{
+	KRef odd = bin(l, KO_NE, bin(l, KO_BAND, q, ci(l, DT_I32, 1)), ci(l, DT_I32, 0));
+	KRef hi = bin(l, KO_NE, bin(l, KO_BAND, q, ci(l, DT_I32, 2)), ci(l, DT_I32, 0));
+	KRef neg = bin(l, KO_LT, x, zero), y;
+
+	switch (op) {
+	case KO_SIN:   /* q: s, c, -s, -c; odd in x */
+		y = sel(l, odd, c, s);
+		y = sel(l, hi, kb_un(&l->kb, KO_NEG, y), y);
+		return sel(l, bin(l, KO_EQ, x, zero), x, sel(l, neg, kb_un(&l->kb, KO_NEG, y), y));
+	case KO_COS:   /* q: c, -s, -c, s; even in x */
+		y = sel(l, odd, s, c);
+		return sel(l, bin(l, KO_NE, hi, odd), kb_un(&l->kb, KO_NEG, y), y);
+	default:       /* tan: s / c, or -c / s; odd in x */
+		y = sel(l, odd, bin(l, KO_DIV, kb_un(&l->kb, KO_NEG, c), s), bin(l, KO_DIV, s, c));
+		return sel(l, bin(l, KO_EQ, x, zero), x, sel(l, neg, kb_un(&l->kb, KO_NEG, y), y));
+	}
+}
+
+static KRef
+trig32(L *l, int op, KRef x)
+{
+	KRef q, rl, r = reduce_pio2(l, x, &q, &rl);
+
+	return trig_quadrant(l, op, x, q, sin_kernel(l, r, rl), cos_kernel(l, r, rl),
+	                     f32c(l, 0.f));
+}
+
+/* atan: 1/|x| above 1 (atan x = pi/2 - atan(1/x)), then above 1/2
+ * pi/6 + atan(u), u = (t sqrt3 - 1) / (t + sqrt3) in (-0.21, 0.27], then
+ * the odd Taylor series to u^23 on |u| <= 1/2 (the next term is below
+ * 2^-26 of the result).  The pi/6 shift cancels at most 12% of the
+ * result (at t = 1/2). */
+static KRef
+atan32(L *l, KRef x)
+{
+	static const float p[] = { -1.f / 23, 1.f / 21, -1.f / 19, 1.f / 17,
+		-1.f / 15, 1.f / 13, -1.f / 11, 1.f / 9, -1.f / 7, 1.f / 5, -1.f / 3 };
+	KRef a = kb_un(&l->kb, KO_ABS, x), inv, t, mid, u, r;
+
+	inv = bin(l, KO_GT, a, f32c(l, 1.f));
+	t = sel(l, inv, bin(l, KO_DIV, f32c(l, 1.f), a), a);
+	mid = bin(l, KO_GT, t, f32c(l, 0.5f));
+	u = bin(l, KO_DIV, kb_fma(&l->kb, t, f32c(l, 1.73205081f), f32c(l, -1.f)),
+	        bin(l, KO_ADD, t, f32c(l, 1.73205081f)));
+	u = sel(l, mid, u, t);
+	r = odd_series(l, u, p, 11);
+	r = sel(l, mid, bin(l, KO_ADD, f32c(l, 0.523598776f), r), r);
+	/* pi/2 - r with pi/2 in two parts */
+	r = sel(l, inv, bin(l, KO_ADD, bin(l, KO_SUB, f32c(l, 1.57079637f), r),
+	                    f32c(l, -4.37113883e-08f)), r);
+	return sel(l, isnanf_(l, x), x, signed_of(l, x, r));
+}
+
+/* asin on [-1/2, 1/2]: its odd Taylor series to x^23 (the rest is below
+ * 2^-30 of the result) */
+static KRef
+asin_series(L *l, KRef x)
+{
+	static const float p[] = { 7.312525874e-03f, 8.390335810e-03f,
+		9.761609529e-03f, 1.155180090e-02f, 1.396484375e-02f,
+		1.735276442e-02f, 2.237215909e-02f, 3.038194444e-02f,
+		4.464285714e-02f, 7.500000000e-02f, 1.666666667e-01f };
+
+	return odd_series(l, x, p, 11);
+}
+
+/* asin: the series below 1/2; above, pi/2 - 2 asin(sqrt((1 - |x|) / 2))
+ * ((1 - |x|) / 2 is exact there).  acos: pi/2 - asin x below 1/2;
+ * 2 asin(sqrt((1 - x) / 2)) above, pi - 2 asin(sqrt((1 + x) / 2)) below
+ * -1/2.  pi/2 and pi in two parts; |x| > 1 takes the square root of a
+ * negative: NaN. */
+static KRef
+asin32(L *l, KRef x)
+{
+	KRef a = kb_un(&l->kb, KO_ABS, x), s, big;
+
+	s = kb_un(&l->kb, KO_SQRT, bin(l, KO_MUL, bin(l, KO_SUB, f32c(l, 1.f), a), f32c(l, 0.5f)));
+	big = bin(l, KO_ADD, bin(l, KO_SUB, f32c(l, 1.57079637f),
+	                         bin(l, KO_MUL, f32c(l, 2.f), asin_series(l, s))),
+	          f32c(l, -4.37113883e-08f));
+	return sel(l, bin(l, KO_GE, a, f32c(l, 0.5f)), signed_of(l, x, big), asin_series(l, x));
+}
+
+static KRef
+acos32(L *l, KRef x)
+{
+	KRef a = kb_un(&l->kb, KO_ABS, x), sp, sn, small, pos, neg;
+
+	small = bin(l, KO_ADD, bin(l, KO_SUB, f32c(l, 1.57079637f), asin_series(l, x)),
+	            f32c(l, -4.37113883e-08f));
+	sp = kb_un(&l->kb, KO_SQRT, bin(l, KO_MUL, bin(l, KO_SUB, f32c(l, 1.f), x), f32c(l, 0.5f)));
+	sn = kb_un(&l->kb, KO_SQRT, bin(l, KO_MUL, bin(l, KO_ADD, f32c(l, 1.f), x), f32c(l, 0.5f)));
+	pos = bin(l, KO_MUL, f32c(l, 2.f), asin_series(l, sp));
+	neg = bin(l, KO_ADD, bin(l, KO_SUB, f32c(l, 3.14159274f),
+	                         bin(l, KO_MUL, f32c(l, 2.f), asin_series(l, sn))),
+	          f32c(l, -8.74227766e-08f));
+	return sel(l, bin(l, KO_LT, a, f32c(l, 0.5f)), small,
+	           sel(l, bin(l, KO_GT, x, f32c(l, 0.f)), pos, neg));
+}
+
 /* ---- f64: exp, log and pow for targets without an f64 math library ---- */
 
 static KRef
@@ -731,36 +957,96 @@ pow2i64(L *l, KRef k)
 #define LN2HI64 6.93147180369123816490e-01
 #define LN2LO64 1.90821492927058770002e-10
 
-/* exp(x + xl), xl a small correction (0 for exp itself; pow's low part):
- * 2^k e^r with r = x - k ln2 + xl in about [-ln2/2, ln2/2], e^r by its
- * Taylor series to r^13 (the next term is below 2^-57 there), 2^k as two
- * exact factors so that a subnormal result is rounded once. */
+/* e^r - 1 for x + xl reduced as x + xl = k ln2 + r, r in about [-ln2/2,
+ * ln2/2] (*ki = k, an i64 in [-1077, 1025]): r + r^2 P(r), P e^r's Taylor
+ * series to r^13 (the next term is below 2^-57 there).  x must be finite,
+ * |x| <= 746; xl small (0, or pow's low part). */
 static KRef
-exp64x(L *l, KRef x, KRef xl)
+exp64r(L *l, KRef x, KRef xl, KRef *ki)
 {
 	static const double p[] = { 1.0 / 6227020800, 1.0 / 479001600,
 		1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320,
 		1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5 };
-	KRef nan = bin(l, KO_NE, x, x), xc, k, r, e, ki, k1, y;
+	KRef k, r;
+
+	k = kb_un(&l->kb, KO_FLOOR, bin(l, KO_ADD,
+	          bin(l, KO_MUL, x, f64c(l, 1.4426950408889634)), f64c(l, 0.5)));
+	r = bin(l, KO_SUB, x, bin(l, KO_MUL, k, f64c(l, LN2HI64)));
+	r = bin(l, KO_SUB, r, bin(l, KO_MUL, k, f64c(l, LN2LO64)));
+	if (xl)
+		r = bin(l, KO_ADD, r, xl);
+	*ki = kb_cast(&l->kb, DT_I64, k);
+	l->kb.k->node[*ki].op = KC_RAW;
+	return bin(l, KO_ADD, r, bin(l, KO_MUL, bin(l, KO_MUL, r, r), horner64(l, r, p, 12)));
+}
+
+/* exp(x + xl), xl a small correction (0 for exp itself; pow's low part):
+ * 2^k e^r (exp64r), 2^k as two exact factors so that a subnormal result is
+ * rounded once. */
+static KRef
+exp64x(L *l, KRef x, KRef xl)
+{
+	KRef nan = bin(l, KO_NE, x, x), xc, e, ki, k1, y;
 
 	xc = sel(l, nan, f64c(l, 0), sel(l, bin(l, KO_GT, x, f64c(l, 710)),
 	         f64c(l, 710), sel(l, bin(l, KO_LT, x, f64c(l, -746)), f64c(l, -746), x)));
-	k = kb_un(&l->kb, KO_FLOOR, bin(l, KO_ADD,
-	          bin(l, KO_MUL, xc, f64c(l, 1.4426950408889634)), f64c(l, 0.5)));
-	r = bin(l, KO_SUB, xc, bin(l, KO_MUL, k, f64c(l, LN2HI64)));
-	r = bin(l, KO_SUB, r, bin(l, KO_MUL, k, f64c(l, LN2LO64)));
-	if (xl)
-		r = bin(l, KO_ADD, r, sel(l, nan, f64c(l, 0), xl));
-	e = bin(l, KO_ADD, f64c(l, 1), bin(l, KO_ADD, r,
-	        bin(l, KO_MUL, bin(l, KO_MUL, r, r), horner64(l, r, p, 12))));
-	ki = kb_cast(&l->kb, DT_I64, k);
-	l->kb.k->node[ki].op = KC_RAW;          /* k in [-1077, 1025] */
+	e = bin(l, KO_ADD, f64c(l, 1), exp64r(l, xc, xl ? sel(l, nan, f64c(l, 0), xl) : 0, &ki));
 	k1 = bin(l, KO_SHRM, ki, ci(l, DT_I64, 1));
 	y = bin(l, KO_MUL, bin(l, KO_MUL, e, pow2i64(l, k1)),
 	        pow2i64(l, bin(l, KO_SUB, ki, k1)));
 	return sel(l, nan, x, sel(l, bin(l, KO_GT, x, f64c(l, 709.782712893384)),
 	           f64c(l, INFINITY), sel(l, bin(l, KO_LT, x, f64c(l, -745.1332191019412)),
 	                                  f64c(l, 0), y)));
+}
+
+/* e^x - 1 for 0 <= x <= 45: 2^k (e^r - 1) + (2^k - 1), one rounding over
+ * exp64r's; exact near 0, where e^x - 1 would cancel. */
+static KRef
+expm1_64(L *l, KRef x)
+{
+	KRef ki, em1 = exp64r(l, x, 0, &ki), p = pow2i64(l, ki);
+
+	return bin(l, KO_ADD, bin(l, KO_MUL, p, em1), bin(l, KO_SUB, p, f64c(l, 1)));
+}
+
+/* y with x's sign for x != 0; x itself for +-0 (y is 0 there) */
+static KRef
+signed64(L *l, KRef x, KRef y)
+{
+	return sel(l, bin(l, KO_LT, x, f64c(l, 0)), kb_un(&l->kb, KO_NEG, y),
+	           sel(l, bin(l, KO_EQ, x, f64c(l, 0)), x, y));
+}
+
+/* tanh = t / (t + 2), t = e^2|x| - 1 (1 beyond 22, where tanh rounds to
+ * 1); sinh = (t + t / (t + 1)) / 2, t = e^|x| - 1, to 22; cosh = (E + 1/E)
+ * / 2 to 22; both e^|x| / 2 above, as (H / 2) H with H = e^(|x|/2) past
+ * 709 where e^|x| itself would overflow. */
+static KRef
+hyp64(L *l, int op, KRef x)
+{
+	KRef a = kb_un(&l->kb, KO_ABS, x), nan = bin(l, KO_NE, x, x), ac, t, y, H, big;
+
+	ac = sel(l, bin(l, KO_GT, a, f64c(l, 22)), f64c(l, 22), sel(l, nan, f64c(l, 0), a));
+	if (op == KO_TANH) {
+		t = expm1_64(l, bin(l, KO_MUL, f64c(l, 2), ac));
+		y = bin(l, KO_DIV, t, bin(l, KO_ADD, t, f64c(l, 2)));
+		y = sel(l, bin(l, KO_GT, a, f64c(l, 22)), f64c(l, 1), y);
+		return sel(l, nan, x, signed64(l, x, y));
+	}
+	if (op == KO_SINH) {
+		t = expm1_64(l, ac);
+		y = bin(l, KO_MUL, f64c(l, 0.5), bin(l, KO_ADD, t,
+		        bin(l, KO_DIV, t, bin(l, KO_ADD, t, f64c(l, 1)))));
+	} else {
+		t = exp64x(l, ac, 0);
+		y = bin(l, KO_ADD, bin(l, KO_MUL, f64c(l, 0.5), t), bin(l, KO_DIV, f64c(l, 0.5), t));
+	}
+	H = exp64x(l, bin(l, KO_MUL, f64c(l, 0.5), a), 0);
+	big = sel(l, bin(l, KO_GT, a, f64c(l, 709)),
+	          bin(l, KO_MUL, bin(l, KO_MUL, f64c(l, 0.5), H), H),
+	          bin(l, KO_MUL, f64c(l, 0.5), exp64x(l, a, 0)));
+	y = sel(l, bin(l, KO_GT, a, f64c(l, 22)), big, y);
+	return sel(l, nan, x, op == KO_SINH ? signed64(l, x, y) : y);
 }
 
 /* log(x) for finite x > 0 as hi + *lo: x = 2^e m, m in [sqrt(1/2),
@@ -870,6 +1156,171 @@ pow64(L *l, KRef a, KRef b)
 	           one, r);
 }
 
+/* pow on f32 through f64: b log|a| in f64 keeps pow64's error far below
+ * an f32 ulp for every b an f32 result can take (|b| < 2^31 or it
+ * overflows or underflows), so the result is rounded about once; an f64
+ * pow of the target's own (libm_f64) where it has one. */
+static KRef
+pow32(L *l, KRef a, KRef b)
+{
+	KRef a64 = kb_cast(&l->kb, DT_F64, a), b64 = kb_cast(&l->kb, DT_F64, b);
+
+	return kb_cast(&l->kb, DT_F32, l->caps && l->caps->libm_f64 ?
+	               bin(l, KO_POW, a64, b64) : pow64(l, a64, b64));
+}
+
+/* ---- f64 sin, cos, tan ------------------------------------------------ *
+ *
+ * The f32 method (reduce_pio2) at f64 width: x = m 2^e, m of 53 bits, and
+ * x 2/pi mod 4 from m times the 192 bits of 2/pi from the one worth 2^1
+ * at e (2 integer bits, 190 fraction bits: the closest a double comes to
+ * a multiple of pi/2 is about 2^-61 of it, and m times the bits left out
+ * must stay far below that), in 32-bit limbs summed with carries in u64.  The
+ * fraction, rounded to the nearest quadrant, is negated in integers when
+ * negative (no cancellation in floating point) and becomes r + rl, r in
+ * [-pi/4, pi/4], rl below half its ulp; then the Taylor series (sin to
+ * r^17, cos to r^18: the next terms are below 2^-62 of the result).
+ */
+
+/* 2/pi after the binary point, 32 bits to a word, behind two words of
+ * zeros (the bits an exponent below 1 would reach). */
+static const uint32_t two_over_pi64[39] = {
+	0, 0,
+	0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599,
+	0x3c439041, 0xfe5163ab, 0xdebbc561, 0xb7246e3a, 0x424dd2e0,
+	0x06492eea, 0x09d1921c, 0xfe1deb1c, 0xb129a73e, 0xe88235f5,
+	0x2ebb4484, 0xe99c7026, 0xb45f7e41, 0x3991d639, 0x835339f4,
+	0x9c845f8b, 0xbdf9283b, 0x1ff897ff, 0xde05980f, 0xef2f118b,
+	0x5a0a6d1f, 0x6d367ecf, 0x27cb09b7, 0x4f463f66, 0x9e5fea2d,
+	0x7527bac7, 0xebe5f17b, 0x3d0739f7, 0x8a5292ea, 0x6bfb5fb1,
+	0x1f8d5d08, 0x56033046
+};
+
+/* Words w and w+1 of two_over_pi64 as one u64, w = j + k, j a run-time
+ * i64 in [0, 32]. */
+static KRef
+tpi64_pair(L *l, KRef j, int k)
+{
+	KRef v = ci(l, DT_U64, (int64_t)((uint64_t)two_over_pi64[32 + k] << 32 |
+	                                 two_over_pi64[33 + k]));   /* k <= 5 */
+
+	for (int i = 31; i >= 0; i--)
+		v = sel(l, bin(l, KO_EQ, j, ci(l, DT_I64, i)),
+		        ci(l, DT_U64, (int64_t)((uint64_t)two_over_pi64[i + k] << 32 |
+		                                two_over_pi64[i + k + 1])), v);
+	return v;
+}
+
+static KRef
+lo32(L *l, KRef v)
+{
+	return bin(l, KO_BAND, v, ci(l, DT_U64, 0xffffffff));
+}
+
+static KRef
+hi32(L *l, KRef v)
+{
+	return bin(l, KO_SHRM, v, ci(l, DT_U64, 32));
+}
+
+/* |x| reduced, as reduce_pio2 for f64: r + *rl and the quadrant *q (i64) */
+static KRef
+reduce_pio2_64(L *l, KRef x, KRef *q, KRef *rl)
+{
+	KB *kb = &l->kb;
+	KRef a = kb_un(kb, KO_ABS, x), small, fin, xr, u, be, m, mh, ml, t0, j, sh;
+	KRef w[6], A[6], B[6], limb[6], carry, T, U, up, borrow, Tn, Un, th, tl, fh, fl, t, r;
+	KRef z64 = ci(l, DT_U64, 0);
+
+	small = bin(l, KO_LT, a, f64c(l, 0.78539816339744828));
+	fin = bin(l, KO_LT, a, f64c(l, INFINITY));
+	xr = sel(l, bin(l, KO_AND, fin, kb_un(kb, KO_NOT, small)), a, f64c(l, 1));
+	u = kb_un(kb, KO_BITS, xr);
+	be = kb_cast(kb, DT_I64, bin(l, KO_SHRM, u, ci(l, DT_U64, 52)));
+	m = bin(l, KO_BOR, bin(l, KO_BAND, u, ci(l, DT_U64, 0xfffffffffffffLL)),
+	        ci(l, DT_U64, (int64_t)1 << 52));
+	mh = hi32(l, m);
+	ml = lo32(l, m);
+	/* the window starts at bit be - 1013 of two_over_pi64 (1022 <= be <= 2046) */
+	t0 = bin(l, KO_SUB, be, ci(l, DT_I64, 1013));
+	j = bin(l, KO_SHRM, t0, ci(l, DT_I64, 5));
+	sh = kb_cast(kb, DT_U64, bin(l, KO_SUB, ci(l, DT_I64, 32),
+	                             bin(l, KO_BAND, t0, ci(l, DT_I64, 31))));   /* 1..32 */
+	for (int k = 0; k < 6; k++) {
+		w[k] = lo32(l, bin(l, KO_SHRM, tpi64_pair(l, j, k), sh));
+		A[k] = bin(l, KO_MUL, ml, w[k]);     /* limbs 5-k, 6-k */
+		B[k] = bin(l, KO_MUL, mh, w[k]);     /* limbs 6-k, 7-k */
+	}
+	/* limbs 0..5 of m w (the point is at bit 30 of limb 5) */
+	carry = z64;
+	for (int p = 0; p < 6; p++) {
+		KRef s = bin(l, KO_ADD, carry, lo32(l, A[5 - p]));
+		if (p >= 1)
+			s = bin(l, KO_ADD, bin(l, KO_ADD, s, hi32(l, A[6 - p])), lo32(l, B[6 - p]));
+		if (p >= 2)
+			s = bin(l, KO_ADD, s, hi32(l, B[7 - p]));
+		limb[p] = lo32(l, s);
+		carry = hi32(l, s);
+	}
+	*q = kb_cast(kb, DT_I64, bin(l, KO_BAND, bin(l, KO_SHRM, limb[5], ci(l, DT_U64, 30)),
+	                             ci(l, DT_U64, 3)));
+	/* the fraction: T (62 bits: 2^-1 .. 2^-62), U (64 bits: .. 2^-126);
+	 * the bits below are left out (less than 2^-126, and 2/pi's beyond the
+	 * window add less than 2^53 2^-190) */
+	T = bin(l, KO_BOR, bin(l, KO_SHLM, bin(l, KO_BAND, limb[5], ci(l, DT_U64, 0x3fffffff)),
+	                       ci(l, DT_U64, 32)), limb[4]);
+	U = bin(l, KO_BOR, bin(l, KO_SHLM, limb[3], ci(l, DT_U64, 32)), limb[2]);
+	/* 1/2 or more: the next quadrant, and the magnitude 2^126 - (T, U) */
+	up = bin(l, KO_GE, T, ci(l, DT_U64, (int64_t)1 << 61));
+	*q = bin(l, KO_BAND, bin(l, KO_ADD, *q, sel(l, up, ci(l, DT_I64, 1), ci(l, DT_I64, 0))),
+	         ci(l, DT_I64, 3));
+	borrow = sel(l, bin(l, KO_EQ, U, z64), z64, ci(l, DT_U64, 1));
+	Tn = sel(l, up, bin(l, KO_SUB, bin(l, KO_SUB, ci(l, DT_U64, (int64_t)1 << 62), T), borrow), T);
+	Un = sel(l, up, bin(l, KO_SUB, z64, U), U);
+	/* (Tn 2^-62 + Un 2^-126) as fh + fl, then times pi/2 as r + rl */
+	th = kb_cast(kb, DT_F64, Tn);
+	tl = kb_cast(kb, DT_I64, th);
+	kb->k->node[tl].op = KC_RAW;                 /* th <= 2^62 */
+	tl = kb_cast(kb, DT_F64, bin(l, KO_SUB, kb_cast(kb, DT_I64, Tn), tl));
+	fh = bin(l, KO_MUL, th, f64c(l, 0x1p-62));
+	fl = bin(l, KO_ADD, bin(l, KO_MUL, tl, f64c(l, 0x1p-62)),
+	         bin(l, KO_MUL, kb_cast(kb, DT_F64, Un), f64c(l, 0x1p-126)));
+	t = kb_fma(kb, fh, f64c(l, 6.123233995736766e-17), bin(l, KO_MUL, fl, f64c(l, 1.5707963267948966)));
+	r = kb_fma(kb, fh, f64c(l, 1.5707963267948966), t);
+	*rl = bin(l, KO_ADD, kb_fma(kb, fh, f64c(l, 1.5707963267948966), kb_un(kb, KO_NEG, r)), t);
+	r = sel(l, up, kb_un(kb, KO_NEG, r), r);
+	*rl = sel(l, up, kb_un(kb, KO_NEG, *rl), *rl);
+	*rl = sel(l, small, f64c(l, 0), *rl);
+	*q = sel(l, small, ci(l, DT_I64, 0), *q);
+	r = sel(l, small, a, r);
+	return sel(l, fin, r, f64c(l, NAN));
+}
+
+static KRef
+trig64(L *l, int op, KRef x)
+{
+	static const double ps[] = { 1.0 / 355687428096000.0, -1.0 / 1307674368000.0,
+		1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0,
+		1.0 / 120.0, -1.0 / 6.0 };
+	static const double pc[] = { -1.0 / 6402373705728000.0, 1.0 / 20922789888000.0,
+		-1.0 / 87178291200.0, 1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0,
+		-1.0 / 720.0, 1.0 / 24.0 };
+	KB *kb = &l->kb;
+	KRef q, rl, r = reduce_pio2_64(l, x, &q, &rl), z, s, c, hz, w, tail;
+
+	z = bin(l, KO_MUL, r, r);
+	tail = kb_fma(kb, bin(l, KO_MUL, r, z), horner64(l, z, ps, 8),
+	              bin(l, KO_MUL, rl, kb_fma(kb, z, f64c(l, -0.5), f64c(l, 1))));
+	s = bin(l, KO_ADD, r, tail);
+	hz = bin(l, KO_MUL, f64c(l, 0.5), z);
+	w = bin(l, KO_SUB, f64c(l, 1), hz);
+	tail = bin(l, KO_SUB, bin(l, KO_SUB, f64c(l, 1), w), hz);
+	tail = bin(l, KO_ADD, tail, kb_fma(kb, bin(l, KO_MUL, z, z), horner64(l, z, pc, 8),
+	                                   kb_un(kb, KO_NEG, bin(l, KO_MUL, r, rl))));
+	c = bin(l, KO_ADD, w, tail);
+	return trig_quadrant(l, op, x, kb_cast(kb, DT_I32, q), s, c, f64c(l, 0));
+}
+
 /* The legal form of unary/binary op on legal operands a, b. */
 static KRef
 expand(L *l, int op, KRef a, KRef b)
@@ -886,24 +1337,26 @@ expand(L *l, int op, KRef a, KRef b)
 	case KO_SHL: case KO_SHR:
 		return shift(l, op, a, b);
 	case KO_POW:
-		if (dt == DT_F32) {   /* KCaps.no_pow_f32: in f64, then rounded */
-			KRef a64 = kb_cast(&l->kb, DT_F64, a), b64 = kb_cast(&l->kb, DT_F64, b);
-			return kb_cast(&l->kb, DT_F32, l->caps->libm_f64 ? bin(l, KO_POW, a64, b64)
-			                                                : pow64(l, a64, b64));
-		}
-		return dt == DT_F64 ? pow64(l, a, b) : ipow(l, a, b);
+		return dt == DT_F64 ? pow64(l, a, b) : dt == DT_F32 ? pow32(l, a, b)
+		     : ipow(l, a, b);
 	case KO_MIN: case KO_MAX:
 		return minmax(l, op, a, b);
 	case KO_ERF:
 		return erf32(l, a);
 	case KO_EXP:   return dt == DT_F64 ? exp64x(l, a, 0) : exp32(l, a);
 	case KO_LOG:   return dt == DT_F64 ? log64(l, a) : log32(l, a);
-	case KO_TANH:  return tanh32(l, a);
+	case KO_TANH:
+		return dt == DT_F64 ? hyp64(l, op, a) : tanh32(l, a);
 	case KO_SINH: case KO_COSH:
-		return sinhcosh32(l, op, a);
+		return dt == DT_F64 ? hyp64(l, op, a) : sinhcosh32(l, op, a);
 	case KO_ASINH: return asinh32(l, a);
 	case KO_ACOSH: return acosh32(l, a);
 	case KO_ATANH: return atanh32(l, a);
+	case KO_SIN: case KO_COS: case KO_TAN:
+		return dt == DT_F64 ? trig64(l, op, a) : trig32(l, op, a);
+	case KO_ATAN:  return atan32(l, a);
+	case KO_ASIN:  return asin32(l, a);
+	case KO_ACOS:  return acos32(l, a);
 	case KO_ISNAN:
 		return bin(l, KO_NE, a, a);
 	case KO_ISINF:

@@ -41,7 +41,7 @@ const Target target_cpu_free = {
 	.threads = 0,
 	.subgroup = 1,
 	.index_bits = 64,
-	.ops = { .libm = 0, .libm_f64 = 0, .no_pow_f32 = 1 },
+	.ops = { .libm = 0, .libm_f64 = 0 },
 	.tune = TARGET_TUNE_HOST_CPU,
 };
 

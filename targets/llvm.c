@@ -4,16 +4,13 @@
  *
  * It is the cpu description (targets/cpu.c: the same lowering, tiles,
  * tuning and schedule) with one difference that matters: no math library
- * (KCaps.libm clear).  LLVM does not vectorise a call to expf or tanhf, so
- * a pointwise kernel with exp, log, tanh, sinh, cosh, asinh, acosh or
- * atanh in it would run one element at a time; with libm clear the seam's
- * legalisation (passes/legalize.c) expands them into kernel-IR
- * polynomials, straight-line float and integer arithmetic the loop
- * vectoriser takes like any other (their errors: docs/NUMERICS.md,
- * "Transcendentals without a libm").  Erf is a polynomial on every
- * target.  Ops without a kernel-IR expansion (sin, cos, tan, the inverse
- * trigonometric functions, pow, and every f64 transcendental) stay libm
- * calls, resolved by the JIT from the process.
+ * (KCaps.libm clear).  LLVM does not vectorise a call to expf or sinf,
+ * so a pointwise kernel with a transcendental in it would run one element
+ * at a time; with libm clear the seam's legalisation (passes/legalize.c)
+ * expands every f32 transcendental and pow into kernel-IR arithmetic,
+ * which the loop vectoriser takes like any other (their errors:
+ * docs/NUMERICS.md, "Transcendentals without a libm").  f64 ones stay
+ * libm calls (libm_f64), resolved by the JIT from the process.
  *
  * The host's own vector width and FMA reach LLVM from the JIT's detection
  * of the host (CPU name and features, as -march=native); vector_bytes and

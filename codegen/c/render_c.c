@@ -1285,7 +1285,7 @@ static int
 render(Ctx *c, const KKernel *k, FILE *f, int free_)
 {
 	/* freestanding: the C library's math expanded too (target_cpu_free) */
-	static const KCaps none = { .no_pow_f32 = 1 };
+	static const KCaps none = { 0 };
 	R r;
 	int i, n, rc;
 	size_t nn = (size_t)k->nnode, nv = (size_t)k->nvar + 1;

@@ -21,8 +21,8 @@
  *               converted with cvt (the cuda target's KCaps say so)
  *   floats      .rn on every add, mul, div and sqrt, so that ptxas does not
  *               contract them into fma (the schedule's FMA marks do);
- *               transcendentals are sequences around ex2/lg2/sin.approx
- *               accurate to a few 1e-7 (see "Transcendentals" below)
+ *               transcendentals arrive legalised (see "Transcendentals"
+ *               below); only f32 fmod is computed here
  *   tiles       m16n8k16 f16 tiles are mma.sync fragments in the PTX ISA's
  *               layout; m16n8k8 f32 tiles (full f32 products, no TF32) are
  *               computed with fma-free f32 arithmetic, each lane owning
@@ -141,44 +141,6 @@ norm(P *p, int dt, int r)
 /* ---- float helpers (f32) ------------------------------------------------- */
 
 static int
-fk(P *p, float v)
-{
-	uint32_t u;
-	int d = nr(p, RF);
-
-	memcpy(&u, &v, 4);
-	E(p, "mov.f32 %s, 0f%08X", R(p, RF, d), u);
-	return d;
-}
-
-static int
-fkx(P *p, uint32_t u)
-{
-	int d = nr(p, RF);
-
-	E(p, "mov.f32 %s, 0f%08X", R(p, RF, d), u);
-	return d;
-}
-
-static int
-f1(P *p, const char *op, int a)
-{
-	int d = nr(p, RF);
-
-	E(p, "%s %s, %s", op, R(p, RF, d), R(p, RF, a));
-	return d;
-}
-
-static int
-f2(P *p, const char *op, int a, int b)
-{
-	int d = nr(p, RF);
-
-	E(p, "%s %s, %s, %s", op, R(p, RF, d), R(p, RF, a), R(p, RF, b));
-	return d;
-}
-
-static int
 ffma(P *p, int a, int b, int c)
 {
 	int d = nr(p, RF);
@@ -188,158 +150,16 @@ ffma(P *p, int a, int b, int c)
 	return d;
 }
 
-static int
-fsetp(P *p, const char *cmp, int a, int b)
-{
-	int d = nr(p, RP);
-
-	E(p, "setp.%s.f32 %s, %s, %s", cmp, R(p, RP, d), R(p, RF, a), R(p, RF, b));
-	return d;
-}
-
-/* pr ? a : b */
-static int
-fsel(P *p, int pr, int a, int b)
-{
-	int d = nr(p, RF);
-
-	E(p, "selp.f32 %s, %s, %s, %s", R(p, RF, d), R(p, RF, a), R(p, RF, b),
-	  R(p, RP, pr));
-	return d;
-}
-
-/* |b| with the sign of a */
-static int
-fcopysign(P *p, int a, int b)
-{
-	int d = nr(p, RF);
-
-	E(p, "copysign.f32 %s, %s, %s", R(p, RF, d), R(p, RF, a), R(p, RF, b));
-	return d;
-}
-
 /* ---- Transcendentals ------------------------------------------------------ *
  *
- * PTX has only approximate ex2, lg2, sin and cos (ex2/lg2: relative or
- * absolute error about 2^-22; sin/cos: absolute 2^-20.9 on [-pi, pi]).
- * The sequences below keep every result within a few 1e-7 absolute or
- * relative error, far inside docs/NUMERICS.md's tolerances (rtol 1e-3,
- * atol 1e-5 for f32); the tests check them against the interpreter.
- *
- *   exp    2^t * (1 + e ln2): t = x log2e rounded, e its rounding error
- *          (an fma) plus the low part of log2e (|x| < 87; beyond, 2^t)
- *   log    lg2(x) ln2
- *   sin,cos  x reduced by 2pi in two parts (Cody-Waite) into [-pi, pi]
- *   tanh, sinh, cosh   from exp of |x| (series near 0), sign copied
- *   atan   1/x above 1, then pi/6 + atan((x sqrt3 - 1)/(x + sqrt3)) above
- *          tan(pi/12), then its odd series to x^13 (error < 2e-10)
- *   asin, acos   through atan; asinh, acosh, atanh through log
- *   pow    ex2(b lg2|a|) with C's special cases (integer b for a < 0,
- *          b == 0 or a == 1 give 1)
- *   fmod   in f64: a - trunc(a/b) b, corrected by one b (exact while
- *          |a/b| < 2^29)
- * f64 exp, log and pow arrive legalised (KCaps.libm_f64 clear); other f64
- * transcendentals and f64 fmod are not rendered (BURN_ERR_UNSUPPORTED).
+ * PTX has only approximate ex2, lg2, sin and cos.  The seam legalises every
+ * f32 transcendental and pow into kernel-IR arithmetic before this
+ * renderer runs (KCaps.libm clear: passes/legalize.c, errors in
+ * docs/NUMERICS.md), and f64 exp, log and pow (KCaps.libm_f64 clear); the
+ * other f64 transcendentals are not rendered (BURN_ERR_UNSUPPORTED).
+ * f32 fmod is computed in f64 here: a - trunc(a/b) b, corrected by one b
+ * (exact while |a/b| < 2^29); f64 fmod is not rendered.
  */
-static int
-f_exp(P *p, int x)
-{
-	int t = f2(p, "mul.rn.f32", x, fkx(p, 0x3FB8AA3B));
-	int e = ffma(p, x, fkx(p, 0x3FB8AA3B), f1(p, "neg.f32", t));
-	int r, u, big;
-
-	e = ffma(p, x, fkx(p, 0x32A57060), e);
-	u = f2(p, "mul.rn.f32", e, fkx(p, 0x3F317218));
-	/* |x| >= 87: r is near or past overflow (inf * u + inf is NaN for
-	 * u <= 0), or small: no correction; t's rounding then costs at most
-	 * 87 log2e 2^-24 = 7.5e-6 relative.  NaN x: r is NaN. */
-	big = fsetp(p, "lt", f1(p, "abs.f32", x), fk(p, 87.0f));
-	r = f1(p, "ex2.approx.f32", t);
-	return fsel(p, big, ffma(p, r, u, r), r);
-}
-
-static int
-f_log(P *p, int x)
-{
-	return f2(p, "mul.rn.f32", f1(p, "lg2.approx.f32", x), fkx(p, 0x3F317218));
-}
-
-/* x reduced into about [-pi, pi] */
-static int
-f_reduce(P *p, int x)
-{
-	int q = f1(p, "cvt.rni.f32.f32", f2(p, "mul.rn.f32", x, fkx(p, 0x3E22F983)));
-	int nq = f1(p, "neg.f32", q);
-	int y = ffma(p, nq, fkx(p, 0x40C90FDB), x);
-
-	return ffma(p, nq, fkx(p, 0xB43BBD2E), y);
-}
-
-/* odd polynomial x + c1 x^3 + c2 x^5 ... (n coefficients) */
-static int
-f_odd(P *p, int x, const float *c, int n)
-{
-	int x2 = f2(p, "mul.rn.f32", x, x), s = fk(p, c[n - 1]);
-
-	for (int i = n - 2; i >= 0; i--)
-		s = ffma(p, s, x2, fk(p, c[i]));
-	return ffma(p, f2(p, "mul.rn.f32", s, x2), x, x);
-}
-
-static int
-f_atan(P *p, int x)
-{
-	static const float c[] = { -1.0f / 3, 1.0f / 5, -1.0f / 7, 1.0f / 9,
-	                           -1.0f / 11, 1.0f / 13 };
-	int ax = f1(p, "abs.f32", x), one = fk(p, 1.0f);
-	int inv = fsetp(p, "gt", ax, one);
-	int t = fsel(p, inv, f2(p, "div.rn.f32", one, ax), ax);
-	int mid = fsetp(p, "gt", t, fkx(p, 0x3E8930A3));
-	int s3 = fkx(p, 0x3FDDB3D7);
-	int u = f2(p, "div.rn.f32", ffma(p, t, s3, fk(p, -1.0f)), f2(p, "add.rn.f32", t, s3));
-	int r;
-
-	u = fsel(p, mid, u, t);
-	r = f_odd(p, u, c, 6);
-	r = fsel(p, mid, f2(p, "add.rn.f32", r, fkx(p, 0x3F060A92)), r);
-	r = fsel(p, inv, f2(p, "sub.rn.f32", fkx(p, 0x3FC90FDB), r), r);
-	return fcopysign(p, x, r);
-}
-
-/* log(x + sqrt(x*x + s)) for x >= 0 (s = 1: asinh, -1: acosh) */
-static int
-f_arch(P *p, int x, float s)
-{
-	int r = f_log(p, f2(p, "add.rn.f32", x, f1(p, "sqrt.rn.f32",
-	                                        ffma(p, x, x, fk(p, s)))));
-	int big = fsetp(p, "gt", x, fk(p, 1e18f));
-
-	return fsel(p, big, f2(p, "add.rn.f32", f_log(p, x), fkx(p, 0x3F317218)), r);
-}
-
-static int
-f_pow(P *p, int a, int b)
-{
-	int aa = f1(p, "abs.f32", a), one = fk(p, 1.0f), zero = fk(p, 0.0f);
-	int r = f1(p, "ex2.approx.f32", f2(p, "mul.rn.f32", b, f1(p, "lg2.approx.f32", aa)));
-	int hb = f2(p, "mul.rn.f32", b, fk(p, 0.5f));
-	int bint = fsetp(p, "eq", f1(p, "cvt.rni.f32.f32", b), b);
-	int beven = fsetp(p, "eq", f1(p, "cvt.rni.f32.f32", hb), hb);
-	int neg = fsetp(p, "lt", a, zero), odd = nr(p, RP), nan = nr(p, RP);
-	int one_ = nr(p, RP);
-
-	r = fsel(p, fsetp(p, "eq", aa, one), one, r);
-	E(p, "and.pred %s, %s, %s", R(p, RP, odd), R(p, RP, neg), R(p, RP, bint));
-	E(p, "and.pred %s, %s, !%s", R(p, RP, odd), R(p, RP, odd), R(p, RP, beven));
-	r = fsel(p, odd, f1(p, "neg.f32", r), r);
-	E(p, "and.pred %s, %s, !%s", R(p, RP, nan), R(p, RP, neg), R(p, RP, bint));
-	r = fsel(p, nan, fkx(p, 0x7FC00000), r);
-	E(p, "setp.eq.f32 %s, %s, %s", R(p, RP, one_), R(p, RF, b), R(p, RF, zero));
-	E(p, "setp.eq.or.f32 %s, %s, %s, %s", R(p, RP, one_), R(p, RF, a), R(p, RF, one),
-	  R(p, RP, one_));
-	return fsel(p, one_, one, r);
-}
-
 static int
 f_fmod(P *p, int a, int b)
 {
@@ -372,65 +192,6 @@ f_fmod(P *p, int a, int b)
 	E(p, "selp.f64 %s, %s, %s, %s", R(p, RFD, r), R(p, RFD, A), R(p, RFD, r), R(p, RP, fix));
 	E(p, "cvt.rn.f32.f64 %s, %s", R(p, RF, d), R(p, RFD, r));
 	return d;
-}
-
-/* Unary transcendental op on f32 register x. */
-static int
-f_trans(P *p, int op, int x)
-{
-	static const float sh[] = { 1.0f / 6, 1.0f / 120, 1.0f / 5040 };
-	int ax, e, r, one, two, small, h;
-
-	switch (op) {
-	case KO_EXP: return f_exp(p, x);
-	case KO_LOG: return f_log(p, x);
-	case KO_SIN: return f1(p, "sin.approx.f32", f_reduce(p, x));
-	case KO_COS: return f1(p, "cos.approx.f32", f_reduce(p, x));
-	case KO_TAN:
-		r = f_reduce(p, x);
-		return f2(p, "div.rn.f32", f1(p, "sin.approx.f32", r), f1(p, "cos.approx.f32", r));
-	case KO_ATAN: return f_atan(p, x);
-	case KO_ASIN:
-		one = fk(p, 1.0f);
-		r = f2(p, "mul.rn.f32", f2(p, "sub.rn.f32", one, x), f2(p, "add.rn.f32", one, x));
-		return f_atan(p, f2(p, "div.rn.f32", x, f1(p, "sqrt.rn.f32", r)));
-	case KO_ACOS:
-		one = fk(p, 1.0f);
-		r = f2(p, "div.rn.f32", f2(p, "sub.rn.f32", one, x), f2(p, "add.rn.f32", one, x));
-		return f2(p, "mul.rn.f32", fk(p, 2.0f), f_atan(p, f1(p, "sqrt.rn.f32", r)));
-	case KO_TANH:
-		ax = f1(p, "abs.f32", x);
-		one = fk(p, 1.0f);
-		two = fk(p, 2.0f);
-		e = f_exp(p, f2(p, "mul.rn.f32", ax, two));
-		r = f2(p, "sub.rn.f32", one, f2(p, "div.rn.f32", two, f2(p, "add.rn.f32", e, one)));
-		small = fsetp(p, "lt", ax, fk(p, 0.004f));
-		h = f2(p, "mul.rn.f32", f2(p, "mul.rn.f32", ax, ax), ax);
-		r = fsel(p, small, ffma(p, h, fk(p, -1.0f / 3), ax), r);
-		return fcopysign(p, x, r);
-	case KO_SINH:
-	case KO_COSH:
-		ax = f1(p, "abs.f32", x);
-		/* e^|x| / 2, without overflow below sinh's own */
-		h = f_exp(p, f2(p, "sub.rn.f32", ax, fkx(p, 0x3F317218)));
-		e = f2(p, "div.rn.f32", fk(p, 0.25f), h);
-		if (op == KO_COSH)
-			return f2(p, "add.rn.f32", h, e);
-		r = f2(p, "sub.rn.f32", h, e);
-		small = fsetp(p, "lt", ax, fk(p, 0.25f));
-		r = fsel(p, small, f_odd(p, ax, sh, 3), r);
-		return fcopysign(p, x, r);
-	case KO_ASINH:
-		return fcopysign(p, x, f_arch(p, f1(p, "abs.f32", x), 1.0f));
-	case KO_ACOSH:
-		return f_arch(p, x, -1.0f);
-	case KO_ATANH:
-		one = fk(p, 1.0f);
-		r = f2(p, "div.rn.f32", f2(p, "add.rn.f32", one, x), f2(p, "sub.rn.f32", one, x));
-		return f2(p, "mul.rn.f32", fk(p, 0.5f), f_log(p, r));
-	}
-	return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s is not a transcendental",
-	            kop_name(op));
 }
 
 static int
@@ -722,12 +483,10 @@ ex_un(P *p, const KNode *n)
 	int dc = rcls(n->dtype), d;
 	const char *ft = sc == RF ? "f32" : "f64";
 
-	if (dtype_is_float(s) && is_trans(n->op)) {
-		if (sc != RF)
-			return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: f64 %s",
-			            kop_name(n->op));
-		return f_trans(p, n->op, a);
-	}
+	if (dtype_is_float(s) && is_trans(n->op))   /* f32 ones arrive legalised */
+		return fail(p, sc == RF ? BURN_ERR_INTERNAL : BURN_ERR_UNSUPPORTED,
+		            sc == RF ? "render_ptx %s: f32 %s not legalised" : "render_ptx %s: f64 %s",
+		            kop_name(n->op));
 	d = nr(p, dc);
 	switch (n->op) {
 	case KO_NEG:
@@ -786,10 +545,12 @@ ex_bin(P *p, const KNode *n)
 	const char *ft = sc == RF ? "f32" : "f64", *A = R(p, sc, a), *B = R(p, sc, b);
 	static const char *const cmp[] = { "lt", "le", "gt", "ge", "eq", "ne" };
 
-	if (fl && (n->op == KO_POW || n->op == KO_FMOD)) {
-		if (sc != RF)
-			return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: f64 %s", kop_name(n->op));
-		return n->op == KO_POW ? f_pow(p, a, b) : f_fmod(p, a, b);
+	if (fl && (n->op == KO_POW || n->op == KO_FMOD)) {   /* pow arrives legalised */
+		if (sc != RF || n->op == KO_POW)
+			return fail(p, n->op == KO_POW ? BURN_ERR_INTERNAL : BURN_ERR_UNSUPPORTED,
+			            n->op == KO_POW ? "render_ptx %s: %s not legalised"
+			                            : "render_ptx %s: f64 %s", kop_name(n->op));
+		return f_fmod(p, a, b);
 	}
 	if (fl && (n->op == KO_MIN || n->op == KO_MAX))
 		return fminmax(p, n->op, sc, a, b);

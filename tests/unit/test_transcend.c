@@ -88,11 +88,106 @@ Test(transcend, cosh)  { sweep("Cosh", 9, cosh, 2.5); }
 Test(transcend, asinh) { sweep("Asinh", 9, asinh, 2.5); }
 Test(transcend, acosh) { sweep("Acosh", 9, acosh, 2.5); }
 Test(transcend, atanh) { sweep("Atanh", 9, atanh, 2.5); }
+/* the trigonometric functions: reduced exactly by pi/2 (reduce_pio2), so
+ * results near a zero of sin or cos and at the largest arguments are as
+ * good as anywhere; the ulps are of the result however small */
+Test(transcend, sin)   { sweep("Sin", 7, sin, 1.0); }
+Test(transcend, cos)   { sweep("Cos", 7, cos, 1.0); }
+Test(transcend, tan)   { sweep("Tan", 7, tan, 2.5); }
+Test(transcend, atan)  { sweep("Atan", 7, atan, 2.0); }
+Test(transcend, asin)  { sweep("Asin", 7, asin, 2.5); }
+Test(transcend, acos)  { sweep("Acos", 7, acos, 2.5); }
+
+/* x near multiples of pi/2, where the reduction cancels: the f32
+ * neighbours of k pi/2 for k up to 2^20, and the f32 closest to a
+ * multiple of pi/2 over the whole range is among the STRIDE sweep's
+ * neighbours only by luck, so the values here are every f32 within 8
+ * ulps of k pi / 2 */
+Test(transcend, trig_near_multiples)
+{
+	enum { K = 1 << 14, W = 8 };
+	size_t n = (size_t)K * (2 * W + 1), i = 0;
+	float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+	const char *ops[] = { "Sin", "Cos" };
+	double (*ref[])(double) = { sin, cos };
+	T t;
+
+	cr_assert(x && y);
+	for (int k = 1; k <= K; k++) {
+		/* k spread to 2^20 geometrically, then its pi/2 multiple */
+		double kk = floor(pow(2.0, 20.0 * k / K));
+		float c = (float)(kk * 1.5707963267948966);
+		uint32_t u;
+		memcpy(&u, &c, sizeof u);
+		for (int d = -W; d <= W; d++)
+			x[i++] = from_bits(u + (uint32_t)d);
+	}
+	for (int o = 0; o < 2; o++) {
+		double worst = 0;
+		float wx = 0;
+		t_init(&t, 7);
+		t_input(&t, DT_F32, 1, I64S((int64_t)n), x);
+		t_node(&t, ops[o], 1);
+		cr_assert_eq(t_run1(&t, y), 1, "%s: one kernel", ops[o]);
+		t_fini(&t);
+		for (i = 0; i < n; i++) {
+			double e = ulps(y[i], ref[o]((double)x[i]));
+			if (e > worst || e != e) {
+				worst = e;
+				wx = x[i];
+			}
+		}
+		cr_expect(worst <= 1.0, "%s near k pi/2: %.3f ulps at %a", ops[o], worst,
+		          (double)wx);
+	}
+	free(x);
+	free(y);
+}
+
+/* f32 pow (through f64: pow32): bases over the f32 range, exponents
+ * -40 .. 40, within the 4-ulp budget, in fact about half an ulp */
+Test(transcend, pow_f32)
+{
+	enum { NA = 600, NB = 81 };
+	size_t n = NA * NB, i = 0;
+	float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *y = malloc(n * sizeof *y);
+	double worst = 0;
+	float wa = 0, wb = 0;
+	T t;
+
+	cr_assert(a && b && y);
+	for (int p = 0; p < NA; p++)
+		for (int q = 0; q < NB; q++, i++) {
+			a[i] = ldexpf(1 + (p * 7919 % 1000) / 1000.0f, -149 + p * 276 / NA);
+			if (p % 7 == 3)
+				a[i] = -a[i];
+			b[i] = (q - 40) * (q % 3 ? 0.37f : 1.0f);
+		}
+	t_init(&t, 13);
+	t_input(&t, DT_F32, 1, I64S((int64_t)n), a);
+	t_input(&t, DT_F32, 1, I64S((int64_t)n), b);
+	t_node(&t, "Pow", 1);
+	cr_assert_eq(t_run1(&t, y), 1, "Pow: one kernel");
+	t_fini(&t);
+	for (i = 0; i < n; i++) {
+		double e = ulps(y[i], pow((double)a[i], (double)b[i]));
+		if (e > worst || e != e) {
+			worst = e;
+			wa = a[i];
+			wb = b[i];
+		}
+	}
+	cr_expect(worst <= 1.0, "Pow f32: %.3f ulps at pow(%a, %a)", worst, (double)wa,
+	          (double)wb);
+	free(a);
+	free(b);
+	free(y);
+}
 
 /*
- * f64 exp, log and pow for a target without an f64 math library
- * (KCaps.libm_f64 clear: the cuda target; passes/legalize.c exp64x, log64,
- * pow64), against the x87 long double libm (64-bit significand), in ulps
+ * f64 exp, log, pow, tanh, sinh and cosh for a target without an f64
+ * math library (KCaps.libm_f64 clear: the cuda target; passes/legalize.c
+ * exp64x, log64, pow64, hyp64), against the x87 long double libm (64-bit significand), in ulps
  * of the f64 result.  About 200,000 bit patterns spread over the whole
  * line plus the special values; pow over a grid of bases and exponents.
  */
@@ -129,7 +224,7 @@ sweep64(const char *op, long double (*ref)(long double), double bound)
 		1., -1., 0x1p-1074, -0x1p-1074, 0x1p-1022, 0x1.fffffffffffffp1023,
 		709.782712893384, 709.7827128933841, -745.1332191019412,
 		-745.1332191019411, -708.4, 0.5, 2., 1e-300, 0.7071067811865476,
-		1.4142135623730951 };
+		1.4142135623730951, 22., 22.000000000000004, 709., 710.4, 0x1.6ac5b262ca1ffp+849 };
 	size_t ns = sizeof special / sizeof special[0], n = ns + N64, i;
 	double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), worst_x = 0;
 	double worst = 0;
@@ -160,6 +255,12 @@ sweep64(const char *op, long double (*ref)(long double), double bound)
 
 Test(transcend, exp_f64) { sweep64("Exp", expl, 1.0); }
 Test(transcend, log_f64) { sweep64("Log", logl, 1.0); }
+Test(transcend, tanh_f64) { sweep64("Tanh", tanhl, 2.5); }
+Test(transcend, sinh_f64) { sweep64("Sinh", sinhl, 2.5); }
+Test(transcend, cosh_f64) { sweep64("Cosh", coshl, 2.0); }
+Test(transcend, sin_f64) { sweep64("Sin", sinl, 1.0); }
+Test(transcend, cos_f64) { sweep64("Cos", cosl, 1.0); }
+Test(transcend, tan_f64) { sweep64("Tan", tanl, 2.5); }
 
 /* pow: bases spread over 2^-1000 .. 2^1000 (and negative), exponents
  * -40 .. 40 (integers and not); the bound grows with |b| (pow64's
