@@ -53,14 +53,16 @@ send 'twice(x) + 0.25'
 expect '4\.25' '' 'the multi-line function runs'
 send ':time gelu_custom(rand([1000, 1000]))'
 expect '^time: [0-9.]+ ms' '' ':time'
-# Ctrl-C: three big matmuls (separate kernels), interrupted in the first.
+# Ctrl-C: three big matmuls (separate kernels, 137 GFLOP each: at 1600
+# the JIT's GEMM finished them before the key arrived), interrupted in
+# the first.
 # A build without LLVM runs kernels in the interpreter, which checks for
 # an interrupt only between kernels: the first matmul would run for an
 # hour there, so the step does not run (and says so).
 if [ -n "${BURNCC_NO_LLVM:-}" ]; then
 	echo "SKIP Ctrl-C step: burncc built without LLVM (interpreted kernels): did not run"
 else
-send 'let a = rand([1600, 1600]); let b = matmul(matmul(matmul(a, a), a), a); print(reduce_sum(b, keepdims=false));'
+send 'let a = rand([4096, 4096]); let b = matmul(matmul(matmul(a, a), a), a); print(reduce_sum(b, keepdims=false));'
 sleep 0.5
 tmux -L $sock send-keys -t 0 C-c
 expect 'error: interrupted' '' 'Ctrl-C interrupts the computation'
