@@ -1321,6 +1321,153 @@ trig64(L *l, int op, KRef x)
 	return trig_quadrant(l, op, x, kb_cast(kb, DT_I32, q), s, c, f64c(l, 0));
 }
 
+/* erf for f64.  |x| < 7/8: x P(x^2), P the Taylor series of erf(x) / x
+ * (2 / sqrt(pi) (-1)^n / (n! (2n + 1)), to n = 17; the next term is below
+ * 2^-58).  7/8 <= |x| < 6: 1 - e^-x^2 F(|x|), F(x) = e^x^2 erfc(x) as a
+ * Chebyshev series on [7/8, 6] (degree 29, fitted for burncc in 50-digit
+ * arithmetic: truncation below 3e-17 of F), summed by Clenshaw's
+ * recurrence; x^2 goes to exp64x as an exact hi + lo pair (one fma), so
+ * the error of e^-x^2 F is a fraction of an ulp of the result.  |x| >= 6:
+ * +-1 (erfc(6) < 2^-55).  NaN stays NaN.  (The switch at 1 left 1.2 ulps
+ * near 0.99, where the series' terms add up to twice the result.) */
+static KRef
+erf64(L *l, KRef x)
+{
+	static const double tay[] = {
+		-9.0639708428086728e-17, 1.6342614095367152e-15,
+		-2.7835162072109215e-14, 4.4632242632864775e-13, -6.7113668551641105e-12,
+		9.4227590646504113e-11, -1.2290555301717928e-09, 1.4807192815879218e-08,
+		-1.6365844691234924e-07, 1.6462114365889248e-06, -1.492565035840625e-05,
+		0.00012055332981789664, -0.00085483270234508533, 0.0052239776254421879,
+		-0.026866170645131252, 0.11283791670955126, -0.37612638903183754,
+		1.1283791670955126 };
+	static const double ch[] = {
+		0.21099537231455212, -0.16212059321839578, 0.059549252634615038,
+		-0.021023980848584669, 0.0071637627815766191, -0.0023636664958322389,
+		0.00075722175562493023, -0.00023606516960034384, 7.1753730663095825e-05,
+		-2.1299832878339176e-05, 6.1837131429067642e-06, -1.7579661979407313e-06,
+		4.8994123996696948e-07, -1.339929562328852e-07, 3.5992560836897009e-08,
+		-9.5035807112782211e-09, 2.468450150595174e-09, -6.3112455064961812e-10,
+		1.5893744718215422e-10, -3.9446040697023024e-11, 9.6532480865852917e-12,
+		-2.3304865082385288e-12, 5.5528787336922658e-13, -1.3063825902987196e-13,
+		3.0358015217648548e-14, -6.9708624218581763e-15, 1.5821865040600245e-15,
+		-3.5504971466240596e-16, 7.8648409511798979e-17, -1.6500968631446031e-17 };
+	KB *kb = &l->kb;
+	int n = (int)(sizeof ch / sizeof ch[0]), nt = (int)(sizeof tay / sizeof tay[0]);
+	KRef a = kb_un(kb, KO_ABS, x), small, s2, Q, ac, t, t2, b1, b2, bt, F, hi, lo, y;
+
+	/* x (c0 + s Q(s)), s = x^2, c0 = 2 / sqrt(pi) in two parts: fma
+	 * steps, and c0's low part added to the small term, keep the sum
+	 * under an ulp */
+	s2 = bin(l, KO_MUL, x, x);
+	Q = f64c(l, tay[0]);
+	for (int i = 1; i < nt - 1; i++)
+		Q = kb_fma(kb, Q, s2, f64c(l, tay[i]));
+	small = kb_fma(kb, x, f64c(l, tay[nt - 1]), bin(l, KO_MUL, x,
+	               kb_fma(kb, s2, Q, f64c(l, 1.5335459613165881e-17))));
+	/* a clamped to [1, 6] (NaN to 1): the series' interval */
+	ac = sel(l, bin(l, KO_GT, a, f64c(l, 6)), f64c(l, 6),
+	         sel(l, bin(l, KO_GE, a, f64c(l, 0.875)), a, f64c(l, 0.875)));
+	t = bin(l, KO_DIV, bin(l, KO_SUB, bin(l, KO_ADD, ac, ac), f64c(l, 6.875)),
+	        f64c(l, 5.125));   /* (2a - 6.875) / 5.125 in [-1, 1] */
+	t2 = bin(l, KO_ADD, t, t);
+	b1 = f64c(l, ch[n - 1]);
+	b2 = f64c(l, 0);
+	for (int i = n - 2; i >= 1; i--) {
+		bt = bin(l, KO_ADD, kb_fma(kb, t2, b1, kb_un(kb, KO_NEG, b2)), f64c(l, ch[i]));
+		b2 = b1;
+		b1 = bt;
+	}
+	F = bin(l, KO_ADD, kb_fma(kb, t, b1, kb_un(kb, KO_NEG, b2)), f64c(l, ch[0]));
+	hi = bin(l, KO_MUL, ac, ac);
+	lo = kb_fma(kb, ac, ac, kb_un(kb, KO_NEG, hi));
+	y = bin(l, KO_SUB, f64c(l, 1), bin(l, KO_MUL, exp64x(l, kb_un(kb, KO_NEG, hi),
+	                                                     kb_un(kb, KO_NEG, lo)), F));
+	y = sel(l, bin(l, KO_GE, a, f64c(l, 6)), f64c(l, 1), y);
+	y = sel(l, bin(l, KO_LT, x, f64c(l, 0)), kb_un(kb, KO_NEG, y), y);
+	return sel(l, bin(l, KO_LT, a, f64c(l, 0.875)), small, sel(l, bin(l, KO_NE, x, x), x, y));
+}
+
+
+/* ---- fmod, exactly, for targets without a math library ------------------ *
+ *
+ * C's fmod(a, b) = a - n b, n = trunc(a / b), is exact: the result is a
+ * multiple of b's ulp below |b|.  Here as long division in float steps:
+ * with r = |a| and B = |b|, a step takes Bk = B 2^k, k the largest shift
+ * that keeps r / Bk below 2^(M-2) (M the fraction bits), q = floor(r /
+ * Bk) and r - q Bk by one fma.  That is exact when q is the true
+ * quotient's floor or one above it: r and q Bk are multiples of Bk's ulp
+ * and the difference lies in (-Bk, Bk).  A first fma shows whether q was
+ * one off (its remainder falls outside [0, Bk), which rounding cannot
+ * hide), q moves by one and a second fma gives the exact remainder; so a
+ * division good to 2.5 ulps (Vulkan's) is enough, its quotient being
+ * within 5/8 of the true one at this size.  A step lowers r's exponent by
+ * M - 3 or leaves r below B: 43 steps cover f64's 2097 binades, 14
+ * f32's 276.  Selects, no branches: the kernel stays one straight line.
+ */
+
+/* floor(log2 v) for finite v > 0 (an integer of type it), subnormals
+ * scaled into the normals first */
+static KRef
+expo_of(L *l, KRef v, int it, int M, int bias)
+{
+	int dt = dt_of(l, v), S = it == DT_I64 ? 64 : 32;
+	KRef sub = bin(l, KO_LT, v, cf(l, dt, it == DT_I64 ? 0x1p-1022 : 0x1p-126));
+	KRef vs = sel(l, sub, bin(l, KO_MUL, v, cf(l, dt, it == DT_I64 ? 0x1p64 : 0x1p32)), v);
+	KRef f = bin(l, KO_SHRM, kb_un(&l->kb, KO_BITS, vs),
+	             ci(l, it == DT_I64 ? DT_U64 : DT_U32, M));
+
+	return bin(l, KO_SUB, kb_cast(&l->kb, it, f),
+	           sel(l, sub, ci(l, it, bias + S), ci(l, it, bias)));
+}
+
+/* 2^k, k an integer of type it within the normal exponents */
+static KRef
+pow2_of(L *l, KRef k, int it, int M, int bias)
+{
+	KRef e = bin(l, KO_SHLM, bin(l, KO_ADD, k, ci(l, it, bias)), ci(l, it, M));
+
+	return kb_un(&l->kb, KO_FROMBITS, kb_cast(&l->kb, it == DT_I64 ? DT_U64 : DT_U32, e));
+}
+
+static KRef
+fmodx(L *l, KRef a, KRef b)
+{
+	KB *kb = &l->kb;
+	int dt = dt_of(l, a), d64 = dt == DT_F64, M = d64 ? 52 : 23, bias = d64 ? 1023 : 127;
+	int it = d64 ? DT_I64 : DT_I32, S = d64 ? 64 : 32, steps = d64 ? 43 : 14;
+	KRef A = kb_un(kb, KO_ABS, a), B = kb_un(kb, KO_ABS, b), r = A;
+	KRef sub, Bs, eb, kadj, bad, z = ci(l, it, 0);
+
+	/* B scaled into the normals (Bs = B 2^kadj), so that B 2^k is Bs
+	 * times two normal powers of two */
+	sub = bin(l, KO_LT, B, cf(l, dt, d64 ? 0x1p-1022 : 0x1p-126));
+	Bs = sel(l, sub, bin(l, KO_MUL, B, cf(l, dt, d64 ? 0x1p64 : 0x1p32)), B);
+	kadj = sel(l, sub, ci(l, it, S), z);
+	eb = expo_of(l, B, it, M, bias);
+	for (int i = 0; i < steps; i++) {
+		KRef k, kk, k1, Bk, q, r0, rn;
+
+		k = bin(l, KO_SUB, bin(l, KO_SUB, expo_of(l, r, it, M, bias), eb), ci(l, it, M - 3));
+		k = sel(l, bin(l, KO_LT, k, z), z, k);
+		kk = bin(l, KO_SUB, k, kadj);      /* B 2^k = Bs 2^kk, kk >= -S */
+		k1 = sel(l, bin(l, KO_LT, kk, z), kk, bin(l, KO_SHRM, kk, ci(l, it, 1)));
+		Bk = bin(l, KO_MUL, bin(l, KO_MUL, Bs, pow2_of(l, k1, it, M, bias)),
+		         pow2_of(l, bin(l, KO_SUB, kk, k1), it, M, bias));
+		q = kb_un(kb, KO_FLOOR, bin(l, KO_DIV, r, Bk));
+		r0 = kb_fma(kb, kb_un(kb, KO_NEG, q), Bk, r);
+		q = sel(l, bin(l, KO_LT, r0, cf(l, dt, 0)), bin(l, KO_SUB, q, cf(l, dt, 1)),
+		        sel(l, bin(l, KO_GE, r0, Bk), bin(l, KO_ADD, q, cf(l, dt, 1)), q));
+		rn = kb_fma(kb, kb_un(kb, KO_NEG, q), Bk, r);
+		r = sel(l, bin(l, KO_GE, r, B), rn, r);
+	}
+	/* NaN for a NaN, an infinite a or b = 0; a for an infinite b (r stayed
+	 * |a|) and for a = +-0; otherwise r with a's sign */
+	bad = bin(l, KO_OR, bin(l, KO_OR, bin(l, KO_NE, a, a), bin(l, KO_NE, b, b)),
+	          bin(l, KO_OR, bin(l, KO_EQ, A, cf(l, dt, INFINITY)), bin(l, KO_EQ, b, cf(l, dt, 0))));
+	return sel(l, bad, cf(l, dt, NAN), sel(l, bin(l, KO_EQ, a, cf(l, dt, 0)), a,
+	           sel(l, bin(l, KO_LT, a, cf(l, dt, 0)), kb_un(kb, KO_NEG, r), r)));
+}
 /* The legal form of unary/binary op on legal operands a, b. */
 static KRef
 expand(L *l, int op, KRef a, KRef b)
@@ -1342,7 +1489,9 @@ expand(L *l, int op, KRef a, KRef b)
 	case KO_MIN: case KO_MAX:
 		return minmax(l, op, a, b);
 	case KO_ERF:
-		return erf32(l, a);
+		return dt == DT_F64 ? erf64(l, a) : erf32(l, a);
+	case KO_FMOD:
+		return fmodx(l, a, b);
 	case KO_EXP:   return dt == DT_F64 ? exp64x(l, a, 0) : exp32(l, a);
 	case KO_LOG:   return dt == DT_F64 ? log64(l, a) : log32(l, a);
 	case KO_TANH:

@@ -395,8 +395,8 @@ name_vars(R *r)
 static const char *free_func(int op, int dt);
 
 /* Freestanding: refuse an op whose only definition is the C library's
- * (sin, cos, tan, asin, acos, atan, fmod, f32 pow, f64 erf and the f64
- * hyperbolics: no kernel-IR expansion yet), and an f64 fma. */
+ * (the f64 inverse functions: no kernel-IR expansion yet), and an f64
+ * fma (the file defines only an f32 one; f64 fmod's expansion needs it). */
 static void
 pre_free(R *r, KRef e)
 {

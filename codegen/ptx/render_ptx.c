@@ -21,8 +21,8 @@
  *               converted with cvt (the cuda target's KCaps say so)
  *   floats      .rn on every add, mul, div and sqrt, so that ptxas does not
  *               contract them into fma (the schedule's FMA marks do);
- *               transcendentals arrive legalised (see "Transcendentals"
- *               below); only f32 fmod is computed here
+ *               transcendentals and fmod arrive legalised (see
+ *               "Transcendentals" below)
  *   tiles       m16n8k16 f16 tiles are mma.sync fragments in the PTX ISA's
  *               layout; m16n8k8 f32 tiles (full f32 products, no TF32) are
  *               computed with fma-free f32 arithmetic, each lane owning
@@ -153,46 +153,13 @@ ffma(P *p, int a, int b, int c)
 /* ---- Transcendentals ------------------------------------------------------ *
  *
  * PTX has only approximate ex2, lg2, sin and cos.  The seam legalises every
- * f32 transcendental and pow into kernel-IR arithmetic before this
+ * f32 transcendental, pow and fmod into kernel-IR arithmetic before this
  * renderer runs (KCaps.libm clear: passes/legalize.c, errors in
- * docs/NUMERICS.md), and f64 exp, log and pow (KCaps.libm_f64 clear); the
- * other f64 transcendentals are not rendered (BURN_ERR_UNSUPPORTED).
- * f32 fmod is computed in f64 here: a - trunc(a/b) b, corrected by one b
- * (exact while |a/b| < 2^29); f64 fmod is not rendered.
+ * docs/NUMERICS.md), and f64 exp, log, pow, the trigonometric and
+ * hyperbolic functions, erf and fmod (KCaps.libm_f64 clear); the f64
+ * inverse trigonometric and hyperbolic functions are not rendered
+ * (BURN_ERR_UNSUPPORTED).
  */
-static int
-f_fmod(P *p, int a, int b)
-{
-	int A = nr(p, RFD), B = nr(p, RFD), q = nr(p, RFD), r = nr(p, RFD);
-	int ab = nr(p, RFD), fix = nr(p, RP), d = nr(p, RF);
-
-	E(p, "cvt.f64.f32 %s, %s", R(p, RFD, A), R(p, RF, a));
-	E(p, "cvt.f64.f32 %s, %s", R(p, RFD, B), R(p, RF, b));
-	E(p, "div.rn.f64 %s, %s, %s", R(p, RFD, q), R(p, RFD, A), R(p, RFD, B));
-	E(p, "cvt.rzi.f64.f64 %s, %s", R(p, RFD, q), R(p, RFD, q));
-	E(p, "neg.f64 %s, %s", R(p, RFD, q), R(p, RFD, q));
-	E(p, "fma.rn.f64 %s, %s, %s, %s", R(p, RFD, r), R(p, RFD, q), R(p, RFD, B),
-	  R(p, RFD, A));
-	/* the quotient was rounded across an integer: r's sign differs from a's */
-	E(p, "abs.f64 %s, %s", R(p, RFD, ab), R(p, RFD, B));
-	E(p, "copysign.f64 %s, %s, %s", R(p, RFD, ab), R(p, RFD, A), R(p, RFD, ab));
-	E(p, "mul.rn.f64 %s, %s, %s", R(p, RFD, q), R(p, RFD, r), R(p, RFD, A));
-	E(p, "setp.lt.f64 %s, %s, 0d0000000000000000", R(p, RP, fix), R(p, RFD, q));
-	E(p, "@%s add.rn.f64 %s, %s, %s", R(p, RP, fix), R(p, RFD, r), R(p, RFD, r),
-	  R(p, RFD, ab));
-	/* |r| == |b| after rounding the other way: 0 with a's sign */
-	E(p, "abs.f64 %s, %s", R(p, RFD, q), R(p, RFD, r));
-	E(p, "abs.f64 %s, %s", R(p, RFD, ab), R(p, RFD, B));
-	E(p, "setp.ge.f64 %s, %s, %s", R(p, RP, fix), R(p, RFD, q), R(p, RFD, ab));
-	E(p, "@%s sub.rn.f64 %s, %s, %s", R(p, RP, fix), R(p, RFD, r), R(p, RFD, r),
-	  R(p, RFD, ab));
-	E(p, "copysign.f64 %s, %s, %s", R(p, RFD, r), R(p, RFD, A), R(p, RFD, r));
-	/* fmod(a, +-inf) = a (the fma's 0 * inf is NaN) */
-	E(p, "testp.infinite.f64 %s, %s", R(p, RP, fix), R(p, RFD, B));
-	E(p, "selp.f64 %s, %s, %s, %s", R(p, RFD, r), R(p, RFD, A), R(p, RFD, r), R(p, RP, fix));
-	E(p, "cvt.rn.f32.f64 %s, %s", R(p, RF, d), R(p, RFD, r));
-	return d;
-}
 
 static int
 is_trans(int op)
@@ -545,13 +512,9 @@ ex_bin(P *p, const KNode *n)
 	const char *ft = sc == RF ? "f32" : "f64", *A = R(p, sc, a), *B = R(p, sc, b);
 	static const char *const cmp[] = { "lt", "le", "gt", "ge", "eq", "ne" };
 
-	if (fl && (n->op == KO_POW || n->op == KO_FMOD)) {   /* pow arrives legalised */
-		if (sc != RF || n->op == KO_POW)
-			return fail(p, n->op == KO_POW ? BURN_ERR_INTERNAL : BURN_ERR_UNSUPPORTED,
-			            n->op == KO_POW ? "render_ptx %s: %s not legalised"
-			                            : "render_ptx %s: f64 %s", kop_name(n->op));
-		return f_fmod(p, a, b);
-	}
+	if (fl && (n->op == KO_POW || n->op == KO_FMOD))   /* arrive legalised */
+		return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s not legalised",
+		            kop_name(n->op));
 	if (fl && (n->op == KO_MIN || n->op == KO_MAX))
 		return fminmax(p, n->op, sc, a, b);
 	d = nr(p, dc);

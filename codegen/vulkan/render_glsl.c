@@ -30,10 +30,7 @@ typedef struct G {
 	int ntmp;
 	int depth;               /* indentation */
 	int rec;                 /* expression recursion */
-	unsigned need;           /* helpers used (H_*) */
 } G;
-
-enum { H_FMOD = 2 };
 
 static int
 fail(G *g, int code, const char *what)
@@ -219,12 +216,6 @@ bin(G *g, int op, int dt, int a, int b)
 		return;
 	case KO_MIN: case KO_MAX:
 		fprintf(g->f, "%s(t%d, t%d)", op == KO_MIN ? "min" : "max", a, b);
-		return;
-	case KO_FMOD:
-		if (dt != DT_F32)
-			break;
-		g->need |= H_FMOD;
-		fprintf(g->f, "burn_fmod(t%d, t%d)", a, b);
 		return;
 	}
 	{
@@ -498,16 +489,6 @@ spill(G *g, int v, int st)
 	}
 }
 
-static const char helpers_fmod[] =
-	/* C's fmod: exact in double while the quotient stays below 2^29 */
-	"float burn_fmod(float a, float b) {\n"
-	"\tif (b == 0.0 || isinf(a) || isnan(a) || isnan(b)) return uintBitsToFloat(0x7fc00000u);\n"
-	"\tif (isinf(b)) return a;\n"
-	"\tdouble q = trunc(double(a) / double(b));\n"
-	"\tfloat r = float(double(a) - q * double(b));\n"
-	"\treturn r == 0.0 ? (a < 0.0 ? -0.0 : 0.0) : r;\n"
-	"}\n";
-
 static int
 render_shader(Ctx *c, const KKernel *k, const PtxSeg *sg, int si, int nseg,
               const unsigned char *cross, GlslShader *out)
@@ -612,8 +593,6 @@ render_shader(Ctx *c, const KKernel *k, const PtxSeg *sg, int si, int nseg,
 	if (sg->spill)
 		fprintf(f, "layout(std430, set = 0, binding = %d) buffer Spill { uint64_t sp[]; };\n",
 		        k->nbuf);
-	if (g.need & H_FMOD)
-		fputs(helpers_fmod, f);
 	fprintf(f, "void main() {\n%s}\n", body);
 	fclose(f);
 	out->text = text;

@@ -185,9 +185,9 @@ Test(transcend, pow_f32)
 }
 
 /*
- * f64 exp, log, pow, tanh, sinh and cosh for a target without an f64
+ * f64 exp, log, pow, tanh, sinh, cosh, sin, cos, tan and erf for a target without an f64
  * math library (KCaps.libm_f64 clear: the cuda target; passes/legalize.c
- * exp64x, log64, pow64, hyp64), against the x87 long double libm (64-bit significand), in ulps
+ * exp64x, log64, pow64, hyp64, trig64, erf64), against the x87 long double libm (64-bit significand), in ulps
  * of the f64 result.  About 200,000 bit patterns spread over the whole
  * line plus the special values; pow over a grid of bases and exponents.
  */
@@ -217,8 +217,10 @@ ulps64(double g, long double r)
 	return (double)(fabsl((long double)g - r) / ldexpl(1, e - 53));
 }
 
+/* span 0: bit patterns over the whole line; span > 0: an even grid on
+ * [-span, span] (where a function does all its work in a narrow range) */
 static void
-sweep64(const char *op, long double (*ref)(long double), double bound)
+sweep64(const char *op, long double (*ref)(long double), double bound, double span)
 {
 	static const double special[] = { 0., -0., INFINITY, -INFINITY, NAN,
 		1., -1., 0x1p-1074, -0x1p-1074, 0x1p-1022, 0x1.fffffffffffffp1023,
@@ -234,7 +236,8 @@ sweep64(const char *op, long double (*ref)(long double), double bound)
 	for (i = 0; i < ns; i++)
 		x[i] = special[i];
 	for (uint64_t k = 0; k < N64; k++)
-		x[i++] = from_bits64(k * (UINT64_MAX / N64));
+		x[i++] = span > 0 ? -span + 2 * span * (double)k / N64
+		       : from_bits64(k * (UINT64_MAX / N64));
 	t_init(&t, 13);
 	t_input(&t, DT_F64, 1, I64S((int64_t)n), x);
 	t_node(&t, op, 1);
@@ -253,14 +256,16 @@ sweep64(const char *op, long double (*ref)(long double), double bound)
 	free(y);
 }
 
-Test(transcend, exp_f64) { sweep64("Exp", expl, 1.0); }
-Test(transcend, log_f64) { sweep64("Log", logl, 1.0); }
-Test(transcend, tanh_f64) { sweep64("Tanh", tanhl, 2.5); }
-Test(transcend, sinh_f64) { sweep64("Sinh", sinhl, 2.5); }
-Test(transcend, cosh_f64) { sweep64("Cosh", coshl, 2.0); }
-Test(transcend, sin_f64) { sweep64("Sin", sinl, 1.0); }
-Test(transcend, cos_f64) { sweep64("Cos", cosl, 1.0); }
-Test(transcend, tan_f64) { sweep64("Tan", tanl, 2.5); }
+Test(transcend, exp_f64) { sweep64("Exp", expl, 1.0, 0); }
+Test(transcend, log_f64) { sweep64("Log", logl, 1.0, 0); }
+Test(transcend, tanh_f64) { sweep64("Tanh", tanhl, 2.5, 0); }
+Test(transcend, sinh_f64) { sweep64("Sinh", sinhl, 2.5, 0); }
+Test(transcend, cosh_f64) { sweep64("Cosh", coshl, 2.0, 0); }
+Test(transcend, sin_f64) { sweep64("Sin", sinl, 1.0, 0); }
+Test(transcend, cos_f64) { sweep64("Cos", cosl, 1.0, 0); }
+Test(transcend, tan_f64) { sweep64("Tan", tanl, 2.5, 0); }
+Test(transcend, erf_f64) { sweep64("Erf", erfl, 1.0, 0); }
+Test(transcend, erf_f64_grid) { sweep64("Erf", erfl, 1.0, 7.0); }
 
 /* pow: bases spread over 2^-1000 .. 2^1000 (and negative), exponents
  * -40 .. 40 (integers and not); the bound grows with |b| (pow64's
@@ -321,3 +326,110 @@ Test(transcend, pow_f64)
 	free(b);
 	free(y);
 }
+
+/*
+ * fmod (ONNX Mod with fmod=1) for a target without a math library: the
+ * exact long division of passes/legalize.c (fmodx), which must agree with
+ * C's fmod bit for bit (the result is exact, so no ulps): pairs whose
+ * quotients span every exponent gap, subnormal divisors, the sign of a
+ * zero result, and C's special cases.
+ */
+static uint64_t
+rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void
+fmod_check(int dt, size_t n, const void *a, const void *b, const void *y)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double x1, x2, g, r;
+
+		if (dt == DT_F32) {
+			x1 = ((const float *)a)[i];
+			x2 = ((const float *)b)[i];
+			g = ((const float *)y)[i];
+			r = fmodf((float)x1, (float)x2);
+		} else {
+			x1 = ((const double *)a)[i];
+			x2 = ((const double *)b)[i];
+			g = ((const double *)y)[i];
+			r = fmod(x1, x2);
+		}
+		if ((isnan(r) && isnan(g)) || (r == g && signbit(r) == signbit(g)))
+			continue;
+		if (bad++ < 5)
+			cr_expect(0, "%s fmod(%a, %a) = %a, C gives %a",
+			          dt == DT_F32 ? "f32" : "f64", x1, x2, g, r);
+	}
+	cr_expect_eq(bad, 0, "%zu of %zu fmod results differ from C's", bad, n);
+}
+
+static void
+fmod_sweep(int dt)
+{
+	static const double sp[] = { 0., -0., 1., -1., INFINITY, -INFINITY, NAN,
+		3., -3., 0.5, 1e-45, 1e30, -7.25 };
+	enum { NR = 60000 };
+	size_t ns = sizeof sp / sizeof sp[0], n = NR + ns * ns, i = 0, sz = dtype_size(dt);
+	unsigned char *a = malloc(n * sz), *b = malloc(n * sz), *y = malloc(n * sz);
+	uint64_t s = 0x9e3779b97f4a7c15ULL;
+	T t;
+
+	cr_assert(a && b && y);
+	for (; i < NR; i++) {
+		/* random bit patterns (either sign, any exponent), a third of
+		 * the divisors small integers or subnormal */
+		uint64_t u = rng(&s), v = rng(&s);
+		if (dt == DT_F32) {
+			float fa, fb;
+			uint32_t ua = (uint32_t)u, ub = (uint32_t)v;
+			memcpy(&fa, &ua, 4);
+			memcpy(&fb, &ub, 4);
+			if (i % 3 == 1)
+				fb = (float)(int)(v % 97 + 1);
+			if (i % 9 == 2)
+				fb = from_bits((uint32_t)(v % 0x7fffff) + 1);
+			((float *)a)[i] = fa;
+			((float *)b)[i] = fb;
+		} else {
+			double fa = from_bits64(u), fb = from_bits64(v);
+			if (i % 3 == 1)
+				fb = (double)(v % 97 + 1);
+			if (i % 9 == 2)
+				fb = from_bits64(v % 0xfffffffffffffULL + 1);
+			((double *)a)[i] = fa;
+			((double *)b)[i] = fb;
+		}
+	}
+	for (size_t p = 0; p < ns; p++)
+		for (size_t q = 0; q < ns; q++, i++) {
+			if (dt == DT_F32) {
+				((float *)a)[i] = (float)sp[p];
+				((float *)b)[i] = (float)sp[q];
+			} else {
+				((double *)a)[i] = sp[p];
+				((double *)b)[i] = sp[q];
+			}
+		}
+	t_init(&t, 13);
+	t_input(&t, dt, 1, I64S((int64_t)n), a);
+	t_input(&t, dt, 1, I64S((int64_t)n), b);
+	t_node(&t, "Mod", 1);
+	t_attr_i(&t, "fmod", 1);
+	cr_assert_eq(t_run1(&t, y), 1, "Mod: one kernel");
+	t_fini(&t);
+	fmod_check(dt, n, a, b, y);
+	free(a);
+	free(b);
+	free(y);
+}
+
+Test(transcend, fmod_f32) { fmod_sweep(DT_F32); }
+Test(transcend, fmod_f64) { fmod_sweep(DT_F64); }
