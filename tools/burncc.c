@@ -26,11 +26,32 @@
 #include "tools/kir_tool.h"
 #include "tools/dsl_tool.h"
 #include "tools/train.h"
+#include "tools/run_model.h"
 #ifdef BURN_HAVE_VULKAN
 #include "codegen/vulkan/spirv.h"
 #endif
 
+#include "burncc_git.h"   /* BURNCC_GIT: git describe at build time */
+#ifndef BURNCC_VERSION
 #define BURNCC_VERSION "0.1.0"
+#endif
+#if defined(__clang__)
+#define BURNCC_CC "clang " __clang_version__
+#elif defined(__GNUC__)
+#define BURNCC_CC "gcc " __VERSION__
+#else
+#define BURNCC_CC "an unknown compiler"
+#endif
+#ifdef BURN_HAVE_LLVM
+#define BURNCC_LLVM "llvm on"
+#else
+#define BURNCC_LLVM "llvm off"
+#endif
+#ifdef BURN_HAVE_VULKAN
+#define BURNCC_VK "vulkan on"
+#else
+#define BURNCC_VK "vulkan off"
+#endif
 
 static const char usage[] =
 "usage: burncc MODEL.onnx -o OUT.c [options]   compile to OUT.c and OUT.h\n"
@@ -41,6 +62,10 @@ static const char usage[] =
 "                                               burncc kir --help)\n"
 "       burncc cache path|stats|clear [--cache-dir DIR]   the llvm\n"
 "                                               target's kernel cache\n"
+"       burncc run MODEL.onnx --input NAME=FILE... [--output DIR]\n"
+"                                               run a model on .npy/.pb\n"
+"                                               files, outputs as .npy\n"
+"                                               (burncc run --help)\n"
 "       burncc run [options] SCRIPT.burn        run a .burn script\n"
 "       burncc repl [options]                   interactive .burn session\n"
 "       burncc train MODEL --data DIR [options]  train a classifier\n"
@@ -563,6 +588,10 @@ int main(int argc, char **argv)
 		free(bind);
 		return kir_main(argc - 1, argv + 1);
 	}
+	if (argc > 1 && !strcmp(argv[1], "run") && run_model_wanted(argc - 1, argv + 1)) {
+		free(bind);
+		return run_model_main(argc - 1, argv + 1);
+	}
 	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "repl"))) {
 		free(bind);
 		return dsl_main(argc - 1, argv + 1);
@@ -574,7 +603,10 @@ int main(int argc, char **argv)
 			free(bind);
 			return 0;
 		} else if (!strcmp(a, "--version")) {
-			printf("burncc %s\n", BURNCC_VERSION);
+			/* the version, then how this binary was built */
+			printf("burncc %s\nbuild: git %s, %s, %s, %s\n", BURNCC_VERSION,
+			       BURNCC_GIT, BURNCC_CC, BURNCC_LLVM, BURNCC_VK);
+			free(bind);
 			return 0;
 		} else if (!strcmp(a, "-o")) {
 			if (++i >= argc || !*argv[i]) die_usage("-o needs a file", NULL);

@@ -465,6 +465,203 @@ done:
 	free(in);
 }
 
+/* "FAIL: " and c's message into res; returns 1. */
+static int fail_res(const Ctx *c, char *res, size_t n)
+{
+	snprintf(res, n, "FAIL: %s", c->msg[0] ? c->msg : burn_code_name(c->code));
+	return 1;
+}
+
+/* Emit m for be as C (model.c, model.h in wd) and build it with cc and the
+ * harness object into wd/model.  0, or 1 with "FAIL: reason" in res. */
+static int build_module(const Backend *be, const Compiled *m, const char *model,
+                        const char *cc, const char *harness, const char *wd,
+                        Ctx *c, char *res, size_t n)
+{
+	char p[1200], why[600];
+
+{
+	ModuleOpts eo = { "model", "model.h", model };
+	FILE *fc, *fh;
+	int rc;
+	snprintf(p, sizeof p, "%s/model.c", wd);
+	fc = fopen(p, "w");
+	snprintf(p, sizeof p, "%s/model.h", wd);
+	fh = fopen(p, "w");
+	if (!fc || !fh) {
+		snprintf(res, n, "FAIL: cannot write to %s", wd);
+		if (fc) fclose(fc);
+		if (fh) fclose(fh);
+		return 1;
+	}
+	rc = be->emit_module(c, m, &eo, fc, fh);
+	fclose(fc);
+	fclose(fh);
+	if (rc)
+		return fail_res(c, res, n);
+}
+{
+	/* $BURNCC_CFLAGS (words split on spaces) replace -O1, e.g.
+	 * "-O3 -march=native -fopenmp" to check the fast builds */
+	char src[1200], bin[1200], log[1200], flags[512];
+	char *argv[48];
+	int k = 0;
+	const char *ef = getenv("BURNCC_CFLAGS");
+	snprintf(flags, sizeof flags, "%s", ef && *ef ? ef : "-O1");
+	argv[k++] = (char *)cc;
+	argv[k++] = "-std=c99";
+	for (char *t = strtok(flags, " "); t && k < 36; t = strtok(NULL, " "))
+		argv[k++] = t;
+	/* -pedantic: the generated C is ISO C99 (no overlong string
+	 * literal, no extension), which firmware toolchains insist on */
+	argv[k++] = "-pedantic";
+	argv[k++] = "-Wall"; argv[k++] = "-Wextra"; argv[k++] = "-Werror";
+	snprintf(src, sizeof src, "%s/model.c", wd);
+	snprintf(bin, sizeof bin, "%s/model", wd);
+	snprintf(log, sizeof log, "%s/cc.log", wd);
+	if (!strcmp(be->name, "c-freestanding")) {
+		/* freestanding: the module alone, with the flags firmware
+		 * builds use, then linked with no library at all (any
+		 * name from libc, libm or libgcc is an undefined symbol),
+		 * then with the hosted harness */
+		char obj[1200];
+		int f0 = k, bare = !(ef && strstr(ef, "-fsanitize"));
+		snprintf(obj, sizeof obj, "%s/model.o", wd);
+		argv[k++] = "-ffreestanding"; argv[k++] = "-Wcast-align";
+		argv[k++] = "-Wfloat-equal"; argv[k++] = "-c";
+		argv[k++] = "-o"; argv[k++] = obj; argv[k++] = src; argv[k] = NULL;
+		if (run(argv, log, CASE_TIMEOUT)) {
+			first_line(log, wd, why, sizeof why);
+			snprintf(res, n, "FAIL: generated C does not build: %s", why);
+			return 1;
+		}
+		char *link[] = { (char *)cc, "-nostdlib", "-static",
+		                 "-Wl,-e,model_run_v", "-o", bin, obj, NULL };
+		if (bare && run(link, log, CASE_TIMEOUT)) {
+			first_line(log, wd, why, sizeof why);
+			snprintf(res, n, "FAIL: freestanding C needs a library: %s", why);
+			return 1;
+		}
+		k = f0;
+		argv[k++] = "-o"; argv[k++] = bin; argv[k++] = obj;
+	} else {
+		argv[k++] = "-o"; argv[k++] = bin; argv[k++] = src;
+	}
+	argv[k++] = (char *)harness; argv[k++] = "-lm"; argv[k] = NULL;
+	if (run(argv, log, CASE_TIMEOUT)) {
+		first_line(log, wd, why, sizeof why);
+		snprintf(res, n, "FAIL: generated C does not build: %s", why);
+		return 1;
+	}
+}
+	return 0;
+}
+
+/* Run the binary build_module made on one set of inputs (in[i]: nbytes[i]
+ * bytes, the compiled graph's inputs in order; written to wd/inI.bin), the
+ * outputs read back from wd/outI.bin into out[i] (each value_nbytes of the
+ * graph's output).  0, or 1 with "FAIL: reason" in res. */
+static int run_built(const Compiled *m, const char *wd, const void *const *in,
+                     const int64_t *nbytes, void *const *out, char *res, size_t n)
+{
+	char bin[1200], ab[32], ni[16], no[16], log[1200], p[1200];
+	int nin = m->g->nin, nout = m->g->nout, k = 0, rc, bad = 0;
+	char **argv = calloc((size_t)(6 + nin + nout), sizeof *argv);
+
+	if (!argv) {
+		snprintf(res, n, "FAIL: out of memory");
+		return 1;
+	}
+	snprintf(bin, sizeof bin, "%s/model", wd);
+	snprintf(ab, sizeof ab, "%lld", (long long)m->plan.arena_bytes);
+	snprintf(ni, sizeof ni, "%d", nin);
+	snprintf(no, sizeof no, "%d", nout);
+	argv[k++] = bin; argv[k++] = ab; argv[k++] = ni; argv[k++] = no;
+	for (int i = 0; i < nin && !bad; i++) {
+		snprintf(p, sizeof p, "%s/in%d.bin", wd, i);
+		bad = write_file(p, in[i], nbytes[i]) || !(argv[k++] = strdup(p));
+	}
+	for (int i = 0; i < nout && !bad; i++) {
+		snprintf(p, sizeof p, "%s/out%d.bin", wd, i);
+		bad = !(argv[k++] = strdup(p));
+	}
+	if (bad) {
+		snprintf(res, n, "FAIL: cannot write the inputs to %s", wd);
+		goto done;
+	}
+	snprintf(log, sizeof log, "%s/run.log", wd);
+	rc = run(argv, log, RUN_TIMEOUT);
+	if (rc) {
+		bad = 1;
+		if (rc == 128 + SIGALRM)
+			snprintf(res, n, "FAIL: timed out after %d s", RUN_TIMEOUT);
+		else if (rc > 128)
+			snprintf(res, n, "FAIL: generated code crashed (signal %d)", rc - 128);
+		else
+			snprintf(res, n, "FAIL: harness exit status %d", rc);
+		goto done;
+	}
+	for (int i = 0; i < nout && !bad; i++) {
+		int64_t len, want = value_nbytes(GV(m->g, m->g->out[i]));
+		void *got;
+		snprintf(p, sizeof p, "%s/out%d.bin", wd, i);
+		if (!(got = read_file(p, &len)) || len != want) {
+			snprintf(res, n, "FAIL: no output %d", i);
+			bad = 1;
+		} else {
+			memcpy(out[i], got, (size_t)len);
+		}
+		free(got);
+	}
+done:
+	for (int i = 4; i < k; i++)
+		free(argv[i]);
+	free(argv);
+	return bad;
+}
+
+/* Write and compile check's harness (harness_src) in work: the object's
+ * path into obj.  0, or -1 when the compiler fails. */
+static int build_harness(const char *cc, const char *work, char *obj, size_t nobj)
+{
+	char src[700], log[700];
+	char *av[] = { (char *)cc, "-std=c99", "-O1", "-c", "-o", obj, src, NULL };
+
+	snprintf(src, sizeof src, "%s/harness.c", work);
+	snprintf(obj, nobj, "%s/harness.o", work);
+	snprintf(log, sizeof log, "%s/harness.log", work);
+	return write_file(src, harness_src, sizeof harness_src - 1) || run(av, log, 120)
+	       ? -1 : 0;
+}
+
+int check_run_once(Ctx *c, const Backend *be, const Compiled *m, const char *model,
+                   const char *wd, const void *const *in, void *const *out)
+{
+	const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+	char harness[700], res[1024];
+	int64_t *nb;
+	int bad;
+
+	if (be->run)
+		return be->run(c, m, in, out, NULL);
+	if (!be->emit_module)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "target %s can neither render "
+		                 "nor run", be->name);
+	if (build_harness(cc, wd, harness, sizeof harness))
+		return burn_fail(c, BURN_ERR_IO, "cannot build the harness with %s "
+		                 "(log: %s/harness.log)", cc, wd);
+	if (!(nb = calloc((size_t)m->g->nin + 1, sizeof *nb)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < m->g->nin; i++)
+		nb[i] = value_nbytes(GV(m->g, m->g->in[i]));
+	bad = build_module(be, m, model, cc, harness, wd, c, res, sizeof res) ||
+	      run_built(m, wd, in, nb, out, res, sizeof res);
+	free(nb);
+	/* res: "FAIL: " + why; the compiler's message is already in c */
+	return bad ? burn_fail(c, c->code ? c->code : BURN_ERR_IO, "%s", res + 6)
+	           : BURN_OK;
+}
+
 /* Run the case in dir; writes "PASS" or "FAIL: reason" into res. */
 static void run_case(const Opts *o, const char *dir, const char *wd,
                      char *res, size_t n)
@@ -475,6 +672,9 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	Compiled *m = NULL;
 	Arena a;
 	Tensor *in = NULL;
+	const void **ins = NULL;   /* one data set's inputs, graph order */
+	int64_t *inb = NULL;
+	void **outs = NULL;
 	DimBind bind[64];
 	char *frozen = NULL;   /* inputs made constants */
 	int nbind = 0, nin;
@@ -596,85 +796,24 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	if (o->be->run) {
 		run_sets_in_process(o->be, m, dir, nin, in, frozen, &a, &c, res, n);
 		goto out; 	}
-	{
-		ModuleOpts eo = { "model", "model.h", model };
-		FILE *fc, *fh;
-		int rc;
-		snprintf(p, sizeof p, "%s/model.c", wd);
-		fc = fopen(p, "w");
-		snprintf(p, sizeof p, "%s/model.h", wd);
-		fh = fopen(p, "w");
-		if (!fc || !fh) {
-			snprintf(res, n, "FAIL: cannot write to %s", wd);
-			if (fc) fclose(fc);
-			if (fh) fclose(fh);
-			goto out;
-		}
-		rc = o->be->emit_module(&c, m, &eo, fc, fh);
-		fclose(fc);
-		fclose(fh);
-		if (rc)
-			goto fail_ctx;
-	}
-	{
-		/* $BURNCC_CFLAGS (words split on spaces) replace -O1, e.g.
-		 * "-O3 -march=native -fopenmp" to check the fast builds */
-		char src[1200], bin[1200], log[1200], flags[512];
-		char *argv[48];
-		int k = 0;
-		const char *ef = getenv("BURNCC_CFLAGS");
-		snprintf(flags, sizeof flags, "%s", ef && *ef ? ef : "-O1");
-		argv[k++] = (char *)o->cc;
-		argv[k++] = "-std=c99";
-		for (char *t = strtok(flags, " "); t && k < 36; t = strtok(NULL, " "))
-			argv[k++] = t;
-		/* -pedantic: the generated C is ISO C99 (no overlong string
-		 * literal, no extension), which firmware toolchains insist on */
-		argv[k++] = "-pedantic";
-		argv[k++] = "-Wall"; argv[k++] = "-Wextra"; argv[k++] = "-Werror";
-		snprintf(src, sizeof src, "%s/model.c", wd);
-		snprintf(bin, sizeof bin, "%s/model", wd);
-		snprintf(log, sizeof log, "%s/cc.log", wd);
-		if (!strcmp(o->be->name, "c-freestanding")) {
-			/* freestanding: the module alone, with the flags firmware
-			 * builds use, then linked with no library at all (any
-			 * name from libc, libm or libgcc is an undefined symbol),
-			 * then with the hosted harness */
-			char obj[1200];
-			int f0 = k, bare = !(ef && strstr(ef, "-fsanitize"));
-			snprintf(obj, sizeof obj, "%s/model.o", wd);
-			argv[k++] = "-ffreestanding"; argv[k++] = "-Wcast-align";
-			argv[k++] = "-Wfloat-equal"; argv[k++] = "-c";
-			argv[k++] = "-o"; argv[k++] = obj; argv[k++] = src; argv[k] = NULL;
-			if (run(argv, log, CASE_TIMEOUT)) {
-				first_line(log, wd, why, sizeof why);
-				snprintf(res, n, "FAIL: generated C does not build: %s", why);
-				goto out;
-			}
-			char *link[] = { (char *)o->cc, "-nostdlib", "-static",
-			                 "-Wl,-e,model_run_v", "-o", bin, obj, NULL };
-			if (bare && run(link, log, CASE_TIMEOUT)) {
-				first_line(log, wd, why, sizeof why);
-				snprintf(res, n, "FAIL: freestanding C needs a library: %s", why);
-				goto out;
-			}
-			k = f0;
-			argv[k++] = "-o"; argv[k++] = bin; argv[k++] = obj;
-		} else {
-			argv[k++] = "-o"; argv[k++] = bin; argv[k++] = src;
-		}
-		argv[k++] = (char *)o->harness; argv[k++] = "-lm"; argv[k] = NULL;
-		if (run(argv, log, CASE_TIMEOUT)) {
-			first_line(log, wd, why, sizeof why);
-			snprintf(res, n, "FAIL: generated C does not build: %s", why);
-			goto out;
-		}
-	}
+	if (build_module(o->be, m, model, o->cc, o->harness, wd, &c, res, n))
+		goto out;
 	/* every data set */
+	if (!(ins = calloc((size_t)nin + 1, sizeof *ins)) ||
+	    !(inb = calloc((size_t)nin + 1, sizeof *inb)) ||
+	    !(outs = calloc((size_t)m->g->nout + 1, sizeof *outs))) {
+		snprintf(res, n, "FAIL: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < m->g->nout; i++) {
+		int64_t nb = value_nbytes(GV(m->g, m->g->out[i]));
+		if (nb < 0 || !(outs[i] = calloc((size_t)nb + 1, 1))) {
+			snprintf(res, n, "FAIL: cannot allocate output %d", i);
+			goto out;
+		}
+	}
 	for (int s = 0;; s++) {
-		char bin[1200], ab[32], ni[16], no[16], log[1200];
-		char **argv;
-		int k = 0, rc, nout;
+		int k = 0, nout;
 		snprintf(set, sizeof set, "%s/test_data_set_%d", dir, s);
 		if (!exists(set))
 			break;
@@ -684,67 +823,32 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			         m->g->nout);
 			goto out;
 		}
-		argv = calloc(8 + nin + nout, sizeof *argv);
-		snprintf(bin, sizeof bin, "%s/model", wd);
-		snprintf(ab, sizeof ab, "%lld", (long long)m->plan.arena_bytes);
-		snprintf(ni, sizeof ni, "%d", m->g->nin);
-		snprintf(no, sizeof no, "%d", nout);
-		argv[k++] = bin; argv[k++] = ab; argv[k++] = ni; argv[k++] = no;
 		for (int i = 0; i < nin; i++) {
 			Tensor t;
 			if (frozen[i])
 				continue;
 			if (s > 0) {
 				snprintf(p, sizeof p, "%s/input_%d.pb", set, i);
-				if (onnx_load_tensor_file(&c, p, &a, &t, NULL)) {
-					free(argv);
+				if (onnx_load_tensor_file(&c, p, &a, &t, NULL))
 					goto fail_ctx;
-				}
 			} else {
 				t = in[i];
 			}
-			snprintf(p, sizeof p, "%s/in%d.bin", wd, i);
-			write_file(p, t.data, t.nbytes);
-			argv[k++] = strdup(p);
+			ins[k] = t.data;
+			inb[k++] = t.nbytes;
 		}
-		for (int i = 0; i < nout; i++) {
-			snprintf(p, sizeof p, "%s/out%d.bin", wd, i);
-			argv[k++] = strdup(p);
-		}
-		snprintf(log, sizeof log, "%s/run.log", wd);
-		rc = run(argv, log, RUN_TIMEOUT);
-		for (int i = 4; i < k; i++)
-			free(argv[i]);
-		free(argv);
-		if (rc) {
-			if (rc == 128 + SIGALRM)
-				snprintf(res, n, "FAIL: timed out after %d s", RUN_TIMEOUT);
-			else if (rc > 128)
-				snprintf(res, n, "FAIL: generated code crashed (signal %d)", rc - 128);
-			else
-				snprintf(res, n, "FAIL: harness exit status %d", rc);
+		if (run_built(m, wd, ins, inb, outs, res, n))
 			goto out;
-		}
 		for (int i = 0; i < nout; i++) {
 			Tensor e;
-			int64_t len;
-			void *got;
 			const Value *v = GV(m->g, m->g->out[i]);
 			snprintf(p, sizeof p, "%s/output_%d.pb", set, i);
 			if (onnx_load_tensor_file(&c, p, &a, &e, NULL))
 				goto fail_ctx;
-			snprintf(p, sizeof p, "%s/out%d.bin", wd, i);
-			got = read_file(p, &len);
-			if (!got) {
-				snprintf(res, n, "FAIL: no output %d", i);
-				goto out;
-			}
-			if (compare(v, got, &e, why, sizeof why)) {
+			if (compare(v, outs[i], &e, why, sizeof why)) {
 				snprintf(res, n, "FAIL: %s%s", s ? "data set " : "", why);
-				free(got);
 				goto out;
 			}
-			free(got);
 		}
 	}
 	/* --extreme: the same binary on edge values, three orders */
@@ -800,6 +904,12 @@ out_argv:
 fail_ctx:
 	snprintf(res, n, "FAIL: %s", c.msg[0] ? c.msg : burn_code_name(c.code));
 out:
+	if (outs && m)
+		for (int i = 0; i < m->g->nout; i++)
+			free(outs[i]);
+	free(outs);
+	free(ins);
+	free(inb);
 	free(in);
 	free(frozen);
 	if (g)
@@ -1051,17 +1161,10 @@ int check_main(int argc, char **argv)
 	}
 	if (o.grad && !o.target_given && backend_find("llvm"))
 		o.be = backend_find("llvm");   /* in process: no C compiler */
-	if (!o.be->run && !o.grad) {
+	if (!o.be->run && !o.grad && build_harness(o.cc, o.work, o.harness, sizeof o.harness)) {
 		/* the C harness; targets that run in process need no C compiler */
-		char src[700], log[700];
-		char *av[] = { (char *)o.cc, "-std=c99", "-O1", "-c", "-o", o.harness, src, NULL };
-		snprintf(src, sizeof src, "%s/harness.c", o.work);
-		snprintf(o.harness, sizeof o.harness, "%s/harness.o", o.work);
-		snprintf(log, sizeof log, "%s/harness.log", o.work);
-		if (write_file(src, harness_src, sizeof harness_src - 1) || run(av, log, 120)) {
-			fprintf(stderr, "burncc: check: cannot build the harness with %s\n", o.cc);
-			return check_done(&o, cs, n, 1);
-		}
+		fprintf(stderr, "burncc: check: cannot build the harness with %s\n", o.cc);
+		return check_done(&o, cs, n, 1);
 	}
 
 	fflush(stdout);
