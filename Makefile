@@ -2,8 +2,10 @@
 #   make run    compile the bundled default model, build it, run it
 #   make test   build and run the whole test suite (unit, models, conformance)
 #   make build  configure and build into build/
-#   make install  libburn (burn.h, libburn.a, libburn.so, burn.pc) under
-#               PREFIX (default /usr/local; DESTDIR is honoured)
+#   make install  burncc, libburn (burn.h, libburn.a, libburn.so), the
+#               pkg-config files burncc.pc and burn.pc and the CMake package
+#               (find_package(burncc)) under PREFIX (default /usr/local;
+#               DESTDIR is honoured)
 #   make test-sanitize  the whole suite under ASan+UBSan+LSan, in build-san/
 #   make fuzz   build the libFuzzer targets in build-fuzz/, run each
 #               FUZZ_SECONDS (default 60); see docs/RELIABILITY.md; then

@@ -12,6 +12,7 @@ have_cmd cc       || need="$need build-essential"
 have_cmd make     || need="$need make"
 have_cmd cmake    || need="$need cmake"
 have_cmd protoc-c || need="$need protobuf-c-compiler"
+have_cmd pkg-config || need="$need pkgconf"   # the package_install test
 have_hdr protobuf-c/protobuf-c.h || need="$need libprotobuf-c-dev"
 have_hdr criterion/criterion.h   || need="$need libcriterion-dev"
 # the llvm target (codegen/llvm/): LLVM 19's C API and shared library
