@@ -390,6 +390,49 @@ static void dim_params(FILE *f, const Plan *plan, const char *const *dim_id)
 		fprintf(f, "int64_t %s, ", dim_id[i]);
 }
 
+/*
+ * Compile-time sizes of the inputs and outputs with a known shape, for
+ * static buffers: UP_IN_X_BYTES and UP_IN_X_NUMEL from the parameter name
+ * in_x, upper-cased.  Parameter names are unique but their upper cases
+ * need not be (in_x, in_X): a later one that repeats an earlier one's is
+ * UP_INPUT_<i>_ / UP_OUTPUT_<i>_ instead, which no parameter name gives
+ * (those start IN_ and OUT_).
+ */
+static int size_macros(Ctx *c, const Graph *g, const char *up, const char **in_id,
+                       const char **out_id, FILE *h)
+{
+	int n = g->nin + g->nout, rc = BURN_OK;
+	char (*name)[160] = calloc((size_t)n + 1, sizeof *name);
+
+	if (!name)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	fprintf(h, "/* Sizes of the inputs and outputs of a known shape, for static\n"
+	        " * buffers: bytes and elements, named after the parameter upper-\n"
+	        " * cased (in_x: %s_IN_X_BYTES, %s_IN_X_NUMEL); one whose upper\n"
+	        " * case repeats an earlier one's is %s_INPUT_i_... or\n"
+	        " * %s_OUTPUT_i_... (i: its index). */\n", up, up, up, up);
+	for (int i = 0; i < n; i++) {
+		int in = i < g->nin, k = in ? i : i - g->nin;
+		const Value *v = GV(g, in ? g->in[k] : g->out[k]);
+		int dup = 0;
+		upper(in ? in_id[k] : out_id[k], name[i], sizeof name[i]);
+		for (int j = 0; j < i && !dup; j++)
+			dup = !strcmp(name[i], name[j]);
+		if (dup)
+			snprintf(name[i], sizeof name[i], "%s_%d", in ? "INPUT" : "OUTPUT", k);
+		if (!value_shape_known(v) || value_nbytes(v) < 0 || dtype_size(v->dtype) <= 0)
+			continue;
+		fprintf(h, "#define %s_%s_BYTES %lld\n#define %s_%s_NUMEL %lld\n", up, name[i],
+		        (long long)value_nbytes(v), up, name[i],
+		        (long long)(value_nbytes(v) / dtype_size(v->dtype)));
+	}
+	fprintf(h, "/* Define %s_WEIGHTS_SECTION as a string (\".extflash\") when\n"
+	        " * compiling the .c to put the weights in that linker section\n"
+	        " * (GCC, Clang). */\n\n", up);
+	free(name);
+	return rc;
+}
+
 static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
                        const EmitC *o, const char **in_id, const char **out_id,
                        const char *const *dim_id, FILE *h)
@@ -465,6 +508,7 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 	fprintf(h, "#define %s_NUM_OUTPUTS %d\n", up, g->nout);
 	fprintf(h, "#define %s_OK 0\n#define %s_ERR_ARG 1\n#define %s_ERR_ARENA 2\n\n",
 	        up, up, up);
+	TRY(size_macros(c, g, up, in_id, out_id, h));
 	fprintf(h,
 	  "/* One input or output: dtype is ONNX's TensorProto.DataType (1 float,\n"
 	  " * 6 int32, 7 int64, 9 bool stored as one byte, 11 double, ...). */\n"
@@ -644,6 +688,10 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		render_c_prelude(fc);
 	fprintf(fc, "\n#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__\n"
 	        "#error \"burncc: this file holds little-endian weights\"\n#endif\n\n");
+	/* the weights' linker section, where the user names one (the header) */
+	fprintf(fc, "#if defined(%s_WEIGHTS_SECTION) && defined(__GNUC__)\n"
+	        "#define %s_WEIGHTS_AT_ __attribute__((section(%s_WEIGHTS_SECTION)))\n"
+	        "#else\n#define %s_WEIGHTS_AT_\n#endif\n\n", up, up, up, up);
 
 	/* weights: every constant a kernel reads, and constant outputs */
 	for (int k = 0; k < p->nkernel; k++) {
@@ -671,8 +719,8 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		if (nb > LITERAL_MAX) {
 			int64_t rows = (nb + LITERAL_MAX - 1) / LITERAL_MAX;
 			fprintf(fc, "static const union { unsigned char b[%lld][%d]; %s v[%lld]; } "
-			        "w%d = {{", (long long)rows, LITERAL_MAX,
-			        dtype_ctype(val->dtype), (long long)(nb / es), v);
+			        "w%d %s_WEIGHTS_AT_ = {{", (long long)rows, LITERAL_MAX,
+			        dtype_ctype(val->dtype), (long long)(nb / es), v, up);
 			for (int64_t r = 0; r < rows; r++) {
 				int64_t o = r * LITERAL_MAX;
 				emit_bytes(fc, (const unsigned char *)val->data + o,
@@ -683,9 +731,10 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 			fprintf(fc, "}};\n\n");
 			continue;
 		}
-		fprintf(fc, "static const union { unsigned char b[%lld]; %s v[%lld]; } w%d = {",
+		fprintf(fc, "static const union { unsigned char b[%lld]; %s v[%lld]; } "
+		        "w%d %s_WEIGHTS_AT_ = {",
 		        (long long)(nb > 0 ? nb : 1), dtype_ctype(val->dtype),
-		        (long long)(nb > 0 ? nb / es : 1), v);
+		        (long long)(nb > 0 ? nb / es : 1), v, up);
 		if (nb > 0)
 			emit_bytes(fc, val->data, nb);
 		else
