@@ -472,15 +472,12 @@ static int fail_res(const Ctx *c, char *res, size_t n)
 	return 1;
 }
 
-/* Emit m for be as C (model.c, model.h in wd) and build it with cc and the
- * harness object into wd/model.  0, or 1 with "FAIL: reason" in res. */
-static int build_module(const Backend *be, const Compiled *m, const char *model,
-                        const char *cc, const char *harness, const char *wd,
-                        Ctx *c, char *res, size_t n)
+/* Emit m for be as C: model.c and model.h in wd.  0, or 1 with
+ * "FAIL: reason" in res. */
+static int emit_module_files(const Backend *be, const Compiled *m, const char *model,
+                             const char *wd, Ctx *c, char *res, size_t n)
 {
-	char p[1200], why[600];
-
-{
+	char p[1200];
 	ModuleOpts eo = { "model", "model.h", model };
 	FILE *fc, *fh;
 	int rc;
@@ -499,8 +496,15 @@ static int build_module(const Backend *be, const Compiled *m, const char *model,
 	fclose(fh);
 	if (rc)
 		return fail_res(c, res, n);
+	return 0;
 }
+
+/* Build wd/model.c with cc and the harness object into wd/model.  0, or 1
+ * with "FAIL: reason" in res. */
+static int compile_module(const Backend *be, const char *cc, const char *harness,
+                          const char *wd, char *res, size_t n)
 {
+	char why[600];
 	/* $BURNCC_CFLAGS (words split on spaces) replace -O1, e.g.
 	 * "-O3 -march=native -fopenmp" to check the fast builds */
 	char src[1200], bin[1200], log[1200], flags[512];
@@ -553,8 +557,16 @@ static int build_module(const Backend *be, const Compiled *m, const char *model,
 		snprintf(res, n, "FAIL: generated C does not build: %s", why);
 		return 1;
 	}
-}
 	return 0;
+}
+
+/* Emit m for be as C and build it (emit_module_files, compile_module). */
+static int build_module(const Backend *be, const Compiled *m, const char *model,
+                        const char *cc, const char *harness, const char *wd,
+                        Ctx *c, char *res, size_t n)
+{
+	return emit_module_files(be, m, model, wd, c, res, n) ||
+	       compile_module(be, cc, harness, wd, res, n);
 }
 
 /* Run the binary build_module made on one set of inputs (in[i]: nbytes[i]
@@ -634,32 +646,94 @@ static int build_harness(const char *cc, const char *work, char *obj, size_t nob
 	       ? -1 : 0;
 }
 
+/* The cache key of a C build: the generated files, the compiler, the
+ * flags and the harness (so any change to what would be built misses). */
+static int build_key(const char *wd, const char *cc, unsigned char key[32])
+{
+	static const char *const files[] = { "model.c", "model.h" };
+	const char *ef = getenv("BURNCC_CFLAGS");
+	BurnSha256 h;
+
+	burn_sha256_init(&h);
+	burn_sha256_update(&h, "burncc check_run_once C build 1", 31);
+	for (int i = 0; i < 2; i++) {
+		char p[1200];
+		int64_t len;
+		void *d;
+		snprintf(p, sizeof p, "%s/%s", wd, files[i]);
+		if (!(d = read_file(p, &len)))
+			return -1;
+		burn_sha256_update(&h, &len, sizeof len);
+		burn_sha256_update(&h, d, (size_t)len);
+		free(d);
+	}
+	burn_sha256_update(&h, cc, strlen(cc) + 1);
+	burn_sha256_update(&h, ef ? ef : "", strlen(ef ? ef : "") + 1);
+	burn_sha256_update(&h, harness_src, sizeof harness_src);
+	burn_sha256_final(&h, key);
+	return 0;
+}
+
 int check_run_once(Ctx *c, const Backend *be, const Compiled *m, const char *model,
                    const char *wd, const void *const *in, void *const *out)
 {
 	const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
-	char harness[700], res[1024];
-	int64_t *nb;
-	int bad;
+	const char *dir = getenv("BURNCC_CACHE_DIR");
+	char harness[700], res[1024], bin[1200];
+	unsigned char key[32];
+	int64_t *nb = NULL;
+	BurnCache bc;
+	Ctx cc_ctx;
+	void *data;
+	size_t len;
+	int64_t blen;
+	int bad, hit = 0, keyed;
 
 	if (be->run)
 		return be->run(c, m, in, out, NULL);
 	if (!be->emit_module)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "target %s can neither render "
 		                 "nor run", be->name);
-	if (build_harness(cc, wd, harness, sizeof harness))
-		return burn_fail(c, BURN_ERR_IO, "cannot build the harness with %s "
-		                 "(log: %s/harness.log)", cc, wd);
+	if (emit_module_files(be, m, model, wd, c, res, sizeof res))
+		return burn_fail(c, c->code ? c->code : BURN_ERR_IO, "%s", res + 6);
+	/* the built binary is cached like the llvm target's objects: in
+	 * $BURNCC_CACHE_DIR, else the default directory (off when unusable) */
+	burn_ctx_init(&cc_ctx, NULL);
+	if (burn_cache_open(&cc_ctx, &bc, dir ? dir : "", 0))
+		bc.fd = -1;
+	snprintf(bin, sizeof bin, "%s/model", wd);
+	keyed = bc.fd >= 0 && !build_key(wd, cc, key);
+	if (keyed && burn_cache_get(&bc, key, &data, &len)) {
+		hit = !write_file(bin, data, (int64_t)len) && !chmod(bin, 0700);
+		free(data);
+	}
+	res[0] = 0;
+	if (!hit) {
+		if (build_harness(cc, wd, harness, sizeof harness)) {
+			char log[1200], why[600];
+			snprintf(log, sizeof log, "%s/harness.log", wd);
+			first_line(log, wd, why, sizeof why);
+			burn_cache_close(&bc);
+			return burn_fail(c, BURN_ERR_IO, "cannot build the harness with %s%s%s",
+			                 cc, why[0] ? ": " : "", why);
+		}
+		if (compile_module(be, cc, harness, wd, res, sizeof res)) {
+			burn_cache_close(&bc);
+			return burn_fail(c, BURN_ERR_IO, "%s", res + 6);
+		}
+		if (keyed && (data = read_file(bin, &blen)) != NULL) {
+			burn_cache_put(&bc, key, data, (size_t)blen);
+			free(data);
+		}
+	}
+	burn_cache_close(&bc);
 	if (!(nb = calloc((size_t)m->g->nin + 1, sizeof *nb)))
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	for (int i = 0; i < m->g->nin; i++)
 		nb[i] = value_nbytes(GV(m->g, m->g->in[i]));
-	bad = build_module(be, m, model, cc, harness, wd, c, res, sizeof res) ||
-	      run_built(m, wd, in, nb, out, res, sizeof res);
+	bad = run_built(m, wd, in, nb, out, res, sizeof res);
 	free(nb);
-	/* res: "FAIL: " + why; the compiler's message is already in c */
-	return bad ? burn_fail(c, c->code ? c->code : BURN_ERR_IO, "%s", res + 6)
-	           : BURN_OK;
+	return bad ? burn_fail(c, BURN_ERR_IO, "%s", res + 6) : BURN_OK;
 }
 
 /* Run the case in dir; writes "PASS" or "FAIL: reason" into res. */

@@ -11,7 +11,7 @@
  * target that can (llvm, the default where burncc has LLVM: its kernels go
  * through the disk cache, so a second run of the same model compiles
  * nothing), else emits C, builds it with $CC and check's harness and runs
- * the binary.
+ * the binary (kept in the same cache: a second run builds nothing).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,8 +43,8 @@ static const char run_usage[] =
 "  --target NAME    llvm (in process, kernels cached on disk; the default\n"
 "                   where burncc has LLVM) or c (generated C built with $CC\n"
 "                   and run)\n"
-"  --cache-dir DIR  the llvm target's kernel cache (default: burncc cache\n"
-"                   path)\n"
+"  --cache-dir DIR  the cache of compiled kernels (llvm) and binaries (c)\n"
+"                   (default: burncc cache path)\n"
 "  --quiet          no summary\n";
 
 static int rm_one(const char *p, const struct stat *s, int flag, struct FTW *f)
@@ -347,9 +347,10 @@ int run_model_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* the llvm target's kernels: through the disk cache (an unusable
-	 * default directory means no cache; one named here is an error) */
-	if (!strcmp(be->name, "llvm")) {
+	/* the llvm target's kernels, the c target's binaries: through the
+	 * disk cache (an unusable default directory means no cache; one named
+	 * here is an error) */
+	{
 		BurnCache cc;
 		burn_ctx_init(&c, NULL);
 		if (burn_cache_open(&c, &cc, cache_dir ? cache_dir : "", 0)) {

@@ -6,7 +6,8 @@
 #      tolerance), and, where /usr/bin/python3 has NumPy, loaded by
 #      numpy.load with the expected shape (the writer checked by a reader
 #      that is not ours);
-#   2. mlp again with --target c (generated C, built and run);
+#   2. mlp again with --target c (generated C, built and run), twice: the
+#      second run finds the binary in the cache and calls no compiler;
 #   3. bad inputs: each exits non-zero with a message naming the file or
 #      the input.
 set -u
@@ -34,7 +35,8 @@ compare() {
 	k=0
 	for p in $(sed -n 's/.* -> \(.*\.npy\)$/\1/p' "$w/$1.log"); do
 		e="$models/$1/test_data_set_0/output_$k.pb"
-		if ! shape=$("$check" "$p" "$e" 2>&1); then fail "$1: $shape"; continue; fi
+		if ! shape=$("$check" "$p" "$e" 2>&1); then
+			fail "$1: $shape"; k=$((k + 1)); continue; fi
 		if [ -n "$py" ]; then
 			got=$($py -c "import numpy, sys; a = numpy.load(sys.argv[1]); print(','.join(map(str, a.shape)), a.dtype.byteorder in '<=|')" "$p" 2>&1)
 			[ "$got" = "$shape True" ] || fail "$1: numpy.load($p): '$got', expected '$shape True'"
@@ -64,13 +66,25 @@ else
 	fail "lenet from .npy: $(cat "$w/npy/lenet.log")"
 fi
 mlp_in="$models/mlp/test_data_set_0/input_0.pb"
-# the C target: emitted, built with $CC, run
+# the C target: emitted, built with $CC, run; the binary cached, so a
+# second run calls no compiler (CC counts its calls)
 mkdir -p "$w/c"
-if "$burncc" run "$models/mlp/model.onnx" --input "$mlp_in" --target c --output "$w/c/mlp" >"$w/mlp.log" 2>&1; then
-	compare mlp "$w/c/mlp"
-else
-	fail "mlp --target c: $(cat "$w/mlp.log")"
-fi
+printf '#!/bin/sh\necho >>"%s/cc.calls"\nexec %s "$@"\n' "$w" "${CC:-cc}" >"$w/cc-count"
+chmod +x "$w/cc-count"
+for i in 1 2; do
+	if CC=$w/cc-count "$burncc" run "$models/mlp/model.onnx" --input "$mlp_in" --target c \
+	   --cache-dir "$w/cache" --output "$w/c/mlp$i" >"$w/mlp.log" 2>&1; then
+		compare mlp "$w/c/mlp$i"
+	else
+		fail "mlp --target c: $(cat "$w/mlp.log")"
+	fi
+	calls=$(wc -l <"$w/cc.calls" 2>/dev/null || echo 0)
+	[ "$i" = 1 ] && first=$calls
+done
+[ "$first" -gt 0 ] || fail "--target c: the compiler was not called"
+[ "$calls" -eq "$first" ] && echo "ok: --target c: the second run called no compiler (cached)" ||
+	fail "--target c: the second run called the compiler ($first, then $calls calls)"
+cmp -s "$w/c/mlp1/19.npy" "$w/c/mlp2/19.npy" || fail "--target c: cached run differs"
 
 # bad inputs: expect_error WHAT TEXT ARGS...: non-zero exit, TEXT in stderr
 expect_error() {
