@@ -182,11 +182,14 @@ int npy_load_file(Ctx *c, const char *path, Arena *a, Tensor *t)
 		if (!scan_str(&sc, key, sizeof key) || !eat(&sc, ':'))
 			goto bad_header;
 		if (!strcmp(key, "descr") && !have_descr) {
-			if (!scan_str(&sc, descr, sizeof descr)) {
+			skip_ws(&sc);
+			if (sc.i < sc.n && sc.s[sc.i] == '[') {
 				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "a structured dtype "
 				               "(burncc reads plain numeric arrays)");
 				goto out;
 			}
+			if (!scan_str(&sc, descr, sizeof descr))
+				goto bad_header;
 			have_descr = 1;
 		} else if (!strcmp(key, "fortran_order") && !have_fo) {
 			if (!scan_word(&sc, word, sizeof word) ||
