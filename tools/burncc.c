@@ -155,7 +155,7 @@ static const char usage[] =
 "                   others) and load them from there when they recur\n"
 "\n"
 "  -h, --help       this text\n"
-"  --version        print the version\n"
+"  --version        print the version and how burncc was built\n"
 "\n"
 "Environment: BURNCC_DUMP=DIR writes every kernel's IR (N_NAME.kir), its\n"
 "schedule (N_NAME.sched) and its rendered source (N_NAME.c) into DIR (for\n"
