@@ -27,6 +27,8 @@ have_cmd vulkaninfo              || need="$need vulkan-tools"
 # burncc repl's line editing and history (libedit), and its terminal test
 have_hdr editline/readline.h     || need="$need libedit-dev"
 have_cmd tmux                    || need="$need tmux"
+# burncc train's terminal dashboard (ncurses) and its terminal test
+have_hdr curses.h                || need="$need libncurses-dev"
 # burncc train: gzip-compressed IDX through zlib; Fashion-MNIST (ctest train,
 # bench/train.sh)
 have_hdr zlib.h                  || need="$need zlib1g-dev"

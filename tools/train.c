@@ -44,6 +44,7 @@
 #include "frontend/safetensors.h"
 #include "tools/idx.h"
 #include "tools/train.h"
+#include "tools/dash.h"
 #ifdef BURN_HAVE_LLVM
 #include "codegen/llvm/jit.h"
 #endif
@@ -73,8 +74,12 @@ static const char train_usage[] =
 "                   state and the position (safetensors; a temporary file\n"
 "                   renamed over FILE, so FILE is always whole)\n"
 "  --load FILE      resume from a --save checkpoint of the same model and\n"
-"                   optimiser: continues after its epoch, as if never stopped\n"
-"Prints one line per epoch: mean train loss, test loss and accuracy, time.\n";
+"                   optimiser: continues after its step, as if never stopped\n"
+"  --no-dashboard   plain log lines even on a terminal\n"
+"On a terminal (stdin and stdout), a dashboard: progress, ETA, steps/s, plots\n"
+"of the losses, accuracy and learning rate (Tab or 1-3 switch them), q quits\n"
+"(saving the checkpoint if --save).  Otherwise one line per epoch: mean train\n"
+"loss, test loss and accuracy, time.\n";
 
 /* splitmix64 */
 static uint64_t rng_next(uint64_t *s)
@@ -253,7 +258,7 @@ static int prog_run(Ctx *c, const Prog *p, const void *const *in, void *const *o
 
 typedef struct Opts {
 	const char *model, *data, *entry, *losses, *save, *load;
-	int epochs;
+	int epochs, dashboard;
 	uint64_t seed;
 	int64_t train_limit, test_limit, max_steps;
 	Optim opt;
@@ -661,9 +666,21 @@ static int train(Ctx *c, const Opts *o)
 
 	{
 		uint64_t rs = o->seed;
-		int cur = 0;
-		int64_t nb = ntrain / md.B;
-		for (int ep = 1; ep <= o->epochs && !rc; ep++) {
+		int cur = 0, quit = 0;
+		int64_t nb = ntrain / md.B, total = nb * o->epochs, skip = 0;
+		char line[512], oname[128];
+		Dash *dash = NULL;
+		if (o->max_steps && o->max_steps < total)
+			total = o->max_steps;
+		/* a checkpoint saved by q in the middle of epoch ep0 + 1 holds
+		 * the steps done in it too: that epoch goes on after them */
+		if (t > ep0 * nb)
+			skip = t - ep0 * nb;
+		snprintf(oname, sizeof oname, "%s lr %g", o->opt.kind == OPTIM_ADAM ? "adam" :
+		         "sgd", o->opt.lr);
+		if (o->dashboard)
+			dash = dash_open(&(DashInfo){ o->model, oname, o->epochs, total, t, nb });
+		for (int ep = 1; ep <= o->epochs && !rc && !quit; ep++) {
 			double ls = 0, t1 = now_s(), c1 = cpu_s(), tt, tc, tl, ta;
 			int64_t steps = 0;
 			for (int64_t i = ntrain - 1; i > 0; i--) {
@@ -673,7 +690,8 @@ static int train(Ctx *c, const Opts *o)
 			}
 			if (ep <= ep0)   /* done before the checkpoint: only its shuffle */
 				continue;
-			for (int64_t b = 0; b < nb && (!o->max_steps || t < o->max_steps); b++) {
+			for (int64_t b = ep == ep0 + 1 ? skip : 0;
+			     b < nb && (!o->max_steps || t < o->max_steps); b++) {
 				int nx = cur ^ 1;
 				fill(&d.xtr, &d.ytr, perm + b * md.B, md.B, md.B, md.feat, x, y);
 				t++;
@@ -703,25 +721,49 @@ static int train(Ctx *c, const Opts *o)
 				ls += lossv;
 				steps++;
 				cur = nx;
+				if (dash && dash_step(dash, ep, t, lossv, o->opt.lr)) {
+					quit = ep;
+					break;
+				}
 			}
 			if (rc)
 				break;
+			if (quit) {
+				/* the position: epoch ep not done, its steps are (t) */
+				dash_close(dash);
+				dash = NULL;
+				if (o->save && (rc = ck_save(c, &ck, o->save, pb[cur], sb[cur], ep - 1, t)))
+					break;
+				printf("train: quit at step %lld (epoch %d)%s%s\n", (long long)t, ep,
+				       o->save ? ": checkpoint saved to " : "; no --save, nothing saved",
+				       o->save ? o->save : "");
+				break;
+			}
 			tt = now_s() - t1;
 			tc = cpu_s() - c1;
 			t1 = now_s();
+			if (dash)
+				dash_evaluating(dash);
 			if ((rc = evaluate(c, &ev, &md, &d, ntest, pb[cur], x, y, logits, idx,
 			                   &tl, &ta)))
 				break;
-			printf("epoch %d/%d  steps %lld  train loss %.4f  test loss %.4f  "
-			       "test accuracy %.2f%%  train %.2f s (cpu %.2f s)  eval %.2f s\n", ep,
-			       o->epochs, (long long)steps, steps ? ls / (double)steps : 0.0, tl,
-			       100 * ta, tt, tc, now_s() - t1);
-			fflush(stdout);
+			snprintf(line, sizeof line, "epoch %d/%d  steps %lld  train loss %.4f  "
+			         "test loss %.4f  test accuracy %.2f%%  train %.2f s (cpu %.2f s)  "
+			         "eval %.2f s", ep, o->epochs, (long long)steps,
+			         steps ? ls / (double)steps : 0.0, tl, 100 * ta, tt, tc, now_s() - t1);
+			if (dash) {
+				dash_epoch(dash, ep, t, tl, ta);
+				dash_log(dash, line);
+			} else {
+				puts(line);
+				fflush(stdout);
+			}
 			if (o->save && (rc = ck_save(c, &ck, o->save, pb[cur], sb[cur], ep, t)))
 				break;
 			if (o->max_steps && t >= o->max_steps)
 				break;
 		}
+		dash_close(dash);
 	}
 done:
 	if (lf && fclose(lf) && !rc)
@@ -774,6 +816,7 @@ int train_main(int argc, char **argv)
 	const char *opt_name = "adam";
 
 	o.epochs = 5;
+	o.dashboard = 1;
 	o.seed = 1;
 	o.opt.lr = 1e-3;
 	o.opt.momentum = 0.9;
@@ -784,6 +827,9 @@ int train_main(int argc, char **argv)
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(train_usage, stdout);
+#ifndef BURN_HAVE_CURSES
+			puts("(this build has no dashboard: burncc was built without ncurses)");
+#endif
 			return 0;
 		}
 		if (a[0] != '-') {
@@ -792,6 +838,10 @@ int train_main(int argc, char **argv)
 				return 2;
 			}
 			o.model = a;
+			continue;
+		}
+		if (!strcmp(a, "--no-dashboard")) {
+			o.dashboard = 0;
 			continue;
 		}
 		if (!val) {
