@@ -60,10 +60,18 @@ static const char train_usage[] =
 "                   train-labels-idx1-ubyte, t10k-images-idx3-ubyte,\n"
 "                   t10k-labels-idx1-ubyte (gzip or plain)\n"
 "  --epochs N       (default 5)\n"
-"  --optimizer adam|sgd   (default adam)\n"
+"  --optimizer adam|adamw|sgd|rmsprop   (default adam)\n"
 "  --lr X           learning rate (default 1e-3)\n"
-"  --momentum X     SGD momentum (default 0.9)\n"
-"  --weight-decay X SGD weight decay (default 0)\n"
+"  --momentum X     SGD (default 0.9), RMSProp (default 0) momentum\n"
+"  --nesterov       SGD: Nesterov momentum\n"
+"  --weight-decay X L2 added to the gradient; AdamW: decoupled (default 0,\n"
+"                   AdamW 0.01)\n"
+"  --beta1 X, --beta2 X, --eps X   Adam(W) (0.9, 0.999, 1e-8); RMSProp eps\n"
+"  --alpha X        RMSProp's smoothing (default 0.99)\n"
+"  --clip-norm X    scale the gradients to a global L2 norm of at most X\n"
+"  --lr-schedule constant|step|cosine   (default constant)\n"
+"  --lr-step N      step: multiply the lr by --lr-gamma (0.1) every N epochs\n"
+"  --warmup N       linear warm-up over the first N steps\n"
 "  --seed N         the shuffling's seed (default 1)\n"
 "  --train-limit N  train on the first N training images only\n"
 "  --test-limit N   evaluate on the first N test images only\n"
@@ -262,6 +270,8 @@ typedef struct Opts {
 	uint64_t seed;
 	int64_t train_limit, test_limit, max_steps;
 	Optim opt;
+	const char *opt_name;
+	int64_t lr_step_epochs;
 } Opts;
 
 typedef struct Data {
@@ -373,14 +383,14 @@ static int evaluate(Ctx *c, const Prog *ev, const Model *md, const Data *d,
 /*
  * A checkpoint is a safetensors file: each parameter under its graph
  * value's name (f32), each optimiser state under "NAME/m", "NAME/v" (Adam)
- * or "NAME/b" (SGD momentum), and the position as i64 [2] "train/pos":
+ * or "NAME/b" (momentum; the letters of optim_state_names), the position as i64 [2] "train/pos":
  * the epochs done and the steps done.  Written to FILE.tmp, then renamed
  * over FILE: a crash or a full disk leaves the last good FILE intact.
  */
 typedef struct Ck {
 	const Model *md;
 	int ns;
-	const char *sname;       /* "mv" (Adam) or "b" */
+	const char *sname;       /* optim_state_names: "mv" (Adam), "b" ... */
 } Ck;
 
 static const char *st_name(Arena *a, const Ck *k, int i, int s)
@@ -545,10 +555,11 @@ static int train(Ctx *c, const Opts *o)
 	void *init[MAX_PARAM] = { 0 }, *pb[2][MAX_PARAM] = { { 0 } };
 	void *sb[2][2 * MAX_PARAM] = { { 0 } };
 	int grad[MAX_PARAM], nw[3 * MAX_PARAM], sin_[2 * MAX_PARAM], kin[2], outs[1 + 3 * MAX_PARAM];
-	int ns = optim_nstate(&o->opt), nk = optim_nscalar(&o->opt), loss, labels, rc;
+	Optim op = o->opt;
+	int ns = optim_nstate(&op), nk = optim_nscalar(&op), loss, labels, rc;
 	int64_t ntrain, ntest, *perm = NULL, *idx = NULL, *y = NULL, t = 0, ep0 = 0;
 	Ck ck;
-	float *x = NULL, *logits = NULL, ks[2], lossv;
+	float *x = NULL, *logits = NULL, ks[3], lossv;
 	const void **in = NULL;
 	void **out = NULL;
 	FILE *lf = NULL;
@@ -576,6 +587,11 @@ static int train(Ctx *c, const Opts *o)
 		               "batch of %lld", (long long)ntrain, (long long)md.B);
 		goto done;
 	}
+	/* the schedule in steps: --lr-step counts epochs */
+	op.total = ntrain / md.B * o->epochs;
+	if (o->max_steps && o->max_steps < op.total)
+		op.total = o->max_steps;
+	op.step_size = o->lr_step_epochs * (ntrain / md.B);
 	/* the buffers, and a checkpoint read before anything is compiled */
 	for (int s = 0; s < 2; s++)
 		for (int i = 0; i < md.np; i++) {
@@ -591,7 +607,7 @@ static int train(Ctx *c, const Opts *o)
 		}
 	for (int i = 0; i < md.np; i++)
 		memcpy(pb[0][i], init[i], (size_t)md.pbytes[i]);
-	ck = (Ck){ &md, ns, o->opt.kind == OPTIM_ADAM ? "mv" : "b" };
+	ck = (Ck){ &md, ns, optim_state_names(&op) };
 	if (o->load && (rc = ck_load(c, &ck, o->load, pb[0], sb[0], &ep0, &t)))
 		goto done;
 	/* the train step */
@@ -612,7 +628,7 @@ static int train(Ctx *c, const Opts *o)
 		loss = ad_done(&a, nd);
 	}
 	if (loss < 0 || (rc = pass_autodiff(c, g, loss, md.np, md.param, grad)) ||
-	    (rc = pass_optim(c, g, &o->opt, md.np, md.param, grad, nw, sin_, kin))) {
+	    (rc = pass_optim(c, g, &op, md.np, md.param, grad, nw, sin_, kin))) {
 		rc = c->code ? c->code : BURN_ERR_INTERNAL;
 		goto done;
 	}
@@ -676,8 +692,8 @@ static int train(Ctx *c, const Opts *o)
 		 * the steps done in it too: that epoch goes on after them */
 		if (t > ep0 * nb)
 			skip = t - ep0 * nb;
-		snprintf(oname, sizeof oname, "%s lr %g", o->opt.kind == OPTIM_ADAM ? "adam" :
-		         "sgd", o->opt.lr);
+		snprintf(oname, sizeof oname, "%s lr %g%s", o->opt_name, op.lr,
+		         op.sched == SCHED_COSINE ? " cosine" : op.sched == SCHED_STEP ? " step" : "");
 		if (o->dashboard)
 			dash = dash_open(&(DashInfo){ o->model, oname, o->epochs, total, t, nb });
 		for (int ep = 1; ep <= o->epochs && !rc && !quit; ep++) {
@@ -695,7 +711,7 @@ static int train(Ctx *c, const Opts *o)
 				int nx = cur ^ 1;
 				fill(&d.xtr, &d.ytr, perm + b * md.B, md.B, md.B, md.feat, x, y);
 				t++;
-				optim_scalars(&o->opt, t, ks);
+				optim_scalars(&op, t, ks);
 				in[0] = x;
 				in[1 + md.np] = y;
 				for (int i = 0; i < md.np; i++) {
@@ -721,7 +737,7 @@ static int train(Ctx *c, const Opts *o)
 				ls += lossv;
 				steps++;
 				cur = nx;
-				if (dash && dash_step(dash, ep, t, lossv, o->opt.lr)) {
+				if (dash && dash_step(dash, ep, t, lossv, optim_lr(&op, t))) {
 					quit = ep;
 					break;
 				}
@@ -813,13 +829,16 @@ int train_main(int argc, char **argv)
 	Ctx c;
 	int rc;
 	double v;
-	const char *opt_name = "adam";
+	const char *opt_name = "adam", *sched = "constant";
+	int have_mom = 0, have_wd = 0;
 
 	o.epochs = 5;
 	o.dashboard = 1;
 	o.seed = 1;
 	o.opt.lr = 1e-3;
-	o.opt.momentum = 0.9;
+	o.opt.alpha = 0.99;
+	o.opt.gamma = 0.1;
+	o.lr_step_epochs = 1;
 	o.opt.beta1 = 0.9;
 	o.opt.beta2 = 0.999;
 	o.opt.eps = 1e-8;
@@ -840,8 +859,11 @@ int train_main(int argc, char **argv)
 			o.model = a;
 			continue;
 		}
-		if (!strcmp(a, "--no-dashboard")) {
-			o.dashboard = 0;
+		if (!strcmp(a, "--no-dashboard") || !strcmp(a, "--nesterov")) {
+			if (a[2] == 'n' && a[3] == 'o')
+				o.dashboard = 0;
+			else
+				o.opt.nesterov = 1;
 			continue;
 		}
 		if (!val) {
@@ -861,15 +883,33 @@ int train_main(int argc, char **argv)
 			o.load = val;
 		else if (!strcmp(a, "--optimizer"))
 			opt_name = val;
+		else if (!strcmp(a, "--lr-schedule"))
+			sched = val;
 		else {
 			if (!num(a, val, &v))
 				return 2;
 			if (!strcmp(a, "--lr"))
 				o.opt.lr = v;
 			else if (!strcmp(a, "--momentum"))
-				o.opt.momentum = v;
+				o.opt.momentum = v, have_mom = 1;
 			else if (!strcmp(a, "--weight-decay"))
-				o.opt.weight_decay = v;
+				o.opt.weight_decay = v, have_wd = 1;
+			else if (!strcmp(a, "--beta1"))
+				o.opt.beta1 = v;
+			else if (!strcmp(a, "--beta2"))
+				o.opt.beta2 = v;
+			else if (!strcmp(a, "--eps"))
+				o.opt.eps = v;
+			else if (!strcmp(a, "--alpha"))
+				o.opt.alpha = v;
+			else if (!strcmp(a, "--clip-norm") && v > 0)
+				o.opt.clip = v;
+			else if (!strcmp(a, "--lr-gamma") && v > 0)
+				o.opt.gamma = v;
+			else if (!strcmp(a, "--lr-step") && v >= 1 && v <= 1e9 && v == floor(v))
+				o.lr_step_epochs = (int64_t)v;
+			else if (!strcmp(a, "--warmup") && v >= 0 && v <= 1e12 && v == floor(v))
+				o.opt.warmup = (int64_t)v;
 			else if (!strcmp(a, "--epochs") && v >= 1 && v <= 1e6 && v == floor(v))
 				o.epochs = (int)v;
 			else if (!strcmp(a, "--seed") && v >= 0 && v == floor(v))
@@ -886,16 +926,34 @@ int train_main(int argc, char **argv)
 			}
 		}
 	}
-	if (!strcmp(opt_name, "adam"))
-		o.opt.kind = OPTIM_ADAM;
-	else if (!strcmp(opt_name, "sgd"))
-		o.opt.kind = OPTIM_SGD;
-	else {
-		fprintf(stderr, "burncc train: --optimizer adam or sgd, not '%s'\n", opt_name);
-		return 2;
+	{
+		static const char *const kinds[] = { "sgd", "adam", "adamw", "rmsprop" };
+		static const char *const scheds[] = { "constant", "step", "cosine" };
+		o.opt.kind = o.opt.sched = -1;
+		for (int k = 0; k < 4; k++)
+			if (!strcmp(opt_name, kinds[k]))
+				o.opt.kind = k;
+		for (int k = 0; k < 3; k++)
+			if (!strcmp(sched, scheds[k]))
+				o.opt.sched = k;
+		if (o.opt.kind < 0) {
+			fprintf(stderr, "burncc train: --optimizer sgd, adam, adamw or rmsprop, "
+			        "not '%s'\n", opt_name);
+			return 2;
+		}
+		if (o.opt.sched < 0) {
+			fprintf(stderr, "burncc train: --lr-schedule constant, step or cosine, "
+			        "not '%s'\n", sched);
+			return 2;
+		}
+		o.opt_name = kinds[o.opt.kind];
 	}
-	if (o.opt.kind == OPTIM_ADAM)
-		o.opt.momentum = 0;
+	/* PyTorch's defaults: SGD's momentum is ours (0.9), AdamW's weight
+	 * decay 0.01 */
+	if (!have_mom)
+		o.opt.momentum = o.opt.kind == OPTIM_SGD ? 0.9 : 0;
+	if (!have_wd && o.opt.kind == OPTIM_ADAMW)
+		o.opt.weight_decay = 0.01;
 	if (!o.model || !o.data) {
 		fputs(train_usage, stderr);
 		return 2;
