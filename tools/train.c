@@ -72,6 +72,9 @@ static const char train_usage[] =
 "  --lr-schedule constant|step|cosine   (default constant)\n"
 "  --lr-step N      step: multiply the lr by --lr-gamma (0.1) every N epochs\n"
 "  --warmup N       linear warm-up over the first N steps\n"
+"  --loss cross_entropy|mse|bce|l1   (default cross_entropy); mse, bce (with\n"
+"                   logits) and l1 against one-hot labels, mean over all\n"
+"  --label-smoothing X   cross-entropy's (default 0)\n"
 "  --seed N         the shuffling's seed (default 1)\n"
 "  --train-limit N  train on the first N training images only\n"
 "  --test-limit N   evaluate on the first N test images only\n"
@@ -270,9 +273,16 @@ typedef struct Opts {
 	uint64_t seed;
 	int64_t train_limit, test_limit, max_steps;
 	Optim opt;
+	int loss;                 /* LOSS_* */
+	double smoothing;         /* cross-entropy's label smoothing */
 	const char *opt_name;
 	int64_t lr_step_epochs;
 } Opts;
+
+/* The losses, each the mean over the batch (and the classes, but for
+ * cross-entropy); the others compare the logits with one-hot targets. */
+enum { LOSS_CE, LOSS_MSE, LOSS_BCE, LOSS_L1 };
+static const char *const loss_names[] = { "cross_entropy", "mse", "bce", "l1" };
 
 typedef struct Data {
 	Idx xtr, ytr, xte, yte;
@@ -340,9 +350,72 @@ static void fill(const Idx *img, const Idx *lab, const int64_t *idx, int64_t n,
 	}
 }
 
+/* The loss of one example of logits l[K], label y; lse = log sum exp l. */
+static double row_loss(const Opts *o, const float *l, int64_t K, int64_t y, double lse)
+{
+	double s = 0;
+
+	if (o->loss == LOSS_CE) {
+		for (int64_t k = 0; k < K; k++)
+			s += lse - (double)l[k];
+		return (1 - o->smoothing) * (lse - (double)l[y]) + o->smoothing * s / (double)K;
+	}
+	for (int64_t k = 0; k < K; k++) {
+		double z = l[k], t = k == y, e = z - t;
+		s += o->loss == LOSS_MSE ? e * e : o->loss == LOSS_L1 ? fabs(e) :
+		     fmax(z, 0) - z * t + log1p(exp(-fabs(z)));
+	}
+	return s / (double)K;
+}
+
+/* The train step's loss of the logits z [B, K] and labels [B], the mean
+ * over the batch: cross-entropy (label smoothing eps: (1 - eps) CE + eps
+ * times the mean over the classes of -log softmax, PyTorch's), or MSE, L1,
+ * BCE with logits (max(z, 0) - z t + log(1 + exp(-|z|))) against the
+ * one-hot labels, averaged over the classes too. */
+static int build_loss(AD *a, const Opts *o, int z, int labels, int64_t B, int64_t K)
+{
+	int nd, l, t, e;
+	int64_t *ks;
+	double inv = 1.0 / (double)(B * K);
+
+	if (o->loss == LOSS_CE) {
+		nd = ad_node(a, OP_SoftmaxCrossEntropyLoss, 2, (int[]){ z, labels });
+		ad_attr_s(a, nd, "reduction", "mean");
+		l = ad_done(a, nd);
+		if (o->smoothing > 0) {
+			int ls;
+			nd = ad_node(a, OP_LogSoftmax, 1, &z);
+			ad_attr_i(a, nd, "axis", 1);
+			ls = ad_rsum(a, ad_done(a, nd), 3, 0);
+			l = ad_op2(a, OP_Add, ad_op2(a, OP_Mul, l, ad_scalar(a, DT_F32, 1 - o->smoothing)),
+			           ad_op2(a, OP_Mul, ls, ad_scalar(a, DT_F32, -o->smoothing * inv)));
+		}
+		return l;
+	}
+	/* the one-hot targets: labels [B, 1] == [0, 1, ... K-1] */
+	if (!(ks = malloc(sizeof *ks * (size_t)K)))
+		return burn_fail(a->c, BURN_ERR_NOMEM, "out of memory"), -1;
+	for (int64_t k = 0; k < K; k++)
+		ks[k] = k;
+	t = ad_cast(a, ad_op2(a, OP_Equal, ad_reshape(a, labels, 2, (int64_t[]){ B, 1 }),
+	                      ad_ints(a, (int)K, ks)), DT_F32);
+	free(ks);
+	if (o->loss == LOSS_MSE) {
+		e = ad_op2(a, OP_Sub, z, t);
+		e = ad_op2(a, OP_Mul, e, e);
+	} else if (o->loss == LOSS_L1) {
+		e = ad_op1(a, OP_Abs, ad_op2(a, OP_Sub, z, t));
+	} else {
+		e = ad_op2(a, OP_Add, ad_op2(a, OP_Sub, ad_op1(a, OP_Relu, z), ad_op2(a, OP_Mul, z, t)),
+		           ad_op1(a, OP_Softplus, ad_op1(a, OP_Neg, ad_op1(a, OP_Abs, z))));
+	}
+	return ad_op2(a, OP_Mul, ad_rsum(a, e, 3, 0), ad_scalar(a, DT_F32, inv));
+}
+
 /* Test loss (mean over examples, from the logits) and accuracy. */
-static int evaluate(Ctx *c, const Prog *ev, const Model *md, const Data *d,
-                    int64_t ntest, void *const *param, float *x, int64_t *y,
+static int evaluate(Ctx *c, const Opts *o, const Prog *ev, const Model *md,
+                    const Data *d, int64_t ntest, void *const *param, float *x, int64_t *y,
                     float *logits, int64_t *idx, double *loss, double *acc)
 {
 	const void *in[1 + MAX_PARAM];
@@ -369,7 +442,7 @@ static int evaluate(Ctx *c, const Prog *ev, const Model *md, const Data *d,
 			mx = l[best];
 			for (int64_t k = 0; k < md->K; k++)
 				se += exp((double)l[k] - mx);
-			ls += mx + log(se) - (double)l[y[r]];
+			ls += row_loss(o, l, md->K, y[r], mx + log(se));
 			right += best == y[r];
 		}
 	}
@@ -622,11 +695,7 @@ static int train(Ctx *c, const Opts *o)
 	GV(g, labels)->rank = 1;
 	GV(g, labels)->dim[0] = md.B;
 	graph_add_input(g, labels);
-	{
-		int nd = ad_node(&a, OP_SoftmaxCrossEntropyLoss, 2, (int[]){ md.logits, labels });
-		ad_attr_s(&a, nd, "reduction", "mean");
-		loss = ad_done(&a, nd);
-	}
+	loss = build_loss(&a, o, md.logits, labels, md.B, md.K);
 	if (loss < 0 || (rc = pass_autodiff(c, g, loss, md.np, md.param, grad)) ||
 	    (rc = pass_optim(c, g, &op, md.np, md.param, grad, nw, sin_, kin))) {
 		rc = c->code ? c->code : BURN_ERR_INTERNAL;
@@ -760,7 +829,7 @@ static int train(Ctx *c, const Opts *o)
 			t1 = now_s();
 			if (dash)
 				dash_evaluating(dash);
-			if ((rc = evaluate(c, &ev, &md, &d, ntest, pb[cur], x, y, logits, idx,
+			if ((rc = evaluate(c, o, &ev, &md, &d, ntest, pb[cur], x, y, logits, idx,
 			                   &tl, &ta)))
 				break;
 			snprintf(line, sizeof line, "epoch %d/%d  steps %lld  train loss %.4f  "
@@ -829,7 +898,7 @@ int train_main(int argc, char **argv)
 	Ctx c;
 	int rc;
 	double v;
-	const char *opt_name = "adam", *sched = "constant";
+	const char *opt_name = "adam", *sched = "constant", *loss_name = "cross_entropy";
 	int have_mom = 0, have_wd = 0;
 
 	o.epochs = 5;
@@ -885,6 +954,8 @@ int train_main(int argc, char **argv)
 			opt_name = val;
 		else if (!strcmp(a, "--lr-schedule"))
 			sched = val;
+		else if (!strcmp(a, "--loss"))
+			loss_name = val;
 		else {
 			if (!num(a, val, &v))
 				return 2;
@@ -902,6 +973,8 @@ int train_main(int argc, char **argv)
 				o.opt.eps = v;
 			else if (!strcmp(a, "--alpha"))
 				o.opt.alpha = v;
+			else if (!strcmp(a, "--label-smoothing") && v >= 0 && v < 1)
+				o.smoothing = v;
 			else if (!strcmp(a, "--clip-norm") && v > 0)
 				o.opt.clip = v;
 			else if (!strcmp(a, "--lr-gamma") && v > 0)
@@ -947,6 +1020,19 @@ int train_main(int argc, char **argv)
 			return 2;
 		}
 		o.opt_name = kinds[o.opt.kind];
+		o.loss = -1;
+		for (int k = 0; k < 4; k++)
+			if (!strcmp(loss_name, loss_names[k]))
+				o.loss = k;
+		if (o.loss < 0) {
+			fprintf(stderr, "burncc train: --loss cross_entropy, mse, bce or l1, not "
+			        "'%s'\n", loss_name);
+			return 2;
+		}
+		if (o.smoothing > 0 && o.loss != LOSS_CE) {
+			fprintf(stderr, "burncc train: --label-smoothing is cross-entropy's\n");
+			return 2;
+		}
 	}
 	/* PyTorch's defaults: SGD's momentum is ours (0.9), AdamW's weight
 	 * decay 0.01 */

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """optim_ref.py BURNCC WORKDIR - burncc train's optimisers, weight decay,
-clipping and learning-rate schedules against updates computed here, in
+clipping, learning-rate schedules and losses (label smoothing, MSE,
+BCE with logits, L1) against updates computed here, in
 float64 numpy, from the update rules (PyTorch 1.13's, as passes/optim.h
 writes them) and the model's gradient derived by hand.
 
@@ -73,7 +74,9 @@ def train(name, args):
     if r.returncode:
         sys.exit("FAIL %s: exit %d: %s" % (name, r.returncode, r.stderr))
     losses = [float(l.split()[2]) for l in open(out + ".loss")]
-    return st_read(out + ".safetensors"), losses
+    tests = [float(l.split("test loss ")[1].split()[0]) for l in r.stdout.splitlines()
+             if "test loss " in l]
+    return st_read(out + ".safetensors"), losses, tests
 
 
 # the parameters' names: a probe run's checkpoint
@@ -88,15 +91,27 @@ W0 = rng.uniform(-0.8, 0.8, size=(H * H, K)).astype(np.float32)
 b0 = rng.uniform(-0.3, 0.3, size=(K,)).astype(np.float32)
 
 
-def loss_grad(W, b):
+def loss_grad(c, W, b):
+    """the loss of the case and its gradient by hand (dz: d loss / d z)"""
     z = x @ W + b
-    z = z - z.max(axis=1, keepdims=True)
-    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
-    loss = -np.mean(np.log(p[np.arange(N), lab]))
-    d = p.copy()
-    d[np.arange(N), lab] -= 1
-    d /= N
-    return loss, x.T @ d, d.sum(axis=0)
+    t = np.eye(K)[lab]
+    kind, eps = c.get("loss", "cross_entropy"), c.get("smoothing", 0.0)
+    if kind == "cross_entropy":
+        zs = z - z.max(axis=1, keepdims=True)
+        logp = zs - np.log(np.exp(zs).sum(axis=1, keepdims=True))
+        q = (1 - eps) * t + eps / K          # the smoothed targets
+        loss = -np.mean((q * logp).sum(axis=1))
+        dz = (np.exp(logp) - q) / N
+    elif kind == "mse":
+        loss = np.mean((z - t) ** 2)
+        dz = 2 * (z - t) / (N * K)
+    elif kind == "l1":
+        loss = np.mean(np.abs(z - t))
+        dz = np.sign(z - t) / (N * K)
+    else:  # bce with logits
+        loss = np.mean(np.maximum(z, 0) - z * t + np.log1p(np.exp(-np.abs(z))))
+        dz = (1 / (1 + np.exp(-z)) - t) / (N * K)
+    return loss, x.T @ dz, dz.sum(axis=0)
 
 
 def lr_at(c, t):
@@ -119,7 +134,7 @@ def reference(c):
     b1, b2, eps, alpha = 0.9, 0.999, 1e-8, c.get("alpha", 0.99)
     losses = []
     for t in range(1, STEPS + 1):
-        loss, gW, gb = loss_grad(*P)
+        loss, gW, gb = loss_grad(c, *P)
         losses.append(loss)
         G = [gW, gb]
         if c.get("clip"):
@@ -173,6 +188,14 @@ CASES = [
       "--lr-step", "2", "--lr-gamma", "0.3"]),
     ("cosine_warmup", dict(opt="adam", lr=0.05, sched="cosine", warmup=2),
      ["--optimizer", "adam", "--lr", "0.05", "--lr-schedule", "cosine", "--warmup", "2"]),
+    ("label_smoothing", dict(opt="sgd", lr=0.5, smoothing=0.2),
+     ["--optimizer", "sgd", "--lr", "0.5", "--momentum", "0", "--label-smoothing", "0.2"]),
+    ("mse", dict(opt="sgd", lr=0.5, loss="mse"),
+     ["--optimizer", "sgd", "--lr", "0.5", "--momentum", "0", "--loss", "mse"]),
+    ("bce", dict(opt="sgd", lr=0.5, loss="bce"),
+     ["--optimizer", "sgd", "--lr", "0.5", "--momentum", "0", "--loss", "bce"]),
+    ("l1", dict(opt="sgd", lr=0.5, loss="l1"),
+     ["--optimizer", "sgd", "--lr", "0.5", "--momentum", "0", "--loss", "l1"]),
     ("warmup_clip_adamw", dict(opt="adamw", lr=0.05, wd=0.01, warmup=3, clip=0.1),
      ["--optimizer", "adamw", "--lr", "0.05", "--warmup", "3", "--clip-norm", "0.1"]),
 ]
@@ -186,7 +209,7 @@ for name, c, args in CASES:
         for s in letters:
             start[n + "/" + s] = np.zeros_like(p)
     st_write(os.path.join(work, "start.safetensors"), start)
-    ck, losses = train(name, args)
+    ck, losses, tests = train(name, args)
     P, S, rl = reference(c)
     worst = 0.0
     pairs = [(ck[wname], P[0]), (ck[bname], P[1])]
@@ -198,7 +221,12 @@ for name, c, args in CASES:
         err = np.abs(got.astype(np.float64) - want) / (2e-5 * np.abs(want) + 2e-6)
         worst = max(worst, float(err.max()))
     moved = float(np.abs(P[0] - W0).max())
-    ok = worst <= 1 and len(losses) == STEPS and list(ck["train/pos"]) == [STEPS, STEPS]
+    # the test set is the training set: epoch e's test loss (4 decimals)
+    # is the loss of step e + 1
+    tl = all(abs(a - b) <= 6e-5 for a, b in zip(tests, rl[1:])) and len(tests) == STEPS
+    if not tl:
+        print("test losses %s, want %s" % (tests, ["%.4f" % v for v in rl[1:]]))
+    ok = tl and worst <= 1 and len(losses) == STEPS and list(ck["train/pos"]) == [STEPS, STEPS]
     print("%s %-18s worst error %.3g of the tolerance; W moved by %.3g; loss %.4f -> %.4f"
           % ("ok  " if ok else "FAIL", name, worst, moved, rl[0], rl[-1]))
     fail |= not ok
