@@ -627,7 +627,7 @@ static int train(Ctx *c, const Opts *o)
 	Prog step = { 0 }, ev = { 0 };
 	void *init[MAX_PARAM] = { 0 }, *pb[2][MAX_PARAM] = { { 0 } };
 	void *sb[2][2 * MAX_PARAM] = { { 0 } };
-	int grad[MAX_PARAM], nw[3 * MAX_PARAM], sin_[2 * MAX_PARAM], kin[2], outs[1 + 3 * MAX_PARAM];
+	int grad[MAX_PARAM], nw[3 * MAX_PARAM], sin_[2 * MAX_PARAM], kin[3], outs[1 + 3 * MAX_PARAM];
 	Optim op = o->opt;
 	int ns = optim_nstate(&op), nk = optim_nscalar(&op), loss, labels, rc;
 	int64_t ntrain, ntest, *perm = NULL, *idx = NULL, *y = NULL, t = 0, ep0 = 0;
