@@ -10,7 +10,8 @@
  * compiled from it, both through the same passes as any model:
  *
  *   the train step: inputs x, the parameters, the labels [B] (int64), the
- *     optimiser's scalars and states; SoftmaxCrossEntropyLoss (mean) on the
+ *     optimiser's scalars and states; the loss (build_loss: softmax
+ *     cross-entropy, label smoothing, MSE, BCE with logits, L1) on the
  *     logits; the autodiff pass (passes/autodiff.c) for every parameter;
  *     the optimiser's update (passes/optim.c); outputs the loss and the
  *     new parameters and states.  Forward, backward and update are one
