@@ -1663,6 +1663,109 @@ infer_convt(Ctx *c, Graph *g, Node *n)
 }
 
 /*
+ * f32 2-D ConvTranspose without groups as a GEMM per image and a col2im,
+ * in one kernel (the transpose of lower_conv_gemm; the input gradient of a
+ * Conv is one, and the direct scatter below runs it at a few GFLOP/s):
+ *
+ *   for n:
+ *     col[(m*KH + kh)*KW + kw, p] = sum_c W[c, m, kh, kw] X[n, c, p]
+ *         (K = M*KH*KW rows, P = H*W columns: W^T (K x C) * X[n] (C x P),
+ *         blocked by gemm_blocked; W^T is W read with exchanged strides)
+ *     for m, oh (parallel): one output row, written by one iteration
+ *       Y[n, m, oh, :] = bias[m]
+ *       for kh with th = oh + pb - kh*d a multiple of s inside: ih = th/s
+ *         for kw, for iw in the range where ow = iw*s + kw*d - pb is inside:
+ *           Y[n, m, oh, ow] += col[(m*KH + kh)*KW + kw, ih*W + iw]
+ *
+ * The taps of one output row are added in (kh, kw) order, each row by the
+ * iteration that owns it (no race between threads).  col (K x P, one
+ * image) is scratch in the arena.  Chosen by the same im2col step as Conv.
+ */
+static int
+lower_convt_gemm(Lower *lw, Node *n, CV *cv)
+{
+	Win *w = &cv->w;
+	int64_t KH = w->k[0], KW = w->k[1], H = w->in[0], W = w->in[1];
+	int64_t OH = w->out[0], OW = w->out[1], P = H * W, K = cv->M * KH * KW;
+	int64_t cdim[2] = { K, P };
+	int col = lower_temp(lw, DT_F32, 2, cdim);
+	int bx, bc, bw, bb = -1, by, d0, dn, drow, lanes;
+	KRef vn, vm, voh, vkh, vkw, th, ih, yrow, crow, off, qlo, qhi, q;
+	GT t;
+	KB kb;
+
+	lower_begin(lw, &kb, n);
+	lower_step(lw, &kb, kstep_make(KST_IM2COL, 0, 0, 0, 0));
+	bx = lower_in(lw, &kb, n, 0);
+	bw = lower_in(lw, &kb, n, 1);
+	if (has_in(n, 2))
+		bb = lower_in(lw, &kb, n, 2);
+	by = lower_out(lw, &kb, n, 0);
+	bc = lower_bind(lw, &kb, col, KA_RW);
+	d0 = kb.depth;
+	vn = loop(&kb, "n", cv->N, 0);   /* col is reused image by image */
+	dn = kb.depth;
+
+	/* col = W^T * X[n] */
+	memset(&t, 0, sizeof t);
+	t.dt = DT_F32;
+	t.M = K;
+	t.N = P;
+	t.K = cv->C;
+	t.a = (Mat){ bw, I(&kb, 0), 1, K };
+	t.b = (Mat){ bx, mul(&kb, vn, I(&kb, cv->C * P)), P, 1 };
+	t.c = (Mat){ -1, I(&kb, 0), 0, 0 };
+	t.alpha = t.beta = 1;
+	t.y = bc;
+	t.yoff = I(&kb, 0);
+	gemm_blocked(lw, &kb, n, &t);
+	close_to(&kb, dn);
+
+	/* col2im, one output row per iteration */
+	vm = loop(&kb, "m", cv->M, KF_PARALLEL);
+	voh = loop(&kb, "oh", OH, KF_PARALLEL);
+	drow = kb.depth;
+	yrow = mul(&kb, madd(&kb, madd(&kb, voh, vm, OH), vn, cv->M * OH), I(&kb, OW));
+	{
+		KRef v = loop(&kb, "ow", OW, KF_PARALLEL);
+		kb_store(&kb, by, add(&kb, yrow, v),
+		         bb >= 0 ? kb_load(&kb, bb, vm) : kb_const_f(&kb, DT_F32, 0));
+		close_to(&kb, drow);
+	}
+	vkh = loop(&kb, "kh", KH, 0);
+	th = kb_bin(&kb, KO_SUB, I(&kb, w->pb[0]), mul(&kb, vkh, I(&kb, w->d[0])));
+	th = add(&kb, voh, th);
+	ih = w->s[0] == 1 ? th : kb_bin(&kb, KO_DIV, th, I(&kb, w->s[0]));
+	{
+		KRef ok = kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, th, I(&kb, 0)),
+		                 kb_bin(&kb, KO_LT, ih, I(&kb, H)));
+		if (w->s[0] != 1)
+			ok = kb_bin(&kb, KO_AND, ok, kb_bin(&kb, KO_EQ, kb_bin(&kb, KO_MOD, th,
+			            I(&kb, w->s[0])), I(&kb, 0)));
+		kb_if(&kb, ok);
+	}
+	vkw = loop(&kb, "kw", KW, 0);
+	crow = add(&kb, mul(&kb, madd(&kb, madd(&kb, vkw, vkh, KW), vm, KH * KW), I(&kb, P)),
+	           mul(&kb, ih, I(&kb, W)));
+	off = kb_bin(&kb, KO_SUB, mul(&kb, vkw, I(&kb, w->d[1])), I(&kb, w->pb[1]));
+	win_span(&kb, off, w->s[1], OW, W, &qlo, &qhi);
+	lanes = step1(lw, &kb, KST_VEC, W);
+	for (int pass = 0; pass < 2; pass++) {
+		int dp = kb.depth;
+		KRef yi;
+		if (!vl_open(&kb, "iw", qlo, qhi, lanes, pass, &q))
+			continue;
+		yi = add(&kb, yrow, add(&kb, mul(&kb, q, I(&kb, w->s[1])), off));
+		kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),
+		                          kb_load(&kb, bc, add(&kb, crow, q))));
+		close_to(&kb, dp);
+	}
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/*
  * for n, g, m (parallel): m' = g*Mg + m
  *   Y[n,m',:] = bias[m']
  *   for c < Cg, k0..k[r-1]: w = W[g*Cg+c, m, k..]
@@ -1676,7 +1779,7 @@ lower_convt(Lower *lw, Node *n)
 	Graph *g = lw->g;
 	const Value *y = NOUT(g, n, 0);
 	int dt = cdt(y->dtype);
-	int bx, bw, bb = -1, by, wv, d0, ns, L;
+	int bx, bw, bb = -1, by, wv, d0, ns, L, f32;
 	int64_t Cg, Mg, xsz, ysz, wsz, xsp[BURN_MAX_RANK], ysp[BURN_MAX_RANK],
 	        wsp[BURN_MAX_RANK];
 	KRef vn, vg, vm, vml, vc, vci, ybase, xbase, wbase, kk[BURN_MAX_RANK];
@@ -1686,6 +1789,16 @@ lower_convt(Lower *lw, Node *n)
 
 	TRY(convt_shape(lw->ctx, g, n, &cv));
 	ns = w->nsp;
+	/* f32 2-D without groups: GEMM + col2im or the direct scatter, the
+	 * im2col step as for Conv */
+	f32 = ns == 2 && cv.G == 1 && y->dtype == DT_F32 &&
+	      NIN(g, n, 0)->dtype == DT_F32 && NIN(g, n, 1)->dtype == DT_F32;
+	if (f32) {
+		const KStep *want = lower_want(lw, n, KST_IM2COL);
+		if ((want ? want->kind : target_step(target_or_default(lw->target),
+		     KST_IM2COL, 0).kind) == KST_IM2COL)
+			return lower_convt_gemm(lw, n, &cv);
+	}
 	L = ns - 1;
 	Cg = cv.C / cv.G;
 	Mg = cv.M / cv.G;
@@ -1694,6 +1807,8 @@ lower_convt(Lower *lw, Node *n)
 	wsz = shape_strides(ns, w->k, wsp);
 
 	lower_begin(lw, &kb, n);
+	if (f32)
+		lower_step(lw, &kb, kstep_make(KST_DIRECT, 0, 0, 0, 0));
 	bx = lower_in(lw, &kb, n, 0);
 	bw = lower_in(lw, &kb, n, 1);
 	if (has_in(n, 2))
