@@ -1257,6 +1257,10 @@ static const char *iname[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
 
 /* ---- Conv, ConvInteger ----------------------------------------------------- */
 
+/* The most f32 elements the batched im2col (and its GEMM's result) of
+ * lower_conv_gemm may keep in the arena: 16 MiB each. */
+#define CONV_BATCHED_MAX ((int64_t)1 << 22)
+
 typedef struct CV {
 	Win w;
 	int64_t N, C, M, G;
@@ -1337,6 +1341,17 @@ infer_conv(Ctx *c, Graph *g, Node *n)
  *
  * col (K x OH*OW, one image) is scratch in the arena.  chosen: the
  * schedule's im2col step chose this form over the direct one.
+ *
+ * Where an image's plane P is narrower than the register tile (a Conv's
+ * weight gradient: a Conv of x^T by g^T whose "images" are the input
+ * channels and whose output is the 3x3 kernel, K = batch * 11 * 11 in the
+ * CNN of examples/cnn_train.burn), the per-image GEMM is M x P with P
+ * columns of a tile wasted and A re-read per image.  Then (batched) the
+ * images are columns of one GEMM, as long as the scratch stays small:
+ *
+ *   col[(c*KH + kh)*KW + kw, n*P + oh*OW + ow] = X[n, c, ih, iw] or 0
+ *   y2 (M x N*P) = W * col + bias
+ *   Y[n, m, :] = y2[m, n*P .. n*P + P), the epilogue over each row
  */
 static int
 lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
@@ -1345,9 +1360,13 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 	int pw = w->nsp == 1;
 	int64_t KH = w->k[0], KW = pw ? 1 : w->k[1], OH = w->out[0], OW = pw ? 1 : w->out[1];
 	int64_t H = w->in[0], W = pw ? 1 : w->in[1], K = cv->C * KH * KW, P = OH * OW;
-	int64_t cdim[2] = { K, P };
+	int bat = !pw && cv->N > 1 && P < tune(lw)->gemm_nr &&
+	          K * cv->N * P <= CONV_BATCHED_MAX && cv->M * cv->N * P <= CONV_BATCHED_MAX;
+	int64_t NP = bat ? cv->N * P : P;   /* col's columns */
+	int64_t cdim[2] = { K, NP }, ydim[2] = { cv->M, NP };
 	int col = pw ? -1 : lower_temp(lw, DT_F32, 2, cdim);
-	int bx, bc, bw, bb = -1, by, d0, dn;
+	int y2 = bat ? lower_temp(lw, DT_F32, 2, ydim) : -1;
+	int bx, bc, bw, bb = -1, by, by2 = -1, d0, dn;
 	KRef vn, vc, vkh, vkw, voh, vow, ih, iw, ok, src, r;
 	GT t;
 	KB kb;
@@ -1361,8 +1380,11 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 		bb = lower_in(lw, &kb, n, 2);
 	by = lower_out(lw, &kb, n, 0);
 	bc = pw ? bx : lower_bind(lw, &kb, col, KA_RW);
+	if (bat)
+		by2 = lower_bind(lw, &kb, y2, KA_RW);
 	d0 = kb.depth;
-	vn = loop(&kb, "n", cv->N, 0);   /* col is reused image by image */
+	/* col is reused image by image; batched: one col for all */
+	vn = bat ? I(&kb, 0) : loop(&kb, "n", cv->N, 0);
 	dn = kb.depth;
 
 	/* im2col */
@@ -1371,6 +1393,8 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 		vkh = loop(&kb, "kh", KH, KF_PARALLEL);
 		vkw = loop(&kb, "kw", KW, KF_PARALLEL);
 		r = madd(&kb, madd(&kb, vkw, vkh, KW), vc, KH * KW);
+		if (bat)
+			vn = loop(&kb, "n", cv->N, KF_PARALLEL);
 		voh = loop(&kb, "oh", OH, KF_PARALLEL);
 		ih = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, voh, I(&kb, w->s[0])),
 		                             mul(&kb, vkh, I(&kb, w->d[0]))), I(&kb, w->pb[0]));
@@ -1383,26 +1407,44 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 		            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, iw, I(&kb, 0)),
 		                   kb_bin(&kb, KO_LT, iw, I(&kb, W))));
 		src = madd(&kb, madd(&kb, iw, ih, W), madd(&kb, vc, vn, cv->C), H * W);
-		kb_store(&kb, bc, madd(&kb, madd(&kb, vow, voh, OW), r, P),
+		kb_store(&kb, bc, add(&kb, madd(&kb, vow, voh, OW),
+		                      bat ? madd(&kb, mul(&kb, vn, I(&kb, P)), r, NP)
+		                          : mul(&kb, r, I(&kb, P))),
 		         kb_select(&kb, ok, kb_guard_loads(&kb, ok, kb_cast(&kb, DT_F32,
 		                                                  kb_load(&kb, bx, src))),
 		                   kb_const_f(&kb, DT_F32, 0)));
 		close_to(&kb, dn);
+		if (bat)
+			vn = I(&kb, 0);
 	}
 
-	/* Y[n] = W * col + bias */
+	/* Y[n] = W * col + bias (batched: y2 = W * col + bias) */
 	memset(&t, 0, sizeof t);
 	t.dt = DT_F32;
 	t.M = cv->M;
-	t.N = P;
+	t.N = NP;
 	t.K = K;
 	t.a = (Mat){ bw, I(&kb, 0), K, 1 };
-	t.b = (Mat){ bc, pw ? mul(&kb, vn, I(&kb, K * P)) : I(&kb, 0), P, 1 };
+	t.b = (Mat){ bc, pw ? mul(&kb, vn, I(&kb, K * P)) : I(&kb, 0), NP, 1 };
 	t.c = (Mat){ bb, I(&kb, 0), bb >= 0 ? 1 : 0, 0 };
 	t.alpha = t.beta = 1;
-	t.y = by;
-	t.yoff = mul(&kb, vn, I(&kb, cv->M * P));
-	gemm_blocked(lw, &kb, n, &t);
+	t.y = bat ? by2 : by;
+	t.yoff = bat ? I(&kb, 0) : mul(&kb, vn, I(&kb, cv->M * P));
+	/* batched: y2's rows are not the output's, the epilogue runs below */
+	gemm_blocked(lw, &kb, bat ? NULL : n, &t);
+	if (bat) {
+		KRef vm, yrow, p;
+		int drow;
+		vn = loop(&kb, "n", cv->N, KF_PARALLEL);
+		vm = loop(&kb, "m", cv->M, KF_PARALLEL);
+		drow = kb.depth;
+		yrow = mul(&kb, madd(&kb, vm, vn, cv->M), I(&kb, P));
+		p = loop(&kb, "p", P, KF_PARALLEL);
+		kb_store(&kb, by, add(&kb, yrow, p),
+		         kb_load(&kb, by2, add(&kb, madd(&kb, p, vn, P), mul(&kb, vm, I(&kb, NP)))));
+		close_to(&kb, drow);
+		lower_epi_run(lw, &kb, n, by, yrow, P);
+	}
 	close_to(&kb, d0);
 	lower_end(lw, &kb);
 	return BURN_OK;
