@@ -1,7 +1,11 @@
 #!/usr/bin/python3
-"""train_torch.py DATA_DIR [EPOCHS] - PyTorch's run of burncc train's set-up.
+"""train_torch.py DATA_DIR [EPOCHS] [mlp|cnn] - PyTorch's run of burncc train's set-up.
 
-The MLP 784-256-128-10 with ReLU, batch 64 (the last partial batch
+The MLP 784-256-128-10 with ReLU (examples/mlp_train.burn) or the CNN of
+examples/cnn_train.burn (conv 3x3 32, ReLU, max pool 2, conv 3x3 64, ReLU,
+max pool 2, linear 1600-128, ReLU, linear 10; PyTorch's default
+initialisation, uniform in +-1/sqrt(fan_in) as burncc's Linear and
+Conv2d), batch 64 (the last partial batch
 dropped, as burncc train does), Adam lr 1e-3 (betas 0.9, 0.999, eps 1e-8),
 5 epochs, seeded, one thread; the test set evaluated after every epoch.
 Prints lines in burncc train's format (bench/train.sh puts them side by
@@ -23,15 +27,25 @@ def idx(path):
 def main():
     d = sys.argv[1]
     epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    cnn = len(sys.argv) > 3 and sys.argv[3] == "cnn"
     torch.set_num_threads(1)
     torch.manual_seed(1)
     xtr = torch.tensor(idx(f"{d}/train-images-idx3-ubyte.gz").reshape(-1, 784), dtype=torch.float32) / 255
     ytr = torch.tensor(idx(f"{d}/train-labels-idx1-ubyte.gz"), dtype=torch.int64)
     xte = torch.tensor(idx(f"{d}/t10k-images-idx3-ubyte.gz").reshape(-1, 784), dtype=torch.float32) / 255
     yte = torch.tensor(idx(f"{d}/t10k-labels-idx1-ubyte.gz"), dtype=torch.int64)
-    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
-                                torch.nn.Linear(256, 128), torch.nn.ReLU(),
-                                torch.nn.Linear(128, 10))
+    if cnn:
+        xtr, xte = xtr.reshape(-1, 1, 28, 28), xte.reshape(-1, 1, 28, 28)
+        model = torch.nn.Sequential(torch.nn.Conv2d(1, 32, 3), torch.nn.ReLU(),
+                                    torch.nn.MaxPool2d(2),
+                                    torch.nn.Conv2d(32, 64, 3), torch.nn.ReLU(),
+                                    torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                                    torch.nn.Linear(1600, 128), torch.nn.ReLU(),
+                                    torch.nn.Linear(128, 10))
+    else:
+        model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
+                                    torch.nn.Linear(256, 128), torch.nn.ReLU(),
+                                    torch.nn.Linear(128, 10))
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     lossf = torch.nn.CrossEntropyLoss()
     B = 64
