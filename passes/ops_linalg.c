@@ -22,7 +22,9 @@
  *                  conv with unit strides and no padding is a matmul over the
  *                  flattened spatial dims.
  *   ConvTranspose  the same as a scatter: for each tap and input row, add
- *                  into the strided output row (again with a clamped range).
+ *                  into the strided output row (again with a clamped range);
+ *                  f32 2-D without groups: a GEMM per image and a col2im
+ *                  (lower_convt_gemm), chosen by the im2col step.
  *   pools          one output element at a time, the window loops inside,
  *                  with padding tests only on dims that need them.
  *   Einsum         generic: output label loops, summed label loops inside.
