@@ -48,6 +48,14 @@ typedef struct Backend {
 	 * of m->plan.arena_bytes.  NULL for targets that only write files. */
 	int (*run)(Ctx *c, const Compiled *m, const void *const *in,
 	           void *const *out, void *arena);
+	/* Time m on its device (burncc bench): after an untimed run, `runs`
+	 * runs of the kernels alone (inputs resident), ms[i] each, measured
+	 * by the device's own clock; copy_ms[i]: the device copying the
+	 * largest input's bytes, the bandwidth yardstick (0: no input).
+	 * device gets the device's description.  NULL where the target has
+	 * no device timer yet. */
+	int (*time)(Ctx *c, const Compiled *m, const void *const *in, int runs,
+	            double *ms, double *copy_ms, char *device, size_t ndevice);
 } Backend;
 
 /* The built-in backends, NULL-terminated, in --help order; [0] is the

@@ -516,6 +516,31 @@ static int push(GLower *gl, int v)
 /* The value of v at the current loop position.  A chain of members is
  * walked with a work list, not recursion, so its length is bounded by
  * memory only: operands are pushed above their user and computed first. */
+/* A one-element constant operand as an immediate rather than a load (no
+ * buffer, no load per element: on a GPU the loads and their address
+ * arithmetic cost as much as the arithmetic of a short pointwise kernel);
+ * 0 for other values and for the storage dtypes (f16, bf16, float8),
+ * which keep their load's conversion. */
+static KRef scalar_const(KB *kb, const Value *val)
+{
+	const void *d = val->data;
+
+	if (!d || value_numel(val) != 1)
+		return 0;
+	switch (val->dtype) {
+	case DT_F32: return kb_const_f(kb, DT_F32, *(const float *)d);
+	case DT_F64: return kb_const_f(kb, DT_F64, *(const double *)d);
+	case DT_I8: return kb_const_i(kb, DT_I8, *(const int8_t *)d);
+	case DT_U8: return kb_const_i(kb, DT_U8, *(const uint8_t *)d);
+	case DT_I16: return kb_const_i(kb, DT_I16, *(const int16_t *)d);
+	case DT_U16: return kb_const_i(kb, DT_U16, *(const uint16_t *)d);
+	case DT_I32: return kb_const_i(kb, DT_I32, *(const int32_t *)d);
+	case DT_U32: return kb_const_i(kb, DT_U32, *(const uint32_t *)d);
+	case DT_I64: return kb_const_i(kb, DT_I64, *(const int64_t *)d);
+	}
+	return 0;
+}
+
 static KRef value_expr(GLower *gl, int v)
 {
 	Graph *g = gl->lw->g;
@@ -551,6 +576,10 @@ static KRef value_expr(GLower *gl, int v)
 			sh->top--;
 		}
 		return memo_get(gl, v);
+	}
+	if ((e = scalar_const(gl->kb, val))) {
+		memo_set(gl, v, e, 1);
+		return e;
 	}
 	{
 		int b = bind(gl, v, KA_READ);

@@ -506,6 +506,7 @@ map_nest(S *st, KB *kb, KRef s, int at)
 	int64_t lo[BURN_MAX_RANK + 8], ext[BURN_MAX_RANK + 8], total = 1;
 	int64_t T, B, iters, maxr = 0;
 	int vars[BURN_MAX_RANK + 8], nl = 0, blk, tid, it, lin, nrow, canrow, logT = 0;
+	int guard;
 	int64_t maxT;
 	KStep want;
 	RowStmt rs[64];
@@ -571,8 +572,11 @@ map_nest(S *st, KB *kb, KRef s, int at)
 		             kb_get(kb, tid));
 	kb_set(kb, lin, idx);
 	/* in row mode the condition is the same for all threads of a block,
-	 * so the barriers under it are not divergent */
-	kb_if(kb, kb_bin(kb, KO_LT, kb_get(kb, lin), kb_idx(kb, total)));
+	 * so the barriers under it are not divergent; none where the grid
+	 * covers the iterations exactly */
+	guard = (nrow ? B * iters : B * T * iters) != total;
+	if (guard)
+		kb_if(kb, kb_bin(kb, KO_LT, kb_get(kb, lin), kb_idx(kb, total)));
 	for (int64_t d = nl - 1, stride = 1; d >= 0; d--) {
 		KRef q = kb_get(kb, lin);
 		if (stride > 1)
@@ -586,7 +590,8 @@ map_nest(S *st, KB *kb, KRef s, int at)
 		emit_rows(kb, rs, nrow, tid, T, logT, o->drop_barrier, o->subgroup);
 	else
 		kb_splice(kb, body);
-	kb_end(kb);
+	if (guard)
+		kb_end(kb);
 	if (it >= 0)
 		kb_end(kb);
 	kb_end(kb);

@@ -27,6 +27,7 @@
 #include "tools/dsl_tool.h"
 #include "tools/train.h"
 #include "tools/run_model.h"
+#include "tools/bench.h"
 #ifdef BURN_HAVE_VULKAN
 #include "codegen/vulkan/spirv.h"
 #endif
@@ -579,6 +580,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "train")) {
 		free(bind);
 		return train_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && !strcmp(argv[1], "bench")) {
+		free(bind);
+		return bench_main(argc - 1, argv + 1);
 	}
 	if (argc > 1 && !strcmp(argv[1], "cache")) {
 		free(bind);

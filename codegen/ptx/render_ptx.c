@@ -242,6 +242,14 @@ load_into(P *p, KRef e, int d, int g)
 	const char *sp = space(p, n->buf);
 	char pr[24] = "";
 
+	/* a global buffer the kernel only reads goes through the read-only
+	 * (non-coherent) path: kernel IR's global buffers never alias, so no
+	 * store of this kernel reaches it, and ptxas may move such loads
+	 * ahead of the stores (more loads in flight per thread) */
+	if (k->buf[n->buf].space == KS_GLOBAL && k->buf[n->buf].access == KA_READ &&
+	    !strcmp(sp, "global"))
+		sp = "global.nc";
+
 	if (g >= 0)
 		snprintf(pr, sizeof pr, "@%s ", R(p, RP, g));
 	if (dtype_is_storage(bdt) && dt == DT_F32) {

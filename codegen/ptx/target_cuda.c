@@ -155,8 +155,8 @@ launch_all(Ctx *c, Run *r, const Compiled *m, const void *const *in)
 		rc = burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
 		goto out;
 	}
-	if ((rc = cuda_alloc(c, r->d, (size_t)maxvar, &r->spill)) ||
-	    (rc = cuda_memset0(c, r->d, r->spill, (size_t)maxvar)))
+	if (!r->spill && ((rc = cuda_alloc(c, r->d, (size_t)maxvar, &r->spill)) ||
+	                  (rc = cuda_memset0(c, r->d, r->spill, (size_t)maxvar))))
 		goto out;
 	for (int i = 0; i < m->prog.nkernel && !rc; i++) {
 		const KKernel *k = m->prog.kernel[i];
@@ -194,36 +194,68 @@ out:
 	return rc;
 }
 
+/* The device, the module and the buffer tables for a run of m. */
 static int
-cuda_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, void *arena)
+run_open(Ctx *c, Run *r, const Compiled *m)
 {
 	const Graph *g = m->g;
-	Run r;
 	char *ptx = NULL;
 	size_t len = 0;
 	FILE *f;
 	int rc;
 
-	(void)arena;
-	memset(&r, 0, sizeof r);
-	TRY(cuda_open(c, &r.d));
+	memset(r, 0, sizeof *r);
+	TRY(cuda_open(c, &r->d));
 	if (m->plan.ndims)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "cuda: run-time dims");
 	if (!(f = open_memstream(&ptx, &len)))
 		return burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
 	rc = ptx_render_program(c, NULL, &m->prog, f);
 	fclose(f);
-	r.in = calloc((size_t)g->nin + 1, sizeof *r.in);
-	r.out = calloc((size_t)g->nout + 1, sizeof *r.out);
-	r.w = calloc((size_t)g->nval + 1, sizeof *r.w);
-	r.wrote = calloc((size_t)g->nout + 1, 1);
-	if (!rc && (!r.in || !r.out || !r.w || !r.wrote))
+	r->in = calloc((size_t)g->nin + 1, sizeof *r->in);
+	r->out = calloc((size_t)g->nout + 1, sizeof *r->out);
+	r->w = calloc((size_t)g->nval + 1, sizeof *r->w);
+	r->wrote = calloc((size_t)g->nout + 1, 1);
+	if (!rc && (!r->in || !r->out || !r->w || !r->wrote))
 		rc = burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
 	if (!rc)
-		rc = cuda_module_load(c, r.d, ptx, &r.mod);
+		rc = cuda_module_load(c, r->d, ptx, &r->mod);
 	if (!rc)
-		rc = cuda_alloc(c, r.d, (size_t)(m->plan.arena_bytes > 0 ? m->plan.arena_bytes : 1),
-		                &r.arena);
+		rc = cuda_alloc(c, r->d, (size_t)(m->plan.arena_bytes > 0 ? m->plan.arena_bytes : 1),
+		                &r->arena);
+	free(ptx);
+	return rc;
+}
+
+/* Buffers back to the pool (which keeps them for the next run). */
+static void
+run_close(Run *r, const Compiled *m)
+{
+	const Graph *g = m->g;
+
+	if (r->d) {
+		cuda_free(r->d, r->arena);
+		cuda_free(r->d, r->spill);
+		for (int i = 0; r->in && i < g->nin; i++)
+			cuda_free(r->d, r->in[i]);
+		for (int i = 0; r->out && i < g->nout; i++)
+			cuda_free(r->d, r->out[i]);
+		for (int v = 0; r->w && v < g->nval; v++)
+			cuda_free(r->d, r->w[v]);
+		cuda_module_unload(r->d, r->mod);
+	}
+	free(r->in); free(r->out); free(r->w); free(r->wrote);
+}
+
+static int
+cuda_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, void *arena)
+{
+	const Graph *g = m->g;
+	Run r;
+	int rc;
+
+	(void)arena;
+	rc = run_open(c, &r, m);
 	if (!rc)
 		rc = launch_all(c, &r, m, in);
 	if (!rc)
@@ -255,20 +287,71 @@ cuda_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, voi
 				rc = burn_fail(c, BURN_ERR_INTERNAL, "cuda: output %d has no value", i);
 		}
 	}
-	/* the pool keeps the blocks for the next run */
-	if (r.d) {
-		cuda_free(r.d, r.arena);
-		cuda_free(r.d, r.spill);
-		for (int i = 0; r.in && i < g->nin; i++)
-			cuda_free(r.d, r.in[i]);
-		for (int i = 0; r.out && i < g->nout; i++)
-			cuda_free(r.d, r.out[i]);
-		for (int v = 0; r.w && v < g->nval; v++)
-			cuda_free(r.d, r.w[v]);
-		cuda_module_unload(r.d, r.mod);
-	}
-	free(r.in); free(r.out); free(r.w); free(r.wrote);
-	free(ptx);
+	run_close(&r, m);
+	return rc;
+}
+
+typedef struct TimeArg {
+	Run *r;
+	const Compiled *m;
+	const void *const *in;
+	CudaPtr dst, src;
+	size_t bytes;
+} TimeArg;
+
+static int
+time_model(Ctx *c, void *arg)
+{
+	TimeArg *t = arg;
+
+	return launch_all(c, t->r, t->m, t->in);
+}
+
+static int
+time_copy(Ctx *c, void *arg)
+{
+	TimeArg *t = arg;
+
+	return cuda_dtod(c, t->r->d, t->dst, t->src, t->bytes);
+}
+
+/* Backend.time: one untimed run (module loaded, weights and inputs
+ * uploaded), then `runs` runs of the launches alone, each between two
+ * events; and as the yardstick, the driver's device-to-device copy of the
+ * model's input bytes, timed the same way. */
+static int
+cuda_time(Ctx *c, const Compiled *m, const void *const *in, int runs, double *ms,
+          double *copy_ms, char *device, size_t ndevice)
+{
+	const Graph *g = m->g;
+	TimeArg t = { 0 };
+	Run r;
+	int rc;
+
+	t.r = &r;
+	t.m = m;
+	t.in = in;
+	rc = run_open(c, &r, m);
+	if (!rc)
+		snprintf(device, ndevice, "%s", cuda_describe(r.d));
+	if (!rc)
+		rc = launch_all(c, &r, m, in);
+	if (!rc)
+		rc = cuda_sync(c, r.d, "running the model's kernels");
+	for (int i = 0; i < runs && !rc; i++)
+		rc = cuda_elapsed(c, r.d, time_model, &t, &ms[i]);
+	for (int i = 0; i < g->nin; i++)
+		if (r.in && r.in[i] && value_nbytes(GV(g, g->in[i])) > (int64_t)t.bytes) {
+			t.src = r.in[i];
+			t.bytes = (size_t)value_nbytes(GV(g, g->in[i]));
+		}
+	if (!rc && t.bytes)
+		rc = cuda_alloc(c, r.d, t.bytes, &t.dst);
+	for (int i = 0; i < runs && !rc; i++)
+		rc = t.bytes ? cuda_elapsed(c, r.d, time_copy, &t, &copy_ms[i]) : (copy_ms[i] = 0, 0);
+	if (r.d)
+		cuda_free(r.d, t.dst);
+	run_close(&r, m);
 	return rc;
 }
 
@@ -281,4 +364,5 @@ const Backend backend_cuda = {
 	.render_kernel = ptx_render_kernel,
 	.emit_module = emit,
 	.run = cuda_run,
+	.time = cuda_time,
 };

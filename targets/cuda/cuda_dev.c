@@ -14,7 +14,7 @@
 
 typedef int CUresult;
 typedef int CUdevice;
-typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
 
 #define CU_ATTR_CC_MAJOR 75
 #define CU_ATTR_CC_MINOR 76
@@ -43,6 +43,12 @@ typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream;
 	X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CudaPtr, const void *, size_t)) \
 	X(MemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CudaPtr, size_t)) \
 	X(MemsetD8, "cuMemsetD8_v2", (CudaPtr, unsigned char, size_t)) \
+	X(MemcpyDtoD, "cuMemcpyDtoD_v2", (CudaPtr, CudaPtr, size_t)) \
+	X(EventCreate, "cuEventCreate", (CUevent *, unsigned)) \
+	X(EventRecord, "cuEventRecord", (CUevent, CUstream)) \
+	X(EventSynchronize, "cuEventSynchronize", (CUevent)) \
+	X(EventElapsedTime, "cuEventElapsedTime", (float *, CUevent, CUevent)) \
+	X(EventDestroy, "cuEventDestroy_v2", (CUevent)) \
 	X(GetErrorName, "cuGetErrorName", (CUresult, const char **)) \
 	X(GetErrorString, "cuGetErrorString", (CUresult, const char **))
 
@@ -355,6 +361,37 @@ cuda_memset0(Ctx *c, CudaDev *d, CudaPtr dst, size_t n)
 	CUresult r = n ? d->MemsetD8(dst, 0, n) : 0;
 
 	return r ? cufail(c, d, r, "memset") : BURN_OK;
+}
+
+int
+cuda_dtod(Ctx *c, CudaDev *d, CudaPtr dst, CudaPtr src, size_t n)
+{
+	CUresult r = n ? d->MemcpyDtoD(dst, src, n) : 0;
+
+	return r ? cufail(c, d, r, "copy on the device") : BURN_OK;
+}
+
+int
+cuda_elapsed(Ctx *c, CudaDev *d, int (*work)(Ctx *, void *), void *arg, double *ms)
+{
+	CUevent e[2] = { 0, 0 };
+	CUresult r;
+	float f = 0;
+	int rc = BURN_OK;
+
+	if ((r = d->EventCreate(&e[0], 0)) || (r = d->EventCreate(&e[1], 0)) ||
+	    (r = d->EventRecord(e[0], NULL)))
+		rc = cufail(c, d, r, "timing events");
+	if (!rc)
+		rc = work(c, arg);
+	if (!rc && ((r = d->EventRecord(e[1], NULL)) || (r = d->EventSynchronize(e[1])) ||
+	            (r = d->EventElapsedTime(&f, e[0], e[1]))))
+		rc = cufail(c, d, r, "timed work");
+	for (int i = 0; i < 2; i++)
+		if (e[i] && !d->lost)
+			d->EventDestroy(e[i]);
+	*ms = f;
+	return rc;
 }
 
 void

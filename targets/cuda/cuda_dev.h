@@ -49,6 +49,11 @@ void cuda_free(CudaDev *d, CudaPtr p);
 int cuda_htod(Ctx *c, CudaDev *d, CudaPtr dst, const void *src, size_t n);
 int cuda_dtoh(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n);
 int cuda_memset0(Ctx *c, CudaDev *d, CudaPtr dst, size_t n);
+int cuda_dtod(Ctx *c, CudaDev *d, CudaPtr dst, CudaPtr src, size_t n);
+
+/* Run work(c, arg), which enqueues, between two events on the default
+ * stream; *ms the device time between them.  Returns status. */
+int cuda_elapsed(Ctx *c, CudaDev *d, int (*work)(Ctx *, void *), void *arg, double *ms);
 
 /* Pool statistics: allocations the driver made, and requests served from
  * the cache. */

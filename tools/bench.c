@@ -1,0 +1,153 @@
+/*
+ * bench.c - `burncc bench MODEL.onnx --target T [--runs N] [--dim n=v]`:
+ * compile for the target, run once untimed, then time N runs on the
+ * device's own clock (Backend.time) and print the median, min and max,
+ * with the bandwidth the inputs and outputs imply and, beside it in the
+ * same run, the device copying the largest input (the yardstick for a
+ * memory-bound kernel: a copy of S bytes moves 2S, as does a pointwise
+ * kernel from S bytes to S bytes).
+ *
+ * Inputs are seeded pseudo-random (floats uniform in [-3, 3], integers 0,
+ * booleans false): the timing of burncc's kernels does not depend on the
+ * values.  Only targets with a device timer have Backend.time (cuda);
+ * the others are refused with a message.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tools/bench.h"
+#include "tools/compile.h"
+#include "codegen/target_iface.h"
+
+static int
+cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void
+fill(void *p, int dt, int64_t n, uint64_t *s)
+{
+	for (int64_t i = 0; i < n; i++) {
+		*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+		double u = (double)(*s >> 11) / 9007199254740992.0 * 6 - 3;
+		if (dt == DT_F32)
+			((float *)p)[i] = (float)u;
+		else if (dt == DT_F64)
+			((double *)p)[i] = u;
+	}
+}
+
+static int
+usage(void)
+{
+	fprintf(stderr, "usage: burncc bench MODEL.onnx --target T [--runs N] [--dim NAME=V ...]\n");
+	return 2;
+}
+
+int
+bench_main(int argc, char **argv)
+{
+	const char *model = NULL, *target = "cuda";
+	int runs = 20, nbind = 0, rc = 1;
+	DimBind bind[32];
+	const Backend *be;
+	Compiled *m = NULL;
+	void **in = NULL;
+	double *ms = NULL, *cp = NULL;
+	char dev[200] = "";
+	int64_t bytes = 0, big = 0;
+	uint64_t seed = 42;
+	Ctx c;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--target") && i + 1 < argc)
+			target = argv[++i];
+		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+			runs = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--dim") && i + 1 < argc && nbind < 32) {
+			char *eq = strchr(argv[++i], '=');
+			if (!eq)
+				return usage();
+			*eq = 0;
+			bind[nbind].name = argv[i];
+			bind[nbind++].value = atoll(eq + 1);
+		} else if (argv[i][0] == '-' || model)
+			return usage();
+		else
+			model = argv[i];
+	}
+	if (!model || runs < 1 || runs > 100000)
+		return usage();
+	if (!(be = backend_find(target))) {
+		fprintf(stderr, "burncc bench: unknown target '%s'\n", target);
+		return 2;
+	}
+	if (!be->time) {
+		fprintf(stderr, "burncc bench: target '%s' has no device timer yet "
+		        "(bench/models.sh times the C target)\n", target);
+		return 2;
+	}
+	burn_ctx_init(&c, model);
+	{
+		CompileOpts o = { nbind, bind, 0, 0, be->target, 0, NULL, 0, NULL };
+		if (burn_compile_file(&c, model, &o, &m))
+			goto fail;
+	}
+	in = calloc((size_t)m->g->nin + 1, sizeof *in);
+	ms = calloc((size_t)runs, sizeof *ms);
+	cp = calloc((size_t)runs, sizeof *cp);
+	if (!in || !ms || !cp) {
+		fprintf(stderr, "burncc bench: out of memory\n");
+		goto out;
+	}
+	for (int i = 0; i < m->g->nin; i++) {
+		const Value *v = GV(m->g, m->g->in[i]);
+		int64_t nb = value_nbytes(v);
+		if (nb < 0 || !(in[i] = calloc((size_t)nb + 1, 1))) {
+			fprintf(stderr, "burncc bench: %s: input '%s': no static size or out of "
+			        "memory\n", model, v->name);
+			goto out;
+		}
+		fill(in[i], v->dtype, value_numel(v), &seed);
+		bytes += nb;
+		big = nb > big ? nb : big;
+	}
+	for (int i = 0; i < m->g->nout; i++)
+		bytes += value_nbytes(GV(m->g, m->g->out[i]));
+	if (be->time(&c, m, (const void *const *)in, runs, ms, cp, dev, sizeof dev))
+		goto fail;
+	qsort(ms, (size_t)runs, sizeof *ms, cmp_d);
+	qsort(cp, (size_t)runs, sizeof *cp, cmp_d);
+	printf("device: %s\n", dev);
+	printf("kernels: %d\n", m->prog.nkernel);
+	printf("median_ms: %.4f\nmin_ms: %.4f\nmax_ms: %.4f\n", ms[runs / 2], ms[0],
+	       ms[runs - 1]);
+	printf("bytes_in_out: %lld\n", (long long)bytes);
+	if (ms[runs / 2] > 0)
+		printf("gb_per_s: %.1f\n", (double)bytes / (ms[runs / 2] * 1e6));
+	if (big && cp[runs / 2] > 0) {
+		printf("copy_ms: %.4f (the device copying %lld bytes, median)\n", cp[runs / 2],
+		       (long long)big);
+		printf("copy_gb_per_s: %.1f\n", 2.0 * (double)big / (cp[runs / 2] * 1e6));
+		printf("of_copy: %.3f\n", cp[runs / 2] / ms[runs / 2] * (double)bytes /
+		       (2.0 * (double)big));
+	}
+	rc = 0;
+	goto out;
+fail:
+	fprintf(stderr, "burncc bench: %s\n", c.msg);
+out:
+	if (in && m)
+		for (int i = 0; i < m->g->nin; i++)
+			free(in[i]);
+	free(in);
+	free(ms);
+	free(cp);
+	if (m)
+		burn_compiled_destroy(m);
+	return rc;
+}
