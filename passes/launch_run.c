@@ -173,3 +173,19 @@ plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	 * second of two outputs naming one value too) */
 	return rc ? rc : launch_passthrough(c, g, plan, dims, in, out);
 }
+
+const void *
+plan_output_source(const Graph *g, int i, const void *const *in, void *const *out)
+{
+	const Value *v = GV(g, g->out[i]);
+
+	for (int j = 0; j < i; j++)
+		if (g->out[j] == g->out[i])
+			return out[j];
+	if (v->data)
+		return v->data;
+	for (int j = 0; j < g->nin; j++)
+		if (g->in[j] == g->out[i])
+			return in[j];
+	return NULL;
+}

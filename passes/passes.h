@@ -162,6 +162,12 @@ int launch_passthrough(Ctx *c, const Graph *g, const Plan *plan,
                        void *const *out);
 /* The arena size at dims (plan->arena evaluated), in *bytes. */
 int plan_arena_at(Ctx *c, const Plan *plan, const int64_t *dims, int64_t *bytes);
+/* Where output i of g comes from when no kernel wrote it (the device
+ * targets' copy-back, as the C module does it): an earlier output that is
+ * the same value (out[] already filled), the value's constant data, or
+ * the graph input it is; NULL when none. */
+const void *plan_output_source(const Graph *g, int i, const void *const *in,
+                               void *const *out);
 
 /*
  * Dims known at run time (dynamic.c), for CompileOpts.dyn: a dim named

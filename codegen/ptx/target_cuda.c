@@ -261,31 +261,16 @@ cuda_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, voi
 	if (!rc)
 		rc = cuda_sync(c, r.d, "running the model's kernels");
 	for (int i = 0; i < g->nout && !rc; i++) {
-		const Value *v = GV(g, g->out[i]);
-		int64_t nb = value_nbytes(v);
-		int first = i;
+		int64_t nb = value_nbytes(GV(g, g->out[i]));
+		const void *src;
 		if (nb <= 0)
 			continue;
-		for (int j = 0; j < i; j++)
-			if (g->out[j] == g->out[i]) {
-				first = j;
-				break;
-			}
-		if (r.wrote[i]) {
+		if (r.wrote[i])
 			rc = cuda_dtoh(c, r.d, out[i], r.out[i], (size_t)nb);
-		} else if (first != i) {
-			memcpy(out[i], out[first], (size_t)nb);
-		} else if (v->data) {
-			memcpy(out[i], v->data, (size_t)nb);
-		} else {
-			int j = 0;
-			while (j < g->nin && g->in[j] != g->out[i])
-				j++;
-			if (j < g->nin)
-				memcpy(out[i], in[j], (size_t)nb);
-			else
-				rc = burn_fail(c, BURN_ERR_INTERNAL, "cuda: output %d has no value", i);
-		}
+		else if ((src = plan_output_source(g, i, in, out)))
+			memcpy(out[i], src, (size_t)nb);
+		else
+			rc = burn_fail(c, BURN_ERR_INTERNAL, "cuda: output %d has no value", i);
 	}
 	run_close(&r, m);
 	return rc;
