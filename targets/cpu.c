@@ -9,40 +9,42 @@
 #include <string.h>
 #include "target.h"
 
+/* What the hosted and the freestanding CPU share: the host's vectors,
+ * FMA, subgroup of one, 64-bit indices and tuning. */
+#define CPU_COMMON \
+	.vector_bytes = 32, \
+	.fma = 1,             /* contraction renders as BURN_FMA, which is \
+	                       * fmaf only where FP_FAST_FMAF says it is fast */ \
+	.subgroup = 1, \
+	.index_bits = 64, \
+	.tune = TARGET_TUNE_HOST_CPU
+
 const Target target_cpu = {
 	.name = "cpu",
 	.about = "a host CPU through C99 (+ OpenMP when built with -fopenmp)",
-	.vector_bytes = 32,
-	.fma = 1,                /* contraction renders as BURN_FMA, which is
-	                          * fmaf only where FP_FAST_FMAF says it is fast */
+	CPU_COMMON,
 	.threads = -1,           /* OpenMP decides (OMP_NUM_THREADS) */
-	.subgroup = 1,
-	.index_bits = 64,
 	/* C's libm for the transcendentals; the rest is expanded once, in
 	 * kernel IR (passes/legalize.c) */
 	.ops = { .libm = 1, .libm_f64 = 1 },
-	.tune = TARGET_TUNE_HOST_CPU,
 };
 
 /* The same CPU for freestanding C (burncc --freestanding): no C library,
  * so no libm either.  With both libm flags clear the seam's legalisation
- * (passes/legalize.c) expands exp, log, tanh, sinh, cosh, asinh, acosh,
- * atanh (f32) and exp, log, pow (f64) into kernel IR, the same expansions
- * the llvm, cuda and vulkan targets use; the C renderer's freestanding
- * prelude has its own sqrt, floor, ceil, round, fabs and fma
- * (codegen/c/render_c.c) and refuses the rest (sin, cos, ...).  No threads:
- * no OpenMP on a bare machine.  The tuning is the host's: the lowerings do
- * not change, so the kernels are those of the cpu target. */
+ * (passes/legalize.c) expands the transcendentals, pow and fmod (f32 and
+ * f64; not yet the f64 inverse functions) into kernel IR, the same
+ * expansions the llvm, cuda and vulkan targets use; the C renderer's
+ * freestanding prelude has its own sqrt, floor, ceil, round, fabs and f32
+ * fma (codegen/c/render_c.c) and refuses what is left (an f64 fma, which
+ * f64 fmod's expansion needs).  No threads: no OpenMP on a bare machine.
+ * The tuning is the host's: the lowerings do not change, so the kernels
+ * are those of the cpu target. */
 const Target target_cpu_free = {
 	.name = "cpu-freestanding",
 	.about = "any CPU through freestanding C99: no libc, no libm",
-	.vector_bytes = 32,
-	.fma = 1,
+	CPU_COMMON,
 	.threads = 0,
-	.subgroup = 1,
-	.index_bits = 64,
 	.ops = { .libm = 0, .libm_f64 = 0 },
-	.tune = TARGET_TUNE_HOST_CPU,
 };
 
 const Target *target_default(void)
