@@ -128,6 +128,13 @@ burn_interrupt(burn_ctx *ctx)
 		atomic_store(&ctx->interrupt, 1);
 }
 
+void
+burn_interrupt_clear(burn_ctx *ctx)
+{
+	if (ctx)
+		atomic_store(&ctx->interrupt, 0);
+}
+
 int
 api_pv_fit(burn_ctx *ctx)
 {

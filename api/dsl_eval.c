@@ -1262,7 +1262,10 @@ dsl_vm_run(DslVm *vm, const char *name, const char *src, size_t n, int show)
 
 	burn_ctx_init(&vm->c, NULL);
 	vm->pos.line = vm->pos.col = 0;
+	/* an interrupt of the last statement that its realisations never
+	 * took (Ctrl-C after its last sync) must not stop this one */
 	vm->stop = 0;
+	burn_interrupt_clear(vm->bc);
 	vm->cur = vm->errsrc = NULL;
 	if (!(s = arena_alloc(&vm->a, sizeof *s)) || !(copy = arena_alloc(&vm->a, n + 1)) ||
 	    !(s->name = arena_strdup(&vm->a, name ? name : "<input>")))
@@ -1288,7 +1291,10 @@ dsl_vm_call(DslVm *vm, const char *name)
 
 	burn_ctx_init(&vm->c, NULL);
 	vm->pos.line = vm->pos.col = 0;
+	/* an interrupt of the last statement that its realisations never
+	 * took (Ctrl-C after its last sync) must not stop this one */
 	vm->stop = 0;
+	burn_interrupt_clear(vm->bc);
 	if (!lookup(vm, name, &f) || f.kind != VK_FN || f.fn->nparam) {
 		val_drop(f);
 		return burn_fail(&vm->c, BURN_ERR_INVALID, "%s is not a function of no parameters", name);

@@ -91,6 +91,10 @@ void burn_call_destroy(burn_call *cl);
  * between kernels and returns BURN_STATUS_LIMIT "interrupted"; the tensors
  * it was computing stay pending.  Async-signal-safe (one atomic store). */
 void burn_interrupt(burn_ctx *ctx);
+/* Forget an interrupt no realisation has taken yet (one that came after
+ * the last sync of an interrupted statement): the next statement starts
+ * clean.  Not for signal handlers. */
+void burn_interrupt_clear(burn_ctx *ctx);
 
 /* The pending graph as it stands (borrowed: valid until the next call on
  * ctx that records or realises), or NULL when nothing is pending.  Values
