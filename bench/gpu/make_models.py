@@ -4,10 +4,13 @@ gelu.onnx      x * (erf(x / sqrt(2)) + 1) / 2 on 2^28 f32 (five ops)
 softmax.onnx   Softmax over the last axis of 8192x8192 f32
 layernorm.onnx LayerNormalization over the last axis of 8192x8192 f32
 usage: make_models.py DIR"""
-import math, os, sys
+import os, sys
 import numpy as np
 import onnx
 from onnx import helper as h, TensorProto as T, numpy_helper as nh
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from make_gelu import gelu_graph  # the same five-op graph as bench/gelu
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -17,16 +20,7 @@ def save(g, name, opset=17):
     m.ir_version = 8
     onnx.save(m, os.path.join(out, name))
 
-n = 1 << 28
-save(h.make_graph(
-    [h.make_node("Div", ["x", "sqrt2"], ["a"]), h.make_node("Erf", ["a"], ["b"]),
-     h.make_node("Add", ["b", "one"], ["c"]), h.make_node("Mul", ["x", "c"], ["d"]),
-     h.make_node("Div", ["d", "two"], ["y"])],
-    "gelu", [h.make_tensor_value_info("x", T.FLOAT, [n])],
-    [h.make_tensor_value_info("y", T.FLOAT, [n])],
-    initializer=[nh.from_array(np.array(v, np.float32), k)
-                 for k, v in (("sqrt2", math.sqrt(2)), ("one", 1.0), ("two", 2.0))]),
-    "gelu.onnx")
+save(gelu_graph(1 << 28), "gelu.onnx")
 r = c = 8192
 save(h.make_graph([h.make_node("Softmax", ["x"], ["y"], axis=-1)], "softmax",
                   [h.make_tensor_value_info("x", T.FLOAT, [r, c])],
