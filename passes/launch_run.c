@@ -141,7 +141,16 @@ plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
                 const int64_t *dims, const void *const *in, void *const *out,
                 void *arena)
 {
+	return plan_run_interp_each(c, g, p, plan, dims, in, out, arena, NULL, NULL);
+}
+
+int
+plan_run_interp_each(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
+                     const int64_t *dims, const void *const *in, void *const *out,
+                     void *arena, PlanAfterKernel after, void *arg)
+{
 	void **bufs = NULL;
+	int stop = 0;
 	int64_t *kd = NULL, abytes;
 	LaunchMem mem;
 	int rc = BURN_OK;
@@ -153,7 +162,7 @@ plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		return burn_fail(c, BURN_ERR_INTERNAL, "%d launches for %d kernels",
 		                 plan->nkernels, p->nkernel);
 	mem = (LaunchMem){in, out, arena, abytes};
-	for (int k = 0; k < p->nkernel && !rc; k++) {
+	for (int k = 0; k < p->nkernel && !rc && !stop; k++) {
 		const KKernel *kk = p->kernel[k];
 		free(bufs);
 		free(kd);
@@ -166,12 +175,14 @@ plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		rc = launch_bind(c, g, plan, kk, &plan->launch[k], dims, &mem, bufs, kd);
 		if (!rc)
 			rc = kir_interp_dims(c, kk, bufs, kd, NULL);
+		if (!rc && after)
+			stop = after(arg, k, (void *const *)bufs, kd);
 	}
 	free(bufs);
 	free(kd);
 	/* outputs no kernel wrote: constants and inputs passed through (the
 	 * second of two outputs naming one value too) */
-	return rc ? rc : launch_passthrough(c, g, plan, dims, in, out);
+	return rc || stop ? rc : launch_passthrough(c, g, plan, dims, in, out);
 }
 
 const void *

@@ -4,6 +4,7 @@
  * to a train step; the equations and the inputs it adds are in optim.h.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "autodiff.h"
 #include "optim.h"
@@ -52,6 +53,41 @@ void optim_scalars(const Optim *o, int64_t t, float *out)
 	} else {
 		out[0] = (float)lr;
 	}
+}
+
+/*
+ * The same two functions as C source, for the AOT train step (burncc train
+ * -o): `void FN(int64_t t, float *ks)` fills ks[optim_nscalar] for step t
+ * with the hyper-parameters as hex-float constants.  Every branch and
+ * operation is the one optim_lr and optim_scalars take, in double, so a C
+ * driver gets the scalars a burncc train run gets, bit for bit (with the
+ * same libm).  ctest train_aot compares the two runs' losses.
+ */
+void optim_scalars_c(FILE *f, const Optim *o, const char *fn)
+{
+	fprintf(f, "void %s(int64_t t, float *ks)\n{\n\tdouble lr = %a;\n", fn, o->lr);
+	if (o->warmup > 0)
+		fprintf(f, "\tif (t <= %lld)\n\t\tlr = %a * (double)t / (double)%lld;\n\telse\n",
+		        (long long)o->warmup, o->lr, (long long)o->warmup);
+	if (o->sched == SCHED_STEP && o->step_size > 0)
+		fprintf(f, "\tif (t > %lld)\n\t\tlr = %a * pow(%a, (double)((t - %lld - 1) / %lld));\n",
+		        (long long)o->warmup, o->lr, o->gamma, (long long)o->warmup,
+		        (long long)o->step_size);
+	else if (o->sched == SCHED_COSINE && o->total > o->warmup)
+		fprintf(f, "\tif (t > %lld)\n\t\tlr = %a * (1 + cos(3.14159265358979323846 * "
+		        "(double)(t - %lld - 1) / (double)%lld)) / 2;\n", (long long)o->warmup,
+		        o->lr, (long long)o->warmup, (long long)(o->total - o->warmup));
+	else if (o->warmup > 0)
+		fprintf(f, "\t\t;\n");
+	if (o->kind == OPTIM_ADAM || o->kind == OPTIM_ADAMW) {
+		fprintf(f, "\tks[0] = (float)(lr / (1 - pow(%a, (double)t)));\n"
+		        "\tks[1] = (float)sqrt(1 - pow(%a, (double)t));\n", o->beta1, o->beta2);
+		if (o->kind == OPTIM_ADAMW)
+			fprintf(f, "\tks[2] = (float)(1 - lr * %a);\n", o->weight_decay);
+	} else {
+		fprintf(f, "\tks[0] = (float)lr;\n");
+	}
+	fprintf(f, "}\n");
 }
 
 /* A new graph input named name, of like's shape and dtype (like < 0: an

@@ -36,6 +36,7 @@
 #ifndef BURN_OPTIM_H
 #define BURN_OPTIM_H
 
+#include <stdio.h>
 #include "passes.h"
 
 enum { OPTIM_SGD, OPTIM_ADAM, OPTIM_ADAMW, OPTIM_RMSPROP };
@@ -69,6 +70,9 @@ int optim_nscalar(const Optim *o);
 double optim_lr(const Optim *o, int64_t t);
 /* The scalars of step t (1-based) into out[optim_nscalar]. */
 void optim_scalars(const Optim *o, int64_t t, float *out);
+/* optim_scalars (with optim_lr) as the C function `void fn(int64_t t,
+ * float *ks)`, written to f: the AOT train step's (needs <math.h>). */
+void optim_scalars_c(FILE *f, const Optim *o, const char *fn);
 
 /*
  * Append the update of np parameters param[i] (float values of g, graph

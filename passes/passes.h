@@ -138,6 +138,15 @@ const DimExpr *plan_value_bytes(Arena *a, const Graph *g, int v, int ndims,
 int plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
                     const int64_t *dims, const void *const *in, void *const *out,
                     void *arena);
+/* The same, calling after(arg, k, bufs, kdims) when kernel k has run, with
+ * its buffers and dims bound as launch_bind binds them (a debugger's
+ * look at each kernel's results: burncc train's search for the first
+ * non-finite value); a non-zero return stops the run there (BURN_OK, the
+ * outputs not all written). */
+typedef int (*PlanAfterKernel)(void *arg, int k, void *const *bufs, const int64_t *kdims);
+int plan_run_interp_each(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
+                         const int64_t *dims, const void *const *in, void *const *out,
+                         void *arena, PlanAfterKernel after, void *arg);
 /* The memory one run binds: the graph's inputs and outputs and the arena
  * (arena_bytes of it, the plan's arena at the run's dims). */
 typedef struct LaunchMem {

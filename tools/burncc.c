@@ -71,6 +71,7 @@ static const char usage[] =
 "       burncc repl [options]                   interactive .burn session\n"
 "       burncc train MODEL --data DIR [options]  train a classifier\n"
 "                                               (burncc train --help)\n"
+"       burncc train MODEL -o STEP.c [options]  the train step as C\n"
 "       burncc SCRIPT.burn -o OUT.c [options]   compile a script's fn main\n"
 "                                               (docs/DSL.md, AOT)\n"
 "\n"

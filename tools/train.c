@@ -11,8 +11,8 @@
  *
  *   the train step: inputs x, the parameters, the labels [B] (int64), the
  *     optimiser's scalars and states; the loss (build_loss: softmax
- *     cross-entropy, label smoothing, MSE, BCE with logits, L1) on the
- *     logits; the autodiff pass (passes/autodiff.c) for every parameter;
+ *     cross-entropy, label smoothing, NLL, MSE, BCE with logits, L1) on
+ *     the logits; the autodiff pass (passes/autodiff.c) for every parameter;
  *     the optimiser's update (passes/optim.c); outputs the loss and the
  *     new parameters and states.  Forward, backward and update are one
  *     program: its kernels, fused, are all a step runs;
@@ -31,6 +31,7 @@
  * function of the seed: two runs give bit-identical losses (--losses).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@
 #include "passes/optim.h"
 #include "frontend/onnx.h"
 #include "codegen/target_iface.h"
+#include "codegen/c/emit_c.h"
 #include "tools/dsl_tool.h"
 #include "frontend/safetensors.h"
 #include "tools/idx.h"
@@ -54,6 +56,7 @@
 
 static const char train_usage[] =
 "usage: burncc train MODEL.burn|MODEL.onnx --data DIR [options]\n"
+"       burncc train MODEL.burn|MODEL.onnx -o STEP.c [--eval-o EVAL.c] [options]\n"
 "  MODEL: a script whose fn main(x: f32[B, ...]) returns logits [B, K]\n"
 "  (every float constant of rank >= 1 in it is a trained parameter), or an\n"
 "  ONNX model with that one input and output\n"
@@ -73,8 +76,10 @@ static const char train_usage[] =
 "  --lr-schedule constant|step|cosine   (default constant)\n"
 "  --lr-step N      step: multiply the lr by --lr-gamma (0.1) every N epochs\n"
 "  --warmup N       linear warm-up over the first N steps\n"
-"  --loss cross_entropy|mse|bce|l1   (default cross_entropy); mse, bce (with\n"
-"                   logits) and l1 against one-hot labels, mean over all\n"
+"  --loss cross_entropy|nll|mse|bce|l1   (default cross_entropy); nll: the\n"
+"                   model returns log-probabilities (log_softmax), the loss\n"
+"                   is -mean(out[i, label i]); mse, bce (with logits) and l1\n"
+"                   against one-hot labels, mean over all\n"
 "  --label-smoothing X   cross-entropy's (default 0)\n"
 "  --seed N         the shuffling's seed (default 1)\n"
 "  --train-limit N  train on the first N training images only\n"
@@ -88,6 +93,18 @@ static const char train_usage[] =
 "  --load FILE      resume from a --save checkpoint of the same model and\n"
 "                   optimiser: continues after its step, as if never stopped\n"
 "  --no-dashboard   plain log lines even on a terminal\n"
+"  --check-nan      check every step's new parameters and states for NaN and\n"
+"                   infinity, not only the loss; either way, a non-finite\n"
+"                   value stops the run with the step and the first graph node\n"
+"                   and op that produced one (the step rerun unfused)\n"
+"  -o STEP.c        do not train: write the train step (forward, loss,\n"
+"                   backward, the optimiser's update) as C, STEP.c and STEP.h\n"
+"                   (prefix STEP), with the initial parameters (the model's,\n"
+"                   or --load's checkpoint's) and STEP_train_init,\n"
+"                   STEP_train_scalars, STEP_train_step (STEP.h); --data is\n"
+"                   needed only by the step and cosine schedules\n"
+"  --eval-o EVAL.c  with -o: the evaluation too (x and the parameters in,\n"
+"                   the logits out), prefix EVAL\n"
 "On a terminal (stdin and stdout), a dashboard: progress, ETA, steps/s, plots\n"
 "of the losses, accuracy and learning rate (Tab or 1-3 switch them), q quits\n"
 "(saving the checkpoint if --save).  Otherwise one line per epoch: mean train\n"
@@ -270,7 +287,11 @@ static int prog_run(Ctx *c, const Prog *p, const void *const *in, void *const *o
 
 typedef struct Opts {
 	const char *model, *data, *entry, *losses, *save, *load;
+	const char *out, *eval_out; /* -o, --eval-o: write the AOT step, the
+	                             * evaluation, as C instead of training */
 	int epochs, dashboard;
+	int check_nan;            /* --check-nan: the new parameters and
+	                           * states of every step too */
 	uint64_t seed;
 	int64_t train_limit, test_limit, max_steps;
 	Optim opt;
@@ -281,9 +302,12 @@ typedef struct Opts {
 } Opts;
 
 /* The losses, each the mean over the batch (and the classes, but for
- * cross-entropy); the others compare the logits with one-hot targets. */
-enum { LOSS_CE, LOSS_MSE, LOSS_BCE, LOSS_L1 };
-static const char *const loss_names[] = { "cross_entropy", "mse", "bce", "l1" };
+ * cross-entropy and NLL); NLL takes the model's output as log-probabilities
+ * (PyTorch's NLLLoss: a model ending in log_softmax); mse, bce and l1
+ * compare the logits with one-hot targets. */
+enum { LOSS_CE, LOSS_MSE, LOSS_BCE, LOSS_L1, LOSS_NLL, LOSS_COUNT };
+static const char *const loss_names[LOSS_COUNT] = { "cross_entropy", "mse", "bce", "l1",
+                                                    "nll" };
 
 typedef struct Data {
 	Idx xtr, ytr, xte, yte;
@@ -356,6 +380,8 @@ static double row_loss(const Opts *o, const float *l, int64_t K, int64_t y, doub
 {
 	double s = 0;
 
+	if (o->loss == LOSS_NLL)   /* l holds log-probabilities */
+		return -(double)l[y];
 	if (o->loss == LOSS_CE) {
 		for (int64_t k = 0; k < K; k++)
 			s += lse - (double)l[k];
@@ -371,7 +397,8 @@ static double row_loss(const Opts *o, const float *l, int64_t K, int64_t y, doub
 
 /* The train step's loss of the logits z [B, K] and labels [B], the mean
  * over the batch: cross-entropy (label smoothing eps: (1 - eps) CE + eps
- * times the mean over the classes of -log softmax, PyTorch's), or MSE, L1,
+ * times the mean over the classes of -log softmax, PyTorch's), NLL of
+ * log-probabilities z (-z[i, label i]), or MSE, L1,
  * BCE with logits (max(z, 0) - z t + log(1 + exp(-|z|))) against the
  * one-hot labels, averaged over the classes too. */
 static int build_loss(AD *a, const Opts *o, int z, int labels, int64_t B, int64_t K)
@@ -380,6 +407,11 @@ static int build_loss(AD *a, const Opts *o, int z, int labels, int64_t B, int64_
 	int64_t *ks;
 	double inv = 1.0 / (double)(B * K);
 
+	if (o->loss == LOSS_NLL) {
+		nd = ad_node(a, OP_NegativeLogLikelihoodLoss, 2, (int[]){ z, labels });
+		ad_attr_s(a, nd, "reduction", "mean");
+		return ad_done(a, nd);
+	}
 	if (o->loss == LOSS_CE) {
 		nd = ad_node(a, OP_SoftmaxCrossEntropyLoss, 2, (int[]){ z, labels });
 		ad_attr_s(a, nd, "reduction", "mean");
@@ -412,6 +444,51 @@ static int build_loss(AD *a, const Opts *o, int z, int labels, int64_t B, int64_
 		           ad_op1(a, OP_Softplus, ad_op1(a, OP_Neg, ad_op1(a, OP_Abs, z))));
 	}
 	return ad_op2(a, OP_Mul, ad_rsum(a, e, 3, 0), ad_scalar(a, DT_F32, inv));
+}
+
+/* The schedule in steps (--lr-step counts epochs; cosine ends at the run's
+ * last step), for ntrain examples in batches of B. */
+static void schedule(const Opts *o, Optim *op, int64_t ntrain, int64_t B)
+{
+	op->total = ntrain / B * o->epochs;
+	if (o->max_steps && o->max_steps < op->total)
+		op->total = o->max_steps;
+	op->step_size = o->lr_step_epochs * (ntrain / B);
+}
+
+/* Make g (load_model's: the parameters are inputs) the train step: a new
+ * input, the labels [B] (int64); the loss of the logits; the gradients of
+ * every parameter (the autodiff pass); the optimiser's update.  Inputs in
+ * order: x, the parameters, the labels, the optimiser's scalars, the
+ * states (per parameter); outputs: the loss, then per parameter its new
+ * value and new states. */
+static int build_step(Ctx *c, const Opts *o, const Optim *op, Graph *g, const Model *md)
+{
+	int grad[MAX_PARAM], nw[3 * MAX_PARAM], sin_[2 * MAX_PARAM], kin[3], outs[1 + 3 * MAX_PARAM];
+	int ns = optim_nstate(op), nk = optim_nscalar(op), loss, labels;
+	AD a = { c, g, g->nval, NULL, NULL, 0 };
+
+	labels = graph_add_value(g, "labels");
+	if (labels < 0)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	GV(g, labels)->kind = VK_INPUT;
+	GV(g, labels)->dtype = DT_I64;
+	GV(g, labels)->rank = 1;
+	GV(g, labels)->dim[0] = md->B;
+	graph_add_input(g, labels);
+	loss = build_loss(&a, o, md->logits, labels, md->B, md->K);
+	if (loss < 0 || pass_autodiff(c, g, loss, md->np, md->param, grad) ||
+	    pass_optim(c, g, op, md->np, md->param, grad, nw, sin_, kin))
+		return c->code ? c->code : BURN_ERR_INTERNAL;
+	outs[0] = loss;
+	for (int i = 0; i < md->np * (1 + ns); i++)
+		outs[1 + i] = nw[i];
+	set_outputs(g, 1 + md->np * (1 + ns), outs);
+	/* the inputs' order, before the passes own the graph */
+	if (g->nin != 2 + md->np + nk + md->np * ns || g->in[0] != md->x ||
+	    g->in[1 + md->np] != labels)
+		return burn_fail(c, BURN_ERR_INTERNAL, "train step: inputs out of order");
+	return BURN_OK;
 }
 
 /* Test loss (mean over examples, from the logits) and accuracy. */
@@ -619,6 +696,431 @@ done:
 	return rc;
 }
 
+/* ---- the first non-finite value ----------------------------------------------- */
+
+/*
+ * When a step's loss is NaN or infinite (or, with --check-nan, a new
+ * parameter or state is), find_nan says where it came from.  A parameter
+ * or state the step read that was not finite already is named.  Else the
+ * step is compiled again unfused (CompileOpts.no_fuse: one kernel per
+ * graph node) and run in the kernel-IR interpreter on the same inputs,
+ * each kernel's written buffers checked as it finishes
+ * (plan_run_interp_each): the first that holds a non-finite value names
+ * the node and op that produced it.  Costs a compilation, only on the
+ * failure.
+ */
+typedef struct NanHunt {
+	const KProgram *p;
+	int kernel, buf;          /* the first non-finite value: where; -1 none */
+	int64_t at;
+	double val;
+} NanHunt;
+
+/* The index of the first non-finite of n values of dtype dt at d, or -1. */
+static int64_t first_nonfinite(int dt, const void *d, int64_t n, double *val)
+{
+	for (int64_t i = 0; i < n; i++) {
+		double v = dt == DT_F32 ? ((const float *)d)[i] : dt == DT_F64 ?
+		           ((const double *)d)[i] : 0;
+		if (!isfinite(v)) {
+			*val = v;
+			return i;
+		}
+	}
+	return -1;
+}
+
+static int nan_after(void *arg, int k, void *const *bufs, const int64_t *kd)
+{
+	NanHunt *h = arg;
+	const KKernel *kk = h->p->kernel[k];
+
+	(void)kd;
+	for (int b = 0; b < kk->nbuf; b++) {
+		const KBuf *kb = &kk->buf[b];
+		int64_t i;
+		if (kb->space != KS_GLOBAL || !(kb->access & KA_WRITE) || kb->ext || !bufs[b])
+			continue;
+		if ((i = first_nonfinite(kb->dtype, bufs[b], kb->count, &h->val)) >= 0) {
+			h->kernel = k;
+			h->buf = b;
+			h->at = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Where step t's non-finite value came from, as text in msg (n bytes); in
+ * holds the step's inputs in build_step's order. */
+static void find_nan(const Opts *o, const Optim *op, const Model *md0,
+                     const void *const *in, char *msg, size_t n)
+{
+	int ns = optim_nstate(op), nk = optim_nscalar(op);
+	CompileOpts co = { 0 };
+	Compiled *m = NULL;
+	Graph *g = NULL;
+	Model md;
+	NanHunt h = { NULL, -1, -1, 0, 0 };
+	void **out = NULL, *arena = NULL;
+	Ctx c;
+	double v;
+	int64_t i;
+
+	snprintf(msg, n, "no origin found");
+	for (int p = 0; p < md0->np; p++)
+		for (int k = -1; k < ns; k++) {
+			const void *d = k < 0 ? in[1 + p] : in[2 + md0->np + nk + p * ns + k];
+			if ((i = first_nonfinite(DT_F32, d, md0->pbytes[p] / 4, &v)) >= 0) {
+				char sfx[3] = { '/', k < 0 ? 0 : optim_state_names(op)[k], 0 };
+				snprintf(msg, n, "the step read %s '%s%s' holding %g (element %lld): "
+				         "the update of the step before made it (--check-nan stops there)",
+				         k < 0 ? "parameter" : "optimiser state", md0->pname[p],
+				         k < 0 ? "" : sfx, v, (long long)i);
+				return;
+			}
+		}
+	burn_ctx_init(&c, o->model);
+	co.no_fuse = 1;
+	co.target = backend_find("c")->target;
+	if (load_model(&c, o->model, o->entry, &g, &md, NULL) || build_step(&c, o, op, g, &md)) {
+		graph_destroy(g);
+		g = NULL;
+	} else if (burn_compile_graph(&c, g, &co, &m))
+		m = NULL;   /* g consumed */
+	if (!m) {
+		snprintf(msg, n, "recompiling the step to find the first non-finite value "
+		         "failed: %s", c.msg);
+		return;
+	}
+	h.p = &m->prog;
+	out = calloc((size_t)m->g->nout + 1, sizeof *out);
+	arena = aligned_alloc(BURN_ARENA_ALIGN, ((size_t)m->plan.arena_bytes + BURN_ARENA_ALIGN) /
+	                      BURN_ARENA_ALIGN * BURN_ARENA_ALIGN);
+	for (int k = 0; out && k < m->g->nout; k++)
+		if (!(out[k] = malloc((size_t)value_nbytes(GV(m->g, m->g->out[k])) + 1)))
+			break;
+	if (!out || !arena || (m->g->nout && !out[m->g->nout - 1]))
+		snprintf(msg, n, "out of memory looking for the first non-finite value");
+	else if (plan_run_interp_each(&c, m->g, &m->prog, &m->plan, NULL, in,
+	                              (void *const *)out, arena, nan_after, &h))
+		snprintf(msg, n, "the unfused step failed: %s", c.msg);
+	else if (h.kernel >= 0) {
+		const KKernel *kk = m->prog.kernel[h.kernel];
+		const Value *val = GV(m->g, kk->buf[h.buf].value);
+		const Node *nd = val->producer >= 0 ? &m->g->node[val->producer] : NULL;
+		char ty[128];
+		snprintf(msg, n, "the first non-finite value is %g, element %lld of '%s' (%s), "
+		         "made by node '%s' (op %s), kernel %d of %d of the unfused step (%s)",
+		         h.val, (long long)h.at, val->name, value_type_str(val, ty, sizeof ty),
+		         nd ? nd->name : "?", nd ? op_table[nd->op].name : "?", h.kernel + 1,
+		         m->prog.nkernel, kk->ops ? kk->ops : kk->name);
+	} else
+		snprintf(msg, n, "the unfused step, run in the interpreter, has no non-finite "
+		         "value: the fused one differs");
+	for (int k = 0; out && k < m->g->nout; k++)
+		free(out[k]);
+	free(out);
+	free(arena);
+	burn_compiled_destroy(m);
+}
+
+/* ---- the AOT train step (-o) ------------------------------------------------ */
+
+/*
+ * burncc train MODEL -o STEP.c writes the train step that a run compiles,
+ * for the c target, as a C module (codegen/c/emit_c.c: STEP.c and STEP.h,
+ * PREFIX_run with the step's inputs and outputs as build_step orders
+ * them) plus the train step's API (train_api): the initial parameters
+ * (the model's seeded ones, or a --load checkpoint's, with its optimiser
+ * states) as const data, PREFIX_train_init to copy them into the caller's
+ * buffers, PREFIX_train_scalars (optim_scalars_c: the optimiser's
+ * scalars of step t) and PREFIX_train_step, which binds one step's
+ * buffers and calls PREFIX_run_v.  --eval-o EVAL.c writes the evaluation
+ * (x and the parameters in, the logits out).  No malloc, no file, no
+ * framework: examples/train_aot.c trains with the two from C.
+ */
+
+/* s as a C string literal: letters, digits and ._/- as they are, the rest
+ * octal escapes. */
+static void put_cstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++)
+		if (isalnum((unsigned char)*s) || strchr("._/-", *s))
+			fputc(*s, f);
+		else
+			fprintf(f, "\\%03o", (unsigned char)*s);
+	fputc('"', f);
+}
+
+/* The header's and the source's train-step parts (malloc'd text in *h,
+ * *src), for prefix P: param[i] and state[i * ns + k] the initial data. */
+static int train_api(Ctx *c, const Opts *o, const Optim *op, const Model *md,
+                     const char *P, int64_t epoch, int64_t start, void *const *param,
+                     void *const *state, char **h, char **src)
+{
+	int ns = optim_nstate(op), nk = optim_nscalar(op), np = md->np;
+	size_t nh = 0, nc = 0;
+	FILE *fh = open_memstream(h, &nh), *fc = open_memstream(src, &nc);
+	char up[128], fn[160];
+	int rc = BURN_OK;
+
+	if (!fh || !fc) {
+		if (fh)
+			fclose(fh);
+		if (fc)
+			fclose(fc);
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; P[i] && i < 127; i++)
+		up[i] = (char)toupper((unsigned char)P[i]), up[i + 1] = 0;
+	fprintf(fh,
+	"/*\n"
+	" * The train step (burncc train -o).  %s_run above is one step of\n"
+	" * training: loss %s, optimiser %s (lr %g), batch %lld.\n"
+	" * Its inputs: x, the %d parameters, the labels (int64, 0..%lld), the\n"
+	" * optimiser's %d scalars, the %d states of each parameter in turn; its\n"
+	" * outputs: the loss (mean over the batch), then each parameter's new\n"
+	" * value and new states.  No output may share memory with an input: keep\n"
+	" * two sets of parameters and states and swap them after each step.\n"
+	" *\n"
+	" *     float *p[2][%s_TRAIN_PARAMS], *s[2][%s_TRAIN_PARAMS * %s_TRAIN_STATES + 1];\n"
+	" *     (each %s_train_numel[i] floats, allocated by the caller)\n"
+	" *     %s_train_init(p[0], s[0]);\n"
+	" *     for (t = %s_TRAIN_START_STEP + 1; ...; t++, cur ^= 1)\n"
+	" *         rc = %s_train_step(t, x, labels, p[cur], s[cur], p[!cur],\n"
+	" *                            s[!cur], &loss, arena);\n"
+	" */\n", P, loss_names[o->loss], o->opt_name, op->lr, (long long)md->B, np,
+	        (long long)md->K - 1, nk, ns, up, up, up, P, P, up, P);
+	fprintf(fh, "#define %s_TRAIN_PARAMS %d\n#define %s_TRAIN_STATES %d\n"
+	        "#define %s_TRAIN_SCALARS %d\n#define %s_TRAIN_BATCH %lld\n"
+	        "#define %s_TRAIN_FEATURES %lld\n#define %s_TRAIN_CLASSES %lld\n"
+	        "/* the epochs and steps done before the initial values (a checkpoint's:\n"
+	        " * burncc train --load goes on with the shuffle of epoch START_EPOCH + 1\n"
+	        " * after its first START_STEP - START_EPOCH * (steps per epoch) steps) */\n"
+	        "#define %s_TRAIN_START_EPOCH %lld\n#define %s_TRAIN_START_STEP %lld\n\n", up, np,
+	        up, ns, up, nk, up, (long long)md->B, up, (long long)md->feat, up,
+	        (long long)md->K, up, (long long)epoch, up, (long long)start);
+	fprintf(fh, "/* Floats in each parameter (and in each of its states), and its name. */\n"
+	        "extern const int64_t %s_train_numel[%s_TRAIN_PARAMS];\n"
+	        "extern const char *const %s_train_names[%s_TRAIN_PARAMS];\n", P, up, P, up);
+	fprintf(fh, "/* Copy the initial parameters into param[i] and the initial states\n"
+	        " * (zeros, or a checkpoint's) into state[i * %s_TRAIN_STATES + k]. */\n"
+	        "void %s_train_init(float *const *param, float *const *state);\n", up, P);
+	fprintf(fh, "/* The optimiser's scalar inputs of step t (1, 2, ...): the scheduled\n"
+	        " * learning rate (Adam: with the bias corrections). */\n"
+	        "void %s_train_scalars(int64_t t, float *ks);\n", P);
+	fprintf(fh, "/* Step t (1, 2, ...): x [%lld, %lld] and labels [%lld]; param and state\n"
+	        " * are read, new_param and new_state written (other buffers), *loss\n"
+	        " * set; arena: %s_ARENA_BYTES aligned to %s_ARENA_ALIGN.  Returns\n"
+	        " * %s_run's status (%s_OK = 0). */\n"
+	        "int %s_train_step(int64_t t, const float *x, const int64_t *labels,\n"
+	        "\tfloat *const *param, float *const *state, float *const *new_param,\n"
+	        "\tfloat *const *new_state, float *loss, void *arena);\n\n",
+	        (long long)md->B, (long long)md->feat, (long long)md->B, up, up, P, up, P);
+
+	fprintf(fc, "\n/* ---- the train step's API (%s.h) ---- */\n\n", P);
+	for (int i = 0; i < np; i++)
+		for (int k = -1; k < ns; k++) {
+			char id[160];
+			if (k >= 0 && !state[i * ns + k])
+				continue;   /* zeros */
+			if (k < 0)
+				snprintf(id, sizeof id, "%s_init_%d", P, i);
+			else
+				snprintf(id, sizeof id, "%s_init_%d_%d", P, i, k);
+			emit_c_data(fc, id, "", DT_F32, k < 0 ? param[i] : state[i * ns + k],
+			            md->pbytes[i]);
+		}
+	fprintf(fc, "const int64_t %s_train_numel[%s_TRAIN_PARAMS] = {", P, up);
+	for (int i = 0; i < np; i++)
+		fprintf(fc, "%s%lld", i ? ", " : "", (long long)(md->pbytes[i] / 4));
+	fprintf(fc, "};\nconst char *const %s_train_names[%s_TRAIN_PARAMS] = {", P, up);
+	for (int i = 0; i < np; i++) {
+		fputs(i ? ",\n\t" : "\n\t", fc);
+		put_cstr(fc, md->pname[i]);
+	}
+	fprintf(fc, "\n};\n\nvoid %s_train_init(float *const *param, float *const *state)\n{\n", P);
+	if (!ns)
+		fprintf(fc, "\t(void)state;\n");
+	for (int i = 0; i < np; i++) {
+		fprintf(fc, "\tmemcpy(param[%d], %s_init_%d.v, %lld);\n", i, P, i,
+		        (long long)md->pbytes[i]);
+		for (int k = 0; k < ns; k++)
+			if (state[i * ns + k])
+				fprintf(fc, "\tmemcpy(state[%d], %s_init_%d_%d.v, %lld);\n", i * ns + k,
+				        P, i, k, (long long)md->pbytes[i]);
+			else
+				fprintf(fc, "\tmemset(state[%d], 0, %lld);\n", i * ns + k,
+				        (long long)md->pbytes[i]);
+	}
+	fprintf(fc, "}\n\n");
+	snprintf(fn, sizeof fn, "%s_train_scalars", P);
+	optim_scalars_c(fc, op, fn);
+	fprintf(fc, "\nint %s_train_step(int64_t t, const float *x, const int64_t *labels,\n"
+	        "\tfloat *const *param, float *const *state, float *const *new_param,\n"
+	        "\tfloat *const *new_state, float *loss, void *arena)\n{\n"
+	        "\tconst void *in[%s_NUM_INPUTS];\n\tvoid *out[%s_NUM_OUTPUTS];\n"
+	        "\tfloat ks[%s_TRAIN_SCALARS];\n\tint i;\n\n"
+	        "\tif (!param || !new_param || (%s_TRAIN_STATES && (!state || !new_state)))\n"
+	        "\t\treturn %s_ERR_ARG;\n"
+	        "\t%s_train_scalars(t, ks);\n\tin[0] = x;\n\tin[%d] = labels;\n"
+	        "\tfor (i = 0; i < %s_TRAIN_SCALARS; i++)\n\t\tin[%d + i] = &ks[i];\n"
+	        "\tout[0] = loss;\n\tfor (i = 0; i < %s_TRAIN_PARAMS; i++) {\n"
+	        "\t\tin[1 + i] = param[i];\n\t\tout[1 + i * %d] = new_param[i];\n",
+	        P, up, up, up, up, up, P, 1 + np, up, 2 + np, up, 1 + ns);
+	if (ns)
+		fprintf(fc, "\t\tfor (int k = 0; k < %d; k++) {\n"
+		        "\t\t\tin[%d + i * %d + k] = state[i * %d + k];\n"
+		        "\t\t\tout[1 + i * %d + 1 + k] = new_state[i * %d + k];\n\t\t}\n",
+		        ns, 2 + np + nk, ns, ns, 1 + ns, ns);
+	else
+		fprintf(fc, "\t\t(void)state;\n\t\t(void)new_state;\n");
+	fprintf(fc, "\t}\n\treturn %s_run_v(in, out, arena);\n}\n", P);
+	if (ferror(fh) || ferror(fc))
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	fclose(fh);
+	fclose(fc);
+	return rc;
+}
+
+/* The prefix of the module PATH (NAME.c): NAME made an identifier. */
+static void module_prefix(const char *path, char *prefix, size_t n)
+{
+	const char *base = strrchr(path, '/');
+	char stem[128];
+
+	base = base ? base + 1 : path;
+	snprintf(stem, sizeof stem, "%.*s", (int)(strlen(base) > 2 ? strlen(base) - 2 : 0), base);
+	c_ident(stem, prefix, n);
+}
+
+/* Write m as the C module PATH (.c) and its header (.c -> .h), each to a
+ * temporary file renamed over it once whole; the prefix is PATH's file
+ * name made an identifier (module_prefix).  extra_h, extra_c: EmitC's. */
+static int write_module(Ctx *c, const Compiled *m, const char *path, const char *model,
+                        const char *extra_h, const char *extra_c)
+{
+	char hpath[4096], tmp[2][4112], prefix[128];
+	const char *hbase;
+	size_t len = strlen(path);
+	FILE *f[2] = { NULL, NULL };
+	EmitC e;
+	int rc = BURN_OK;
+
+	if (len < 3 || strcmp(path + len - 2, ".c") || len >= sizeof hpath)
+		return burn_fail(c, BURN_ERR_IO, "%s: the C file's name must end in .c", path);
+	snprintf(hpath, sizeof hpath, "%.*s.h", (int)(len - 2), path);
+	hbase = strrchr(hpath, '/');
+	hbase = hbase ? hbase + 1 : hpath;
+	module_prefix(path, prefix, sizeof prefix);
+	snprintf(tmp[0], sizeof tmp[0], "%s.tmp", path);
+	snprintf(tmp[1], sizeof tmp[1], "%s.tmp", hpath);
+	e = (EmitC){ prefix, hbase, model, 0, extra_h, extra_c };
+	for (int i = 0; i < 2 && !rc; i++)
+		if (!(f[i] = fopen(tmp[i], "w")))
+			rc = burn_fail(c, BURN_ERR_IO, "%s: cannot write", tmp[i]);
+	if (!rc)
+		rc = emit_c_module(c, m->g, &m->prog, &m->plan, &e, f[0], f[1]);
+	for (int i = 0; i < 2; i++)
+		if (f[i] && fclose(f[i]) && !rc)
+			rc = burn_fail(c, BURN_ERR_IO, "%s: write failed", tmp[i]);
+	if (!rc && (rename(tmp[1], hpath) || rename(tmp[0], path)))
+		rc = burn_fail(c, BURN_ERR_IO, "%s: cannot rename into place", path);
+	if (rc)
+		for (int i = 0; i < 2; i++)
+			remove(tmp[i]);
+	return rc;
+}
+
+static int emit_step(Ctx *c, const Opts *o)
+{
+	const Backend *be = backend_find("c");
+	CompileOpts co = { 0 };
+	Graph *g = NULL, *ge = NULL;
+	Compiled *m = NULL;
+	Model md, me;
+	Optim op = o->opt;
+	Data d;
+	void *init[MAX_PARAM] = { 0 }, *st[2 * MAX_PARAM] = { 0 };
+	int ns = optim_nstate(&op), nk = optim_nscalar(&op), rc;
+	int64_t ep0 = 0, t0 = 0;
+	char *xh = NULL, *xc = NULL, prefix[128];
+
+	memset(&d, 0, sizeof d);
+	co.target = be->target;
+	if ((rc = load_model(c, o->model, o->entry, &g, &md, init)))
+		goto done;
+	/* the schedule's length needs the steps per epoch: the data's */
+	if (o->data) {
+		int64_t ntrain;
+		if ((rc = load_pair(c, o->data, "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+		                    &d.xtr, &d.ytr)))
+			goto done;
+		ntrain = o->train_limit > 0 && o->train_limit < d.xtr.dim[0] ? o->train_limit
+		                                                             : d.xtr.dim[0];
+		schedule(o, &op, ntrain, md.B);
+	} else if (op.sched != SCHED_CONST) {
+		rc = burn_fail(c, BURN_ERR_INVALID, "--lr-schedule %s counts the steps of the "
+		               "run: give --data (and --train-limit, --epochs) with -o",
+		               op.sched == SCHED_STEP ? "step" : "cosine");
+		goto done;
+	}
+	if (o->load) {
+		Ck ck = { &md, ns, optim_state_names(&op) };
+		for (int i = 0; i < md.np * ns; i++)
+			if (!(st[i] = calloc(1, (size_t)md.pbytes[i / ns]))) {
+				rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+				goto done;
+			}
+		if ((rc = ck_load(c, &ck, o->load, init, st, &ep0, &t0)))
+			goto done;
+	}
+	if ((rc = build_step(c, o, &op, g, &md)))
+		goto done;
+	rc = burn_compile_graph(c, g, &co, &m);
+	g = NULL;
+	if (rc)
+		goto done;
+	if (m->g->nin != 2 + md.np + nk + md.np * ns || m->g->nout != 1 + md.np * (1 + ns)) {
+		rc = burn_fail(c, BURN_ERR_INTERNAL, "train step: %d inputs and %d outputs "
+		               "after the passes", m->g->nin, m->g->nout);
+		goto done;
+	}
+	module_prefix(o->out, prefix, sizeof prefix);
+	if ((rc = train_api(c, o, &op, &md, prefix, ep0, t0, init, st, &xh, &xc)) ||
+	    (rc = write_module(c, m, o->out, o->model, xh, xc)))
+		goto done;
+	fprintf(stderr, "train: %s: the train step (%d kernels, arena %lld bytes) written "
+	        "to %s\n", o->model, m->prog.nkernel, (long long)m->plan.arena_bytes, o->out);
+	if (o->eval_out) {
+		burn_compiled_destroy(m);
+		m = NULL;
+		if ((rc = load_model(c, o->model, o->entry, &ge, &me, NULL)))
+			goto done;
+		rc = burn_compile_graph(c, ge, &co, &m);
+		ge = NULL;
+		if (rc || (rc = write_module(c, m, o->eval_out, o->model, NULL, NULL)))
+			goto done;
+		fprintf(stderr, "train: the evaluation (%d kernels) written to %s\n",
+		        m->prog.nkernel, o->eval_out);
+	}
+done:
+	graph_destroy(g);
+	graph_destroy(ge);
+	burn_compiled_destroy(m);
+	for (int i = 0; i < MAX_PARAM; i++)
+		free(init[i]);
+	for (int i = 0; i < 2 * MAX_PARAM; i++)
+		free(st[i]);
+	free(xh);
+	free(xc);
+	idx_free(&d.xtr);
+	idx_free(&d.ytr);
+	return rc;
+}
+
 static int train(Ctx *c, const Opts *o)
 {
 	const Backend *be = backend_find("llvm");
@@ -628,16 +1130,14 @@ static int train(Ctx *c, const Opts *o)
 	Prog step = { 0 }, ev = { 0 };
 	void *init[MAX_PARAM] = { 0 }, *pb[2][MAX_PARAM] = { { 0 } };
 	void *sb[2][2 * MAX_PARAM] = { { 0 } };
-	int grad[MAX_PARAM], nw[3 * MAX_PARAM], sin_[2 * MAX_PARAM], kin[3], outs[1 + 3 * MAX_PARAM];
 	Optim op = o->opt;
-	int ns = optim_nstate(&op), nk = optim_nscalar(&op), loss, labels, rc;
+	int ns = optim_nstate(&op), nk = optim_nscalar(&op), rc;
 	int64_t ntrain, ntest, *perm = NULL, *idx = NULL, *y = NULL, t = 0, ep0 = 0;
 	Ck ck;
 	float *x = NULL, *logits = NULL, ks[3], lossv;
 	const void **in = NULL;
 	void **out = NULL;
 	FILE *lf = NULL;
-	AD a;
 	double t0;
 
 	memset(&d, 0, sizeof d);
@@ -661,11 +1161,7 @@ static int train(Ctx *c, const Opts *o)
 		               "batch of %lld", (long long)ntrain, (long long)md.B);
 		goto done;
 	}
-	/* the schedule in steps: --lr-step counts epochs */
-	op.total = ntrain / md.B * o->epochs;
-	if (o->max_steps && o->max_steps < op.total)
-		op.total = o->max_steps;
-	op.step_size = o->lr_step_epochs * (ntrain / md.B);
+	schedule(o, &op, ntrain, md.B);
 	/* the buffers, and a checkpoint read before anything is compiled */
 	for (int s = 0; s < 2; s++)
 		for (int i = 0; i < md.np; i++) {
@@ -685,34 +1181,8 @@ static int train(Ctx *c, const Opts *o)
 	if (o->load && (rc = ck_load(c, &ck, o->load, pb[0], sb[0], &ep0, &t)))
 		goto done;
 	/* the train step */
-	a = (AD){ c, g, g->nval, NULL, NULL, 0 };
-	labels = graph_add_value(g, "labels");
-	if (labels < 0) {
-		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	if ((rc = build_step(c, o, &op, g, &md)))
 		goto done;
-	}
-	GV(g, labels)->kind = VK_INPUT;
-	GV(g, labels)->dtype = DT_I64;
-	GV(g, labels)->rank = 1;
-	GV(g, labels)->dim[0] = md.B;
-	graph_add_input(g, labels);
-	loss = build_loss(&a, o, md.logits, labels, md.B, md.K);
-	if (loss < 0 || (rc = pass_autodiff(c, g, loss, md.np, md.param, grad)) ||
-	    (rc = pass_optim(c, g, &op, md.np, md.param, grad, nw, sin_, kin))) {
-		rc = c->code ? c->code : BURN_ERR_INTERNAL;
-		goto done;
-	}
-	outs[0] = loss;
-	for (int i = 0; i < md.np * (1 + ns); i++)
-		outs[1 + i] = nw[i];
-	set_outputs(g, 1 + md.np * (1 + ns), outs);
-	/* the inputs' order, before the passes own the graph: x, the
-	 * parameters, the labels, the scalars, the states */
-	if (g->nin != 2 + md.np + nk + md.np * ns || g->in[0] != md.x ||
-	    g->in[1 + md.np] != labels) {
-		rc = burn_fail(c, BURN_ERR_INTERNAL, "train step: inputs out of order");
-		goto done;
-	}
 	rc = prog_make(c, be, g, &step);
 	g = NULL;
 	if (rc)
@@ -798,9 +1268,32 @@ static int train(Ctx *c, const Opts *o)
 				if ((rc = prog_run(c, &step, in, out)))
 					break;
 				if (!isfinite(lossv)) {
+					char why[1024];
+					find_nan(o, &op, &md, in, why, sizeof why);
 					rc = burn_fail(c, BURN_ERR_INVALID, "the loss is %g at step %lld "
-					               "(epoch %d): stopped", (double)lossv, (long long)t, ep);
+					               "(epoch %d): stopped; %s", (double)lossv, (long long)t,
+					               ep, why);
 					break;
+				}
+				if (o->check_nan) {
+					/* the new parameters and states: a NaN there shows
+					 * in the loss only a step later */
+					for (int i = 0; i < md.np * (1 + ns) && !rc; i++) {
+						double v;
+						int64_t at = first_nonfinite(DT_F32, out[1 + i],
+						                             md.pbytes[i / (1 + ns)] / 4, &v);
+						if (at >= 0) {
+							char why[1024];
+							find_nan(o, &op, &md, in, why, sizeof why);
+							rc = burn_fail(c, BURN_ERR_INVALID, "step %lld (epoch %d) made "
+							               "%s '%s' non-finite (%g at element %lld): "
+							               "stopped; %s", (long long)t, ep,
+							               i % (1 + ns) ? "an optimiser state of" : "parameter",
+							               md.pname[i / (1 + ns)], v, (long long)at, why);
+						}
+					}
+					if (rc)
+						break;
 				}
 				if (lf)
 					fprintf(lf, "%lld %a %.9g\n", (long long)t, (double)lossv, (double)lossv);
@@ -936,6 +1429,10 @@ int train_main(int argc, char **argv)
 				o.opt.nesterov = 1;
 			continue;
 		}
+		if (!strcmp(a, "--check-nan")) {
+			o.check_nan = 1;
+			continue;
+		}
 		if (!val) {
 			fprintf(stderr, "burncc train: %s needs a value (burncc train --help)\n", a);
 			return 2;
@@ -951,6 +1448,10 @@ int train_main(int argc, char **argv)
 			o.save = val;
 		else if (!strcmp(a, "--load"))
 			o.load = val;
+		else if (!strcmp(a, "-o"))
+			o.out = val;
+		else if (!strcmp(a, "--eval-o"))
+			o.eval_out = val;
 		else if (!strcmp(a, "--optimizer"))
 			opt_name = val;
 		else if (!strcmp(a, "--lr-schedule"))
@@ -1022,12 +1523,12 @@ int train_main(int argc, char **argv)
 		}
 		o.opt_name = kinds[o.opt.kind];
 		o.loss = -1;
-		for (int k = 0; k < 4; k++)
+		for (int k = 0; k < LOSS_COUNT; k++)
 			if (!strcmp(loss_name, loss_names[k]))
 				o.loss = k;
 		if (o.loss < 0) {
-			fprintf(stderr, "burncc train: --loss cross_entropy, mse, bce or l1, not "
-			        "'%s'\n", loss_name);
+			fprintf(stderr, "burncc train: --loss cross_entropy, nll, mse, bce or l1, "
+			        "not '%s'\n", loss_name);
 			return 2;
 		}
 		if (o.smoothing > 0 && o.loss != LOSS_CE) {
@@ -1041,12 +1542,16 @@ int train_main(int argc, char **argv)
 		o.opt.momentum = o.opt.kind == OPTIM_SGD ? 0.9 : 0;
 	if (!have_wd && o.opt.kind == OPTIM_ADAMW)
 		o.opt.weight_decay = 0.01;
-	if (!o.model || !o.data) {
+	if (!o.model || (!o.data && !o.out)) {
 		fputs(train_usage, stderr);
 		return 2;
 	}
+	if (o.eval_out && !o.out) {
+		fprintf(stderr, "burncc train: --eval-o goes with -o\n");
+		return 2;
+	}
 	burn_ctx_init(&c, NULL);
-	rc = train(&c, &o);
+	rc = o.out ? emit_step(&c, &o) : train(&c, &o);
 	if (rc) {
 		fprintf(stderr, "burncc train: %s\n", c.msg[0] ? c.msg : burn_code_name(c.code));
 		return 1;

@@ -365,6 +365,36 @@ static void emit_bytes(FILE *f, const unsigned char *p, int64_t n)
 	fputs("\"", f);
 }
 
+void emit_c_data(FILE *f, const char *id, const char *attr, int dtype,
+                 const void *data, int64_t nb)
+{
+	int64_t es = dtype_size(dtype);
+
+	if (nb > LITERAL_MAX) {
+		int64_t rows = (nb + LITERAL_MAX - 1) / LITERAL_MAX;
+		fprintf(f, "static const union { unsigned char b[%lld][%d]; %s v[%lld]; } "
+		        "%s %s = {{", (long long)rows, LITERAL_MAX, dtype_ctype(dtype),
+		        (long long)(nb / es), id, attr);
+		for (int64_t r = 0; r < rows; r++) {
+			int64_t o = r * LITERAL_MAX;
+			emit_bytes(f, (const unsigned char *)data + o,
+			           nb - o < LITERAL_MAX ? nb - o : LITERAL_MAX);
+			if (r + 1 < rows)
+				fputc(',', f);
+		}
+		fprintf(f, "}};\n\n");
+		return;
+	}
+	fprintf(f, "static const union { unsigned char b[%lld]; %s v[%lld]; } %s %s = {",
+	        (long long)(nb > 0 ? nb : 1), dtype_ctype(dtype),
+	        (long long)(nb > 0 ? nb / es : 1), id, attr);
+	if (nb > 0)
+		emit_bytes(f, data, nb);
+	else
+		fputs("{0}", f);
+	fprintf(f, "};\n\n");
+}
+
 /* Name of the C expression that points at value v inside the run function. */
 typedef struct Names {
 	char **expr;      /* per value: pointer expression, or NULL */
@@ -537,6 +567,8 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 	fprintf(h, "/* The same with %sinputs and outputs as arrays in the order above. */\n"
 	        "int %s_run_v(%sconst void *const *inputs, void *const *outputs, void *arena);\n\n",
 	        dyn ? "dims, " : "", P, dyn ? "const int64_t *dims, " : "");
+	if (o->extra_h)
+		fputs(o->extra_h, h);
 	fprintf(h, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
 	return ferror(h) ? burn_fail(c, BURN_ERR_IO, "write error") : BURN_OK;
 }
@@ -710,36 +742,15 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 			used[g->out[i]] = 1;    /* copied out by the run function */
 	for (int v = 0; v < g->nval; v++) {
 		const Value *val = GV(g, v);
-		int64_t nb = value_nbytes(val), es = dtype_size(val->dtype);
+		char id[32], at[140];
 		if (!used[v])
 			continue;
 		fputs("/* ", fc);
 		put_comment(fc, val->name);
 		fprintf(fc, ": %s */\n", dtype_name(val->dtype));
-		if (nb > LITERAL_MAX) {
-			int64_t rows = (nb + LITERAL_MAX - 1) / LITERAL_MAX;
-			fprintf(fc, "static const union { unsigned char b[%lld][%d]; %s v[%lld]; } "
-			        "w%d %s_WEIGHTS_AT_ = {{", (long long)rows, LITERAL_MAX,
-			        dtype_ctype(val->dtype), (long long)(nb / es), v, up);
-			for (int64_t r = 0; r < rows; r++) {
-				int64_t o = r * LITERAL_MAX;
-				emit_bytes(fc, (const unsigned char *)val->data + o,
-				           nb - o < LITERAL_MAX ? nb - o : LITERAL_MAX);
-				if (r + 1 < rows)
-					fputc(',', fc);
-			}
-			fprintf(fc, "}};\n\n");
-			continue;
-		}
-		fprintf(fc, "static const union { unsigned char b[%lld]; %s v[%lld]; } "
-		        "w%d %s_WEIGHTS_AT_ = {",
-		        (long long)(nb > 0 ? nb : 1), dtype_ctype(val->dtype),
-		        (long long)(nb > 0 ? nb / es : 1), v, up);
-		if (nb > 0)
-			emit_bytes(fc, val->data, nb);
-		else
-			fputs("{0}", fc);
-		fprintf(fc, "};\n\n");
+		snprintf(id, sizeof id, "w%d", v);
+		snprintf(at, sizeof at, "%s_WEIGHTS_AT_", up);
+		emit_c_data(fc, id, at, val->dtype, val->data, value_nbytes(val));
 	}
 
 	for (int k = 0; k < p->nkernel && !rc; k++) {
@@ -893,6 +904,8 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	for (int i = 0; i < g->nout; i++)
 		fprintf(fc, "(%s *)outputs[%d], ", dtype_ctype(GV(g, g->out[i])->dtype), i);
 	fprintf(fc, "arena);\n}\n");
+	if (o->extra_c)
+		fputs(o->extra_c, fc);
 	if (ferror(fc))
 		rc = burn_fail(c, BURN_ERR_IO, "write error");
 done:

@@ -26,12 +26,25 @@ typedef struct EmitC {
 	int freestanding;        /* no libc or libm: the freestanding prelude
 	                          * and kernels (render_c.h), byte copies,
 	                          * arena pointers cast through void * */
+	const char *extra_h;     /* NULL, or declarations added at the end of
+	                          * the header (inside its guard and extern
+	                          * "C"): burncc train -o, the train step's API */
+	const char *extra_c;     /* NULL, or code added at the end of the
+	                          * source (after PREFIX_run_v, which it may
+	                          * call) */
 } EmitC;
 
 /* Write the module.  BURN_ERR_INVALID if prefix is not a C identifier of
  * at most 100 characters or header_name cannot stand in #include "...". */
 int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
                   const EmitC *opt, FILE *fc, FILE *fh);
+
+/* Write `static const union { unsigned char b[..]; T v[..]; } ID ATTR =
+ * {"..."};`: nb bytes of data (dtype's C type T) as string literals, the
+ * weights' form above.  ATTR may be "" (the module's weights use their
+ * section macro). */
+void emit_c_data(FILE *f, const char *id, const char *attr, int dtype,
+                 const void *data, int64_t nb);
 
 /* Turn s into a C identifier (letters, digits, _; no leading digit). */
 void c_ident(const char *s, char *buf, size_t n);

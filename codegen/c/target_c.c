@@ -15,7 +15,7 @@
 static int
 emit(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
 {
-	EmitC e = { o->prefix, o->header_name, o->source, 0 };
+	EmitC e = { o->prefix, o->header_name, o->source, 0, NULL, NULL };
 
 	return emit_c_module(c, m->g, &m->prog, &m->plan, &e, src, hdr);
 }
@@ -23,7 +23,7 @@ emit(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
 static int
 emit_free(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
 {
-	EmitC e = { o->prefix, o->header_name, o->source, 1 };
+	EmitC e = { o->prefix, o->header_name, o->source, 1, NULL, NULL };
 
 	return emit_c_module(c, m->g, &m->prog, &m->plan, &e, src, hdr);
 }

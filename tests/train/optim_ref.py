@@ -35,6 +35,11 @@ x = img.reshape(N, H * H).astype(np.float64) / 255.0
 model = os.path.join(work, "tiny.burn")
 with open(model, "w") as f:
     f.write("seed(1);\nlet l = Linear(4, 3);\nfn main(x: f32[8, 4]) { l(x) }\n")
+# the same layer ending in log_softmax: NLL of it is cross-entropy
+model_ls = os.path.join(work, "tiny_logsoftmax.burn")
+with open(model_ls, "w") as f:
+    f.write("seed(1);\nlet l = Linear(4, 3);\n"
+            "fn main(x: f32[8, 4]) { log_softmax(l(x), axis=1) }\n")
 
 
 def st_read(path):
@@ -65,7 +70,7 @@ def st_write(path, tensors):
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def train(name, args):
+def train(name, args, model=model):
     out = os.path.join(work, name)
     r = subprocess.run([burncc, "train", model, "--data", data, "--epochs", str(STEPS),
                         "--no-dashboard", "--load", os.path.join(work, "start.safetensors"),
@@ -105,6 +110,9 @@ def loss_grad(c, W, b):
     elif kind == "mse":
         loss = np.mean((z - t) ** 2)
         dz = 2 * (z - t) / (N * K)
+    elif kind == "nll":  # of z itself, PyTorch's NLLLoss: -mean z[i, label i]
+        loss = -np.mean((z * t).sum(axis=1))
+        dz = -t / N
     elif kind == "l1":
         loss = np.mean(np.abs(z - t))
         dz = np.sign(z - t) / (N * K)
@@ -196,6 +204,11 @@ CASES = [
      ["--optimizer", "sgd", "--lr", "0.5", "--momentum", "0", "--loss", "bce"]),
     ("l1", dict(opt="sgd", lr=0.5, loss="l1"),
      ["--optimizer", "sgd", "--lr", "0.5", "--momentum", "0", "--loss", "l1"]),
+    ("nll", dict(opt="sgd", lr=0.5, loss="nll"),
+     ["--optimizer", "sgd", "--lr", "0.5", "--momentum", "0", "--loss", "nll"]),
+    # NLL of log_softmax: cross-entropy's reference, the model tiny_logsoftmax
+    ("nll_log_softmax", dict(opt="adam", lr=0.05, model=model_ls),
+     ["--optimizer", "adam", "--lr", "0.05", "--loss", "nll"]),
     ("warmup_clip_adamw", dict(opt="adamw", lr=0.05, wd=0.01, warmup=3, clip=0.1),
      ["--optimizer", "adamw", "--lr", "0.05", "--warmup", "3", "--clip-norm", "0.1"]),
 ]
@@ -209,7 +222,7 @@ for name, c, args in CASES:
         for s in letters:
             start[n + "/" + s] = np.zeros_like(p)
     st_write(os.path.join(work, "start.safetensors"), start)
-    ck, losses, tests = train(name, args)
+    ck, losses, tests = train(name, args, c.get("model", model))
     P, S, rl = reference(c)
     worst = 0.0
     pairs = [(ck[wname], P[0]), (ck[bname], P[1])]

@@ -17,7 +17,8 @@
 #   5. bad input: a truncated or corrupt gzip file, a file that is not IDX,
 #      a missing directory, a label out of range, a model with the wrong
 #      input size, a truncated checkpoint or one of another model or
-#      optimiser: exit 1 with a message, never a crash.
+#      optimiser, a NaN loss (the first node and op that made a NaN named;
+#      --check-nan): exit 1 with a message, never a crash.
 set -u
 burncc=$1 src=$2 work=$3
 data=${BURNCC_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
@@ -119,5 +120,15 @@ head -c 1000 "$work/ck.safetensors" > "$work/cut.safetensors"
 badrun "truncated checkpoint" "cut.safetensors: safetensors: header" "$model" --data "$data" --load "$work/cut.safetensors"
 printf 'seed(1);\nlet l = Linear(784, 10);\nfn main(x: f32[64, 784]) { l(x) }\n' > "$work/other.burn"
 badrun "checkpoint of another model" "the model's is f32" "$work/other.burn" --data "$data" --load "$work/ck.safetensors"
+# a NaN: the step and the first node and op that produced one (the step
+# rerun unfused); --check-nan: a parameter the update made non-finite, at
+# its step (an lr of 1e39 is infinite in f32), else the step after it
+printf 'seed(1);\nlet l = Linear(784, 10);\nfn main(x: f32[64, 784]) { sqrt(l(x)) }\n' > "$work/nan.burn"
+few="--data $data --train-limit 640 --test-limit 64 --no-dashboard"
+badrun "NaN from an op" "loss is .*nan at step 1 .*made by node .*(op Sqrt)" "$work/nan.burn" $few
+badrun "NaN in the update, --check-nan" "step 1 (epoch 1) made parameter .*non-finite.*made by node .*(op Mul)" \
+	"$model" $few --optimizer sgd --momentum 0 --lr 1e39 --check-nan
+badrun "NaN in the update" "loss is .*nan at step 2 .*the step read parameter .* holding" \
+	"$model" $few --optimizer sgd --momentum 0 --lr 1e39
 want_rc=2 badrun "bad option" "unknown option" "$model" --data "$data" --frobnicate 1
 exit $fail
