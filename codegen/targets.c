@@ -9,6 +9,7 @@
 extern const Backend backend_c;     /* codegen/c/target_c.c */
 extern const Backend backend_c_free;/* codegen/c/target_c.c */
 extern const Backend backend_cuda;  /* codegen/ptx/target_cuda.c */
+extern const Backend backend_wasm;  /* codegen/wasm/target_wasm.c */
 #ifdef BURN_HAVE_LLVM
 extern const Backend backend_llvm;  /* codegen/llvm/jit.c */
 #endif
@@ -54,7 +55,7 @@ static const Backend backend_gpu = {
 };
 
 const Backend *const backend_list[] = {
-	&backend_c, &backend_c_free,
+	&backend_c, &backend_c_free, &backend_wasm,
 #ifdef BURN_HAVE_LLVM
 	&backend_llvm,
 #endif

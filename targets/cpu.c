@@ -61,7 +61,7 @@ const Target *target_find(const char *name)
 {
 	static const Target *const all[] = { &target_cpu, &target_gpu, &target_cuda,
 	                                       &target_llvm, &target_vulkan,
-	                                       &target_cpu_free };
+	                                       &target_cpu_free, &target_wasm };
 
 	for (size_t i = 0; name && i < sizeof all / sizeof *all; i++)
 		if (!strcmp(all[i]->name, name))

@@ -115,13 +115,14 @@ extern const Target target_cuda;   /* targets/cuda/cuda.c */
 extern const Target target_llvm;   /* targets/llvm.c: cpu, libm clear */
 extern const Target target_vulkan; /* targets/vulkan.c */
 extern const Target target_cpu_free; /* targets/cpu.c: cpu, no libc/libm */
+extern const Target target_wasm;   /* targets/wasm.c: wasm32 + SIMD128 */
 
 /* The description compilations use when given none: target_cpu. */
 const Target *target_default(void);
 /* t, or target_default() when t is NULL. */
 const Target *target_or_default(const Target *t);
 /* A built-in description by name ("cpu", "gpu", "cuda", "llvm",
- * "vulkan", "cpu-freestanding"), or NULL. */
+ * "vulkan", "cpu-freestanding", "wasm"), or NULL. */
 const Target *target_find(const char *name);
 
 #endif

@@ -3,6 +3,7 @@
  * and chooses exit codes; everything else returns a status.
  *
  *   burncc MODEL.onnx -o OUT.c [--target NAME] [--name PREFIX] [--dim NAME=N]...
+ *   burncc MODEL.onnx --target wasm -o OUT.wasm
  *   burncc --emit=ir|kernels|c MODEL.onnx
  *   burncc --stats MODEL.onnx
  *   burncc check [-j N] [--xfail FILE] [--keep DIR] [--extreme] DIR...
@@ -28,6 +29,7 @@
 #include "tools/train.h"
 #include "tools/run_model.h"
 #include "tools/bench.h"
+#include "tools/wasm_build.h"
 #ifdef BURN_HAVE_VULKAN
 #include "codegen/vulkan/spirv.h"
 #endif
@@ -56,6 +58,9 @@
 
 static const char usage[] =
 "usage: burncc MODEL.onnx -o OUT.c [options]   compile to OUT.c and OUT.h\n"
+"       burncc MODEL.onnx --target wasm -o OUT.wasm   a WebAssembly module\n"
+"                                               (clang, wasm-ld; loader:\n"
+"                                               targets/wasm/burncc.mjs)\n"
 "       burncc --emit=WHAT MODEL.onnx [options] print a stage to stdout\n"
 "       burncc --stats MODEL.onnx [options]     print statistics as JSON\n"
 "       burncc check [options] DIR...           run conformance cases\n"
@@ -77,7 +82,9 @@ static const char usage[] =
 "\n"
 "Compile options:\n"
 "  -o FILE          write the C source to FILE and the header beside it\n"
-"                   (FILE with .c replaced by .h)\n"
+"                   (FILE with .c replaced by .h); with --target wasm,\n"
+"                   FILE.wasm is the module built by $BURNCC_WASM_CC\n"
+"                   (default clang-19, else clang) --target=wasm32\n"
 "  --name PREFIX    prefix of every exported symbol (default: from -o's\n"
 "                   file name, else from the model's file name)\n"
 "  --entry FN       (a .burn script) the function to compile (default:\n"
@@ -711,6 +718,8 @@ int main(int argc, char **argv)
 	    (!be->ext || strcmp(be->ext, emit)))
 		die_usage("this target does not render that (--emit=c: target c, "
 		          "--emit=ptx: target cuda)", emit);
+	if (out && wasm_out_wanted(out) && strcmp(be->name, "wasm"))
+		die_usage("-o FILE.wasm is for --target wasm", out);
 	if (out && be->ext && strcmp(be->ext, "c"))
 		die_usage("-o writes a C module; this target has none yet (use "
 		          "--emit=ptx for the cuda target's PTX)", be->name);
@@ -773,7 +782,9 @@ int main(int argc, char **argv)
 		       "\"arena_lower_bound_bytes\": %lld, \"weights_bytes\": %lld}\n",
 		       m->prog.nkernel, (long long)m->plan.arena_bytes,
 		       (long long)m->plan.lower_bound, (long long)m->plan.weights_bytes);
-	if (!rc && out)
+	if (!rc && out && wasm_out_wanted(out))
+		rc = wasm_build(&c, m, be, out, model);
+	else if (!rc && out)
 		rc = emit_to_files(&c, m, be, out, prefix, model, &rs);
 	burn_compiled_destroy(m);
 	free(bind);

@@ -523,8 +523,8 @@ static int compile_module(const Backend *be, const char *cc, const char *harness
 	snprintf(src, sizeof src, "%s/model.c", wd);
 	snprintf(bin, sizeof bin, "%s/model", wd);
 	snprintf(log, sizeof log, "%s/cc.log", wd);
-	if (!strcmp(be->name, "c-freestanding")) {
-		/* freestanding: the module alone, with the flags firmware
+	if (!strcmp(be->name, "c-freestanding") || !strcmp(be->name, "wasm")) {
+		/* freestanding (wasm: its C, exports aside): the module alone, with the flags firmware
 		 * builds use, then linked with no library at all (any
 		 * name from libc, libm or libgcc is an undefined symbol),
 		 * then with the hosted harness */

@@ -2,7 +2,7 @@
 # Install, from Debian's packages, whatever the build and the tests need and
 # this machine lacks.  Safe to run again: it does nothing when all is there.
 #   sh tools/setup.sh        what `make build/run/test` need
-#   sh tools/setup.sh fuzz   also clang-19 with libFuzzer (`make fuzz` only)
+#   sh tools/setup.sh fuzz   also libFuzzer for clang-19 (`make fuzz` only)
 set -e
 need=""
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
@@ -38,10 +38,14 @@ have_hdr zlib.h                  || need="$need zlib1g-dev"
 have_cmd arm-none-eabi-gcc       || need="$need gcc-arm-none-eabi"
 [ -f /usr/lib/arm-none-eabi/newlib/libc.a ] || need="$need libnewlib-arm-none-eabi"
 have_cmd qemu-system-arm         || need="$need qemu-system-arm"
+# WebAssembly (burncc --target wasm -o X.wasm) and its browser test
+# (tests/wasm): clang-19 with wasm-ld (lld-19), Debian's Chromium
+have_cmd clang-19                || need="$need clang-19"
+have_cmd wasm-ld-19              || need="$need lld-19"
+have_cmd chromium                || need="$need chromium"
 # the differential tests (tests/diff) generate models and references
 /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need="$need python3-onnx python3-numpy"
 if [ "${1:-}" = fuzz ]; then
-	have_cmd clang-19 || need="$need clang-19"
 	[ -f /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a ] ||
 		need="$need libclang-rt-19-dev"
 fi
