@@ -200,6 +200,48 @@ burn_status burn_sync(burn_ctx *ctx);
  * out past `edge` items per dim (0: 3). */
 burn_status burn_print(burn_ctx *ctx, burn_tensor *t, FILE *f, int edge);
 
+/* ---- ONNX models -------------------------------------------------------
+ *
+ * A model file compiled once by the same passes as `burncc MODEL.onnx`,
+ * for the host (the llvm target, kernels through ctx's disk cache), then
+ * run on caller buffers as often as needed; the Python module
+ * (python/burncc) is this API through ctypes.
+ *
+ *     burn_model *m;
+ *     burn_model_load(ctx, "lenet.onnx", 0, NULL, NULL, &m);
+ *     burn_model_run(m, inputs, outputs);   // bytes, in ONNX order
+ *     burn_model_destroy(m);
+ */
+typedef struct burn_model burn_model;
+
+/* An input or output of a model: all borrowed, valid while the model is. */
+typedef struct burn_model_info {
+	const char *name;         /* the ONNX name */
+	burn_dtype dtype;
+	int rank;
+	const int64_t *dims;
+	int64_t bytes;            /* dense, C order */
+} burn_model_info;
+
+/* Load and compile the ONNX model at path.  A symbolic input dim needs a
+ * value: names[i] = values[i] for i < ndims (ndims 0: names and values
+ * may be NULL).  *out is the caller's (burn_model_destroy); it borrows
+ * ctx, which must outlive it, and runs on ctx's thread. */
+burn_status burn_model_load(burn_ctx *ctx, const char *path, int ndims,
+                            const char *const *names, const int64_t *values,
+                            burn_model **out);
+void burn_model_destroy(burn_model *m);
+int burn_model_num_inputs(const burn_model *m);
+int burn_model_num_outputs(const burn_model *m);
+/* Input (io 0) or output (io 1) number i.  BURN_STATUS_INVALID out of
+ * range (no message: the model may have no context to hold one). */
+burn_status burn_model_tensor(const burn_model *m, int io, int i, burn_model_info *out);
+/* Run once: inputs[i] holds input i's bytes (burn_model_info.bytes, its
+ * dtype, C order), outputs[i] receives output i's.  Nothing is allocated;
+ * failures leave their message in the model's context. */
+burn_status burn_model_run(burn_model *m, const void *const *inputs,
+                           void *const *outputs);
+
 /* ---- what happened ---------------------------------------------------- */
 
 typedef struct burn_stats {

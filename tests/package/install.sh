@@ -8,7 +8,8 @@
 #   3. one built by CMake with find_package(burncc) (burncc::burn, then
 #      burncc::burn_static)
 # each add two tensors through the installed libburn and print the result,
-# which is checked.  CFLAGS: what a consumer of this build needs (the
+# which is checked; 4. the installed Python module (lib/python3/dist-
+# packages/burncc) runs mlp through the installed libburn.so.  CFLAGS: what a consumer of this build needs (the
 # sanitizer runtime when libburn was built with -fsanitize).  Without
 # pkg-config or cmake the step says it did not run and the test exits 77.
 set -eu
@@ -23,7 +24,8 @@ cmake --install "$b" --prefix "$p" >"$t/install.log" 2>&1 ||
 	{ cat "$t/install.log"; echo "FAIL: cmake --install"; exit 1; }
 for f in bin/burncc include/burn.h lib/libburn.a lib/libburn.so \
          lib/pkgconfig/burncc.pc lib/pkgconfig/burn.pc \
-         lib/cmake/burncc/burncc-config.cmake lib/cmake/burncc/burncc-config-version.cmake; do
+         lib/cmake/burncc/burncc-config.cmake lib/cmake/burncc/burncc-config-version.cmake \
+         lib/python3/dist-packages/burncc/__init__.py share/burncc/wasm/burncc.mjs; do
 	[ -e "$p/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
 "$p/bin/burncc" --version | grep -q '^burncc [0-9]' || { echo "FAIL: burncc --version"; exit 1; }
@@ -95,6 +97,19 @@ CM
 	echo "ok: find_package(burncc): burncc::burn and burncc::burn_static: $out"
 else
 	notrun="$notrun cmake"
+fi
+# the Python module, as installed, finds the installed libburn.so
+# (not under the sanitizers: python3 would need their runtime preloaded)
+if [ -z "$xflags" ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+	out=$(cd "$t" && env -u BURNCC_LIBRARY PYTHONPATH="$p/lib/python3/dist-packages" \
+		XDG_CACHE_HOME="$t/cache" /usr/bin/python3 -c '
+import sys, numpy as np, burncc
+m = burncc.load(sys.argv[1])
+(y,) = m(np.ones(m.inputs[0].shape, np.float32))
+print(burncc.__file__.startswith(sys.argv[2]), y.shape)' "$m/model.onnx" "$p") ||
+		{ echo "FAIL: the installed Python module"; exit 1; }
+	[ "$out" = "True (4, 10)" ] || { echo "FAIL: installed Python module: '$out'"; exit 1; }
+	echo "ok: import burncc from $p/lib/python3/dist-packages: mlp -> (4, 10)"
 fi
 if [ -n "$notrun" ]; then
 	echo "install.sh: no$notrun: those steps did not run"
