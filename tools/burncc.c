@@ -77,6 +77,7 @@ static const char usage[] =
 "       burncc train MODEL --data DIR [options]  train a classifier\n"
 "                                               (burncc train --help)\n"
 "       burncc train MODEL -o STEP.c [options]  the train step as C\n"
+"       burncc MODEL --train -o STEP.c [options]  the same\n"
 "       burncc SCRIPT.burn -o OUT.c [options]   compile a script's fn main\n"
 "                                               (docs/DSL.md, AOT)\n"
 "\n"
@@ -609,6 +610,20 @@ int main(int argc, char **argv)
 		free(bind);
 		return dsl_main(argc - 1, argv + 1);
 	}
+	/* burncc MODEL --train [train options] -o STEP.c: the AOT train step,
+	 * the issue's spelling of burncc train MODEL -o STEP.c */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--train")) {
+			static char train_word[] = "train";
+			int n = 1;
+			free(bind);
+			for (int j = 1; j < argc; j++)
+				if (j != i)
+					argv[n++] = argv[j];
+			argv[0] = train_word;
+			argv[n] = NULL;
+			return train_main(n, argv);
+		}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
