@@ -17,9 +17,12 @@
  * checkpoint (burncc train -o --load) go on where it stopped, as burncc
  * train --load does: --epochs counts the checkpoint's epochs too.
  *
- * The modules' prefixes are step and step_eval (from the file names): the
- * API is in step.h (the train step: step_train_init, step_train_step) and
- * step_eval.h (step_eval_run_v: x and the parameters in, logits out).
+ * Any model of burncc train's kind whose input holds 784 floats per
+ * example fits (examples/cnn_train.burn's [64, 1, 28, 28] is the same
+ * memory as [64, 784]).  The modules' prefixes are step and step_eval
+ * (from the file names): the API is in step.h (the train step:
+ * step_train_init, step_train_step) and step_eval.h (step_eval_run_v: x
+ * and the parameters in, logits out).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>

@@ -14,7 +14,8 @@
 #   3. SGD with momentum and a cosine schedule with warm-up, 40 steps: the
 #      same (the emitted optimiser scalars, optim_scalars_c); this step is
 #      written by `burncc MODEL --train ... -o`, the issue's spelling;
-#   4. -o with --load: a checkpoint's parameters, states and position as
+#   4. the CNN of examples/cnn_train.burn, 30 steps: the same;
+#   5. -o with --load: a checkpoint's parameters, states and position as
 #      the initial values: the losses of burncc train resumed from it.
 set -u
 burncc=$1 src=$2 work=$3
@@ -45,9 +46,9 @@ build() {
 	name=$1; shift
 	mkdir -p "$work/$name" || exit 1
 	if [ "$name" = sgd ]; then   # the issue's spelling, burncc MODEL --train
-		set -- "$model" --train "$@"
+		set -- "${mdl:-$model}" --train "$@"
 	else
-		set -- train "$model" "$@"
+		set -- train "${mdl:-$model}" "$@"
 	fi
 	"$burncc" "$@" -o "$work/$name/step.c" --eval-o "$work/$name/step_eval.c" \
 		2> "$work/$name.emit.err" || { bad "$name: burncc train -o: $(cat "$work/$name.emit.err")"; return 1; }
@@ -60,7 +61,7 @@ build() {
 # losses and test accuracy
 compare() {
 	name=$1 both=$2; shift 2
-	"$burncc" train "$model" --data "$data" $both --no-dashboard \
+	"$burncc" train "${mdl:-$model}" --data "$data" $both --no-dashboard \
 		--losses "$work/$name.dsl.loss" "$@" > "$work/$name.dsl.out" 2> "$work/$name.dsl.err" ||
 		{ bad "$name: burncc train: $(cat "$work/$name.dsl.err")"; return; }
 	"$work/$name/train_aot" "$data" $both \
@@ -87,6 +88,11 @@ build adam && compare adam "$limits --max-steps 100 --seed 3"
 sgd="--optimizer sgd --lr 0.05 --momentum 0.9 --lr-schedule cosine --warmup 10"
 build sgd $sgd --data "$data" $limits --max-steps 40 &&
 	compare sgd "$limits --max-steps 40 --seed 3" $sgd
+
+# the CNN (Conv, MaxPool and their gradients rendered as C), 30 steps
+mdl=$src/examples/cnn_train.burn
+build cnn && compare cnn "--train-limit 3200 --test-limit 500 --epochs 1 --max-steps 30 --seed 3"
+mdl=
 
 # resume: a checkpoint after one epoch of 3200 images (50 steps), then the
 # second epoch from it, by both
