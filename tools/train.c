@@ -1546,8 +1546,8 @@ int train_main(int argc, char **argv)
 		fputs(train_usage, stderr);
 		return 2;
 	}
-	if (o.eval_out && !o.out) {
-		fprintf(stderr, "burncc train: --eval-o goes with -o\n");
+	if (o.eval_out && (!o.out || !strcmp(o.eval_out, o.out))) {
+		fprintf(stderr, "burncc train: --eval-o goes with -o, to another file\n");
 		return 2;
 	}
 	burn_ctx_init(&c, NULL);
