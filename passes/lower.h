@@ -13,8 +13,10 @@
  *
  * Lowering appends one or more kernels to lw->prog.  Each kernel binds the
  * node's inputs and outputs as buffers.  A lowering never reads constant data
- * at compile time except attributes and small "shape-like" inputs (axes,
- * shape, pads, ...) which infer already required to be constant.
+ * at compile time except attributes, small "shape-like" inputs (axes,
+ * shape, pads, ...) which infer already required to be constant, and the
+ * weights the CPU GEMM core copies into its panel layout (a constant B of
+ * MatMul and Gemm becomes a new constant, ops_linalg.c).
  */
 #ifndef BURN_LOWER_H
 #define BURN_LOWER_H

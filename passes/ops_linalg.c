@@ -9,10 +9,13 @@
  *   MatMul, Gemm   blocked (gemm_blocked): register tiles of Y (the target's
  *                  tune.gemm_mr x gemm_nr, 8x32 on the cpu) accumulated in
  *                  a local array the C compiler keeps in vector registers
- *                  over the whole k loop.  MatMulInteger and N == 1 keep the
- *                  i-k-j row form; Gemm with transB has rows of B
- *                  contiguous in k, so it is i-j-k with a scalar accumulator.
- *                  f32 2-D and pointwise Conv use the same blocked core.
+ *                  over the whole k loop, B read in panels (packed at
+ *                  compile time when constant, copied at run time when
+ *                  large, written so by im2col).  MatMulInteger and N == 1
+ *                  keep the i-k-j row form; a small Gemm with transB and a
+ *                  B known at run time only is i-j-k with a scalar
+ *                  accumulator.  f32 2-D and pointwise Conv use the same
+ *                  blocked core.
  *   Conv           per output row (every spatial dim but the last): the row
  *                  is initialised with the bias, then for each input channel
  *                  and kernel tap w * (a strided input row) is added into it.
@@ -33,6 +36,7 @@
  * buffer is f32 for them.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "lower.h"
 
@@ -266,11 +270,29 @@ check_zp(Ctx *c, Graph *g, Node *n, int k, int64_t per)
 
 /* ---- the blocked GEMM core shared by MatMul, Gemm and Conv ---------------- */
 
-/* A matrix operand: element [r, c] is buf[off + r*rs + c*cs]. */
+/*
+ * A matrix operand.  Strided (pan == 0): element [r, c] is
+ * buf[off + r*rs + c*cs].  Packed (pan != 0), in the panels the register
+ * tiles read, each panel contiguous and in the order a tile walks it:
+ *
+ *   B (K x N) in column panels as wide as the tiles (t->nr, the last one
+ *   N % t->nr, or `last` when that is set: padded with zero columns to
+ *   a multiple of the vector width, so that its tile vectorizes too):
+ *   element [k, j0 + c] of the panel from column j0, of width w, is
+ *   buf[off + j0*K + k*w + c];
+ *   A (M x K) in row panels as tall as the tiles (MR, the last one M % MR):
+ *   element [i0 + r, k] of the panel from row i0, of height h, is
+ *   buf[off + i0*K + k*h + r].
+ *
+ * So per k a tile reads one contiguous run of B (its vectors) and one of A
+ * (its broadcasts), instead of rows a whole matrix row apart.
+ */
 typedef struct Mat {
 	int buf;            /* buffer index; -1: absent (C only) */
 	KRef off;           /* index of element [0, 0] */
 	int64_t rs, cs;     /* strides of rows and columns (0: broadcast) */
+	int pan;            /* packed in panels (see above) */
+	int64_t last;       /* B packed: width of the last panel, 0: N % nr */
 } Mat;
 
 /* One GEMM: Y[i, j] = alpha * sum_k A[i,k] * B[k,j] + beta * C[i,j] for
@@ -283,6 +305,7 @@ typedef struct GT {
 	int y, acc;         /* output buffer, local accumulator tile */
 	KRef yoff;
 	int64_t nr;         /* columns of a full tile (gemm_blocked sets it) */
+	int bpack;          /* gemm_blocked packs a strided B at run time */
 } GT;
 
 static KRef
@@ -301,13 +324,14 @@ mat_at(KB *kb, int dt, const Mat *m, KRef r, KRef c)
  *
  * The r and c loops have constant trips, so the C compiler unrolls them and
  * keeps acc in vector registers across the k loop: each B vector is loaded
- * once per k for all mr rows, and Y is written once.
+ * once per k for all mr rows, and Y is written once.  Only the first ns
+ * columns are stored (ns < nr: the last panel of a padded B).
  */
 static void
-gemm_tile(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr)
+gemm_tile(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr, int64_t ns)
 {
 	int d = kb->depth, dt = t->dt;
-	KRef r, c, k, ti, v;
+	KRef r, c, k, ti, v, av, bv;
 
 	ti = loop(kb, "t", mr * nr, KF_PARALLEL);
 	kb_store(kb, t->acc, ti, cnum(kb, dt, 0));
@@ -316,12 +340,16 @@ gemm_tile(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr)
 	r = loop(kb, "r", mr, KF_PARALLEL);
 	c = loop(kb, "c", nr, KF_PARALLEL);
 	ti = madd(kb, c, r, nr);
-	kb_store(kb, t->acc, ti, add(kb, kb_load(kb, t->acc, ti),
-	         mul(kb, mat_at(kb, dt, &t->a, add(kb, i, r), k),
-	             mat_at(kb, dt, &t->b, k, add(kb, j, c)))));
+	av = t->a.pan ? kb_cast(kb, dt, kb_load(kb, t->a.buf, add(kb, madd(kb, t->a.off, i, t->K),
+	                                                          madd(kb, r, k, mr))))
+	              : mat_at(kb, dt, &t->a, add(kb, i, r), k);
+	bv = t->b.pan ? kb_cast(kb, dt, kb_load(kb, t->b.buf, add(kb, madd(kb, t->b.off, j, t->K),
+	                                                          madd(kb, c, k, nr))))
+	              : mat_at(kb, dt, &t->b, k, add(kb, j, c));
+	kb_store(kb, t->acc, ti, add(kb, kb_load(kb, t->acc, ti), mul(kb, av, bv)));
 	close_to(kb, d);
 	r = loop(kb, "r", mr, KF_PARALLEL);
-	c = loop(kb, "c", nr, KF_PARALLEL);
+	c = loop(kb, "c", ns, KF_PARALLEL);
 	v = kb_load(kb, t->acc, madd(kb, c, r, nr));
 	if (t->alpha != 1)
 		v = mul(kb, cnum(kb, dt, t->alpha), v);
@@ -335,6 +363,22 @@ gemm_tile(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr)
 	close_to(kb, d);
 }
 
+/* The fused epilogue over rows [lo, hi) of Y, each final in memory (hi
+ * 0: the rows [lo, lo + rows), a loop of constant trip). */
+static void
+gemm_epi(Lower *lw, KB *kb, Node *n, const GT *t, KRef lo, KRef hi, int64_t rows)
+{
+	int d = kb->depth;
+	KRef r;
+
+	if (!lw->epi || &lw->g->node[lw->epi->anchor] != n)
+		return;
+	r = hi ? kb_get(kb, kb_for(kb, "r", lo, hi, KF_PARALLEL))
+	       : add(kb, lo, loop(kb, "r", rows, KF_PARALLEL));
+	lower_epi_run(lw, kb, n, t->y, add(kb, t->yoff, mul(kb, r, I(kb, t->N))), t->N);
+	close_to(kb, d);
+}
+
 /* mr rows of Y from row i: full tiles, the N % t->nr rest, then the
  * fused epilogue on each row while the rows are in cache. */
 static void
@@ -342,51 +386,232 @@ gemm_rows(Lower *lw, KB *kb, Node *n, const GT *t, KRef i, int64_t mr)
 {
 	int64_t nf = t->N / t->nr, nr = t->N % t->nr;
 	int d = kb->depth;
-	KRef r;
 
 	if (nf > 0) {
 		KRef j = mul(kb, loop(kb, "j0", nf, KF_PARALLEL), I(kb, t->nr));
-		gemm_tile(kb, t, i, j, mr, t->nr);
+		gemm_tile(kb, t, i, j, mr, t->nr, t->nr);
 		close_to(kb, d);
 	}
 	if (nr > 0)
-		gemm_tile(kb, t, i, I(kb, nf * t->nr), mr, nr);
-	if (lw->epi && &lw->g->node[lw->epi->anchor] == n) {
-		r = loop(kb, "r", mr, KF_PARALLEL);
-		lower_epi_run(lw, kb, n, t->y, add(kb, t->yoff, mul(kb, add(kb, i, r), I(kb, t->N))),
-		              t->N);
+		gemm_tile(kb, t, i, I(kb, nf * t->nr), mr, t->b.last ? t->b.last : nr, nr);
+	gemm_epi(lw, kb, n, t, i, 0, mr);
+}
+
+/* The register tile MR x NR of an M-row GEMM (the schedule's tile step)
+ * and the width of its tiles, which is NR unless M < MR: then wider tiles
+ * of as many accumulators (B's rows are read in longer runs), a multiple
+ * of gemm_nr_step columns, at most gemm_nr_max. */
+static int64_t
+gemm_nr(Lower *lw, KB *kb, int64_t M, int64_t *MR, int64_t *NR)
+{
+	const TargetTune *tu = tune(lw);
+	KStep tile = step(lw, kb, KST_TILE, 0);
+	int64_t nr;
+
+	*MR = tile.arg[0];
+	*NR = tile.arg[1];
+	nr = *NR;
+	if (M > 0 && M < *MR) {   /* M == 0: an empty product */
+		nr = *MR * *NR / M / tu->gemm_nr_step * tu->gemm_nr_step;
+		nr = nr > tu->gemm_nr_max ? tu->gemm_nr_max : nr;
+	}
+	return nr;
+}
+
+/* Whether the target takes the CPU form of gemm_blocked: blocks of rows
+ * (tune.gemm_mc) and B in panels. */
+static int
+gemm_cpu(const Lower *lw)
+{
+	return tune(lw)->gemm_mc > 0;
+}
+
+/* The width the last panel of B (N columns in panels of nr) is padded
+ * to: N % nr rounded up to a multiple of tune.gemm_nr_step (the vector
+ * width), or 0 where that pads nothing. */
+static int64_t
+gemm_last(const Lower *lw, int64_t N, int64_t nr)
+{
+	int64_t step = tune(lw)->gemm_nr_step, rest = N % nr, w;
+
+	if (rest == 0 || step <= 0)
+		return 0;
+	w = (rest + step - 1) / step * step;
+	w = w > nr ? nr : w;
+	return w == rest ? 0 : w;
+}
+
+/*
+ * Input k of n, a constant holding one or more K x N matrices (element
+ * [k, j] of matrix m at m*K*N + k*rs + j*cs), copied at compile time into
+ * B panels of width nr (Mat), each matrix where it was: *out is the new
+ * constant, or -1 where input k is not a constant or the lowering is
+ * constant folding (lw->target NULL: a kernel run once).  One matrix
+ * (and pad set) gets its last panel padded with zero columns (gemm_last;
+ * *last its width, else 0).
+ */
+static int
+gemm_pack_const(Lower *lw, Node *n, int k, int64_t K, int64_t N, int64_t rs,
+                int64_t cs, int64_t nr, int pad, int *out, int64_t *last)
+{
+	Graph *g = lw->g;
+	const Value *b = NIN(g, n, k);
+	const unsigned char *src;
+	unsigned char *t;
+	int64_t numel, es, nm, nf, size, dim[1];
+	int v, rc;
+
+	*out = -1;
+	*last = 0;
+	if (!lw->target || !gemm_cpu(lw) || !b || !b->data || K <= 0 || N <= 0 || nr <= 0)
+		return BURN_OK;
+	numel = value_numel(b);
+	if (numel % (K * N))
+		return BURN_OK;
+	es = dtype_size(b->dtype);
+	nm = numel / (K * N);
+	nf = N / nr;
+	if (pad && nm == 1)
+		*last = gemm_last(lw, N, nr);
+	size = *last ? K * (nf * nr + *last) : numel;
+	src = b->data;
+	if (!(t = calloc((size_t)(size * es) + 1, 1)))
+		return burn_fail(lw->ctx, BURN_ERR_NOMEM, "out of memory");
+	for (int64_t m = 0; m < nm; m++)
+		for (int64_t j0 = 0; j0 < N; j0 += nr) {
+			int64_t w = j0 / nr < nf ? nr : N % nr;
+			int64_t ws = j0 / nr < nf || !*last ? w : *last;   /* stored */
+			for (int64_t kk = 0; kk < K; kk++)
+				for (int64_t c = 0; c < w; c++)
+					memcpy(t + (m * K * N + j0 * K + kk * ws + c) * es,
+					       src + (m * K * N + kk * rs + (j0 + c) * cs) * es,
+					       (size_t)es);
+		}
+	dim[0] = size;
+	v = graph_add_value(g, arena_printf(&g->arena, "%s.panels", b->name));
+	rc = v < 0 ? burn_fail(lw->ctx, BURN_ERR_NOMEM, "out of memory")
+	           : graph_set_const(lw->ctx, g, v, b->dtype, 1, dim, t);
+	free(t);
+	TRY(rc);
+	*out = v;
+	return BURN_OK;
+}
+
+/* Whether gemm_blocked should copy a strided B (M x N result) into
+ * panels at run time: on the CPU form, where B is read by enough rows to
+ * pay for the copy (two tiles' worth) and is wider than a tile. */
+static int
+gemm_bpack(const Lower *lw, int64_t M, int64_t N)
+{
+	const TargetTune *tu = tune(lw);
+
+	return gemm_cpu(lw) && M >= 2 * tu->gemm_mr && N > tu->gemm_nr;
+}
+
+/* The panel copy of a strided B that gemm_blocked makes at run time
+ * (packed layout: Mat; the last panel last wide, 0: N % nr) into pb, of
+ * t->dt. */
+static void
+gemm_pack_b(KB *kb, const GT *t, int pb, int64_t last)
+{
+	int64_t nf = t->N / t->nr, nr = t->N % t->nr;
+	int d = kb->depth;
+	KRef j, k, c;
+
+	for (int rest = 0; rest < 2; rest++) {
+		int64_t w = rest ? (last ? last : nr) : t->nr;
+		if (rest ? nr == 0 : nf == 0)
+			continue;
+		j = rest ? I(kb, nf * t->nr) : mul(kb, loop(kb, "j0", nf, KF_PARALLEL), I(kb, t->nr));
+		k = loop(kb, "k", t->K, KF_PARALLEL);
+		c = loop(kb, "c", rest ? nr : w, KF_PARALLEL);
+		kb_store(kb, pb, add(kb, mul(kb, j, I(kb, t->K)), madd(kb, c, k, w)),
+		         mat_at(kb, t->dt, &t->b, k, add(kb, j, c)));
 		close_to(kb, d);
+		if (rest && last) {   /* the padding columns */
+			k = loop(kb, "k", t->K, KF_PARALLEL);
+			c = kb_get(kb, kb_for(kb, "c", I(kb, nr), I(kb, last), KF_PARALLEL));
+			kb_store(kb, pb, add(kb, mul(kb, j, I(kb, t->K)), madd(kb, c, k, w)),
+			         cnum(kb, t->dt, 0));
+			close_to(kb, d);
+		}
 	}
 }
 
-/* The whole GEMM t: blocks of MR rows, then the M % MR rest, where the
- * register tile MR x NR is the target's (tune.gemm_mr x tune.gemm_nr).
- * Allocates t->acc. */
+/*
+ * The whole GEMM t.  Register tiles MR x NR (the target's tune.gemm_mr x
+ * gemm_nr, or the schedule's tile step), walked so that each panel of B
+ * (K x NR) is read by the tiles of several rows in a row while it is in
+ * cache, and each block of rows of A by every panel:
+ *
+ *   for ib < nib (parallel): rows of tiles [ib*TB, min(mf, ib*TB + TB))
+ *     for each panel of B (N/NR full ones, then the N % NR rest):
+ *       for each row tile of the block: the MR x NR tile (gemm_tile)
+ *     the fused epilogue over the block's rows
+ *   the M % MR rest rows (gemm_rows)
+ *
+ * TB = tune.gemm_mc / MR tiles, fewer where that leaves the threads
+ * (the ib loop is the kernel's outermost parallel loop) fewer than two
+ * blocks.  B is read in panels where it is packed already (a constant
+ * packed at compile time, Conv's im2col writing them); else, where
+ * t->bpack asks (gemm_bpack), it is copied into panels in a scratch value
+ * first (the copy must not be inside a loop run on threads); else read
+ * strided.  Allocates t->acc.
+ */
 static void
 gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 {
 	const TargetTune *tu = tune(lw);
-	KStep tile = step(lw, kb, KST_TILE, 0);
-	int64_t MR = tile.arg[0], NR = tile.arg[1];
-	int64_t mf = t->M / MR, mr = t->M % MR;
+	int64_t MR, NR, mf, mr, nf, nrest, TB, nib;
 	int d = kb->depth;
 
-	/* fewer than MR rows: wider tiles of as many accumulators (B's rows
-	 * are read in longer runs), a multiple of gemm_nr_step columns, at
-	 * most gemm_nr_max */
-	t->nr = NR;
-	if (t->M > 0 && t->M < MR) {   /* M == 0: an empty product */
-		t->nr = MR * NR / t->M / tu->gemm_nr_step * tu->gemm_nr_step;
-		t->nr = t->nr > tu->gemm_nr_max ? tu->gemm_nr_max : t->nr;
-	}
+	t->nr = gemm_nr(lw, kb, t->M, &MR, &NR);
+	mf = t->M / MR;
+	mr = t->M % MR;
 	t->acc = kb_buf(kb, t->dt, MR * NR, -1, KS_LOCAL, KA_RW);
+	if (t->bpack && !t->b.pan) {
+		int64_t last = gemm_last(lw, t->N, t->nr);
+		int64_t dim[2] = { t->K, t->N / t->nr * t->nr + (last ? last : t->N % t->nr) };
+		int pb = lower_bind(lw, kb, lower_temp(lw, t->dt, 2, dim), KA_RW);
+		gemm_pack_b(kb, t, pb, last);
+		t->b = (Mat){ pb, I(kb, 0), 0, 0, 1, last };
+	}
+	nf = t->N / t->nr;
+	nrest = t->N % t->nr;
+	/* tune.gemm_mc 0 (GPU targets): a block is one row of tiles */
+	TB = tu->gemm_mc >= MR ? tu->gemm_mc / MR : 1;
+	nib = (mf + TB - 1) / TB;
+	if (nib == 1 && mf >= 2) {   /* two blocks: one per thread */
+		nib = 2;
+		TB = (mf + 1) / 2;
+	}
 	if (mf > 0) {
-		KRef i = mul(kb, loop(kb, "i0", mf, KF_PARALLEL), I(kb, MR));
-		gemm_rows(lw, kb, n, t, i, MR);
+		KRef ib = loop(kb, "i0", nib, KF_PARALLEL);
+		KRef lo = mul(kb, ib, I(kb, TB));
+		KRef hi = nib * TB == mf ? add(kb, lo, I(kb, TB))
+		                         : kb_bin(kb, KO_MIN, add(kb, lo, I(kb, TB)), I(kb, mf));
+		int db = kb->depth;
+		for (int rest = 0; rest < 2; rest++) {
+			KRef j, it;
+			if (rest ? nrest == 0 : nf == 0)
+				continue;
+			j = rest ? I(kb, nf * t->nr)
+			         : mul(kb, loop(kb, "j0", nf, KF_PARALLEL), I(kb, t->nr));
+			it = TB == 1 ? lo : kb_get(kb, kb_for(kb, "it", lo, hi, KF_PARALLEL));
+			gemm_tile(kb, t, mul(kb, it, I(kb, MR)), j, MR,
+			          !rest ? t->nr : t->b.last ? t->b.last : nrest,
+			          rest ? nrest : t->nr);
+			close_to(kb, db);
+		}
+		gemm_epi(lw, kb, n, t, mul(kb, lo, I(kb, MR)), TB == 1 ? 0 : mul(kb, hi, I(kb, MR)), MR);
 		close_to(kb, d);
 	}
-	if (mr > 0)
+	if (mr > 0) {
+		/* a tile of its own: the blocks' stays private to their threads */
+		if (mf > 0)
+			t->acc = kb_buf(kb, t->dt, MR * NR, -1, KS_LOCAL, KA_RW);
 		gemm_rows(lw, kb, n, t, I(kb, mf * MR), mr);
+	}
 }
 
 /* ---- the GPU matmul template -------------------------------------------- *
@@ -719,7 +944,8 @@ lower_matmul(Lower *lw, Node *n)
 	const Value *a = NIN(g, n, 0), *b = NIN(g, n, 1), *y = NOUT(g, n, 0);
 	int isint = n->op == OP_MatMulInteger;
 	int dt = cdt(y->dtype);
-	int ba, bb, by, av, d0, di;
+	int ba, bb, by, av, d0, di, packed = -1;
+	int64_t last = 0;
 	KRef ao, bo, yo, vi, vk, vj, azp = 0;
 	static const char *bname[] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"};
 	MM mm;
@@ -733,13 +959,18 @@ lower_matmul(Lower *lw, Node *n)
 	}
 	lower_begin(lw, &kb, n);
 	ba = lower_in(lw, &kb, n, 0);
-	bb = lower_in(lw, &kb, n, 1);
+	/* a constant B of the blocked form is bound as its panels instead */
+	if (!isint && mm.N > 1) {
+		int64_t MR, NR, nr = gemm_nr(lw, &kb, mm.M, &MR, &NR);
+		TRY(gemm_pack_const(lw, n, 1, mm.K, mm.N, mm.N, 1, nr, 1, &packed, &last));
+	}
+	bb = packed >= 0 ? lower_bind(lw, &kb, packed, KA_READ) : lower_in(lw, &kb, n, 1);
 	by = lower_out(lw, &kb, n, 0);
 	d0 = kb.depth;
-	if (!isint && mm.N > 1) {
-		GT t = { dt, mm.M, mm.N, mm.K, { ba, I(&kb, 0), mm.K, 1 },
-		         { bb, I(&kb, 0), mm.N, 1 }, { -1, 0, 0, 0 }, 1, 0, by, -1,
-		         I(&kb, 0), 0 };
+	if (!isint && mm.N > 1 && packed < 0) {
+		GT t = { dt, mm.M, mm.N, mm.K, { ba, I(&kb, 0), mm.K, 1, 0 },
+		         { bb, I(&kb, 0), mm.N, 1, 0 }, { -1, 0, 0, 0, 0 }, 1, 0, by, -1,
+		         I(&kb, 0), 0, 0 };
 		if (gemm_gpu(lw, &kb, n, &t, mm.nb, mm.bat, mm.as, mm.bs)) {
 			lower_end(lw, &kb);
 			return BURN_OK;
@@ -753,8 +984,9 @@ lower_matmul(Lower *lw, Node *n)
 		yo = madd(&kb, yo, v, mm.M * mm.N * prod(mm.nb - i - 1, mm.bat + i + 1));
 	}
 	if (!isint && mm.N > 1) {
-		GT t = { dt, mm.M, mm.N, mm.K, { ba, ao, mm.K, 1 }, { bb, bo, mm.N, 1 },
-		         { -1, 0, 0, 0 }, 1, 0, by, -1, yo, 0 };
+		GT t = { dt, mm.M, mm.N, mm.K, { ba, ao, mm.K, 1, 0 },
+		         { bb, bo, mm.N, 1, packed >= 0, last }, { -1, 0, 0, 0, 0, 0 }, 1, 0, by, -1,
+		         yo, 0, mm.nb == 0 && gemm_bpack(lw, mm.M, mm.N) };
 		gemm_blocked(lw, &kb, n, &t);
 		close_to(&kb, d0);
 		lower_end(lw, &kb);
@@ -982,7 +1214,8 @@ lower_gemm(Lower *lw, Node *n)
 	const Value *y = NOUT(g, n, 0);
 	int dt = cdt(y->dtype), hasc = has_in(n, 2);
 	double alpha = attr_float(n, "alpha", 1.0), beta = attr_float(n, "beta", 1.0);
-	int ba, bb, bc = -1, by, av, d0, di;
+	int ba, bb, bc = -1, by, av, d0, di, packed = -1;
+	int64_t last = 0;
 	KRef vi, vj, vk, arow, crow, yrow;
 	GM gm;
 	KB kb;
@@ -992,27 +1225,37 @@ lower_gemm(Lower *lw, Node *n)
 		hasc = 0;
 	lower_begin(lw, &kb, n);
 	ba = lower_in(lw, &kb, n, 0);
-	bb = lower_in(lw, &kb, n, 1);
+	/* a constant B is bound as its panels instead (gemm_blocked) */
+	{
+		int64_t MR, NR, nr = gemm_nr(lw, &kb, gm.M, &MR, &NR);
+		TRY(gemm_pack_const(lw, n, 1, gm.K, gm.N, gm.tb ? 1 : gm.N, gm.tb ? gm.K : 1,
+		                    nr, 1, &packed, &last));
+	}
+	bb = packed >= 0 ? lower_bind(lw, &kb, packed, KA_READ) : lower_in(lw, &kb, n, 1);
 	if (hasc)
 		bc = lower_in(lw, &kb, n, 2);
 	by = lower_out(lw, &kb, n, 0);
 	d0 = kb.depth;
-	{
+	if (packed < 0) {
 		/* A'[i,k] = A[i*K + k] or A[k*M + i]; B'[k,j] = B[k*N + j] or B[j*K + k] */
 		GT t = { dt, gm.M, gm.N, gm.K,
-		         { ba, I(&kb, 0), gm.ta ? 1 : gm.K, gm.ta ? gm.M : 1 },
-		         { bb, I(&kb, 0), gm.tb ? 1 : gm.N, gm.tb ? gm.K : 1 },
-		         { bc, I(&kb, 0), gm.csm, gm.csn }, alpha, beta, by, -1, I(&kb, 0), 0 };
+		         { ba, I(&kb, 0), gm.ta ? 1 : gm.K, gm.ta ? gm.M : 1, 0 },
+		         { bb, I(&kb, 0), gm.tb ? 1 : gm.N, gm.tb ? gm.K : 1, 0 },
+		         { bc, I(&kb, 0), gm.csm, gm.csn, 0 }, alpha, beta, by, -1, I(&kb, 0),
+		         0, 0 };
 		if (gemm_gpu(lw, &kb, n, &t, 0, NULL, NULL, NULL)) {
 			lower_end(lw, &kb);
 			return BURN_OK;
 		}
 	}
-	if (!gm.tb) {
+	/* B in panels (constant, or copied at run time; transB too), else a
+	 * strided B without transB */
+	if (packed >= 0 || !gm.tb || gemm_bpack(lw, gm.M, gm.N)) {
 		GT t = { dt, gm.M, gm.N, gm.K,
-		         { ba, I(&kb, 0), gm.ta ? 1 : gm.K, gm.ta ? gm.M : 1 },
-		         { bb, I(&kb, 0), gm.N, 1 }, { bc, I(&kb, 0), gm.csm, gm.csn },
-		         alpha, beta, by, -1, I(&kb, 0), 0 };
+		         { ba, I(&kb, 0), gm.ta ? 1 : gm.K, gm.ta ? gm.M : 1, 0 },
+		         { bb, I(&kb, 0), gm.tb ? 1 : gm.N, gm.tb ? gm.K : 1, packed >= 0, last },
+		         { bc, I(&kb, 0), gm.csm, gm.csn, 0 },
+		         alpha, beta, by, -1, I(&kb, 0), 0, gemm_bpack(lw, gm.M, gm.N) };
 		gemm_blocked(lw, &kb, n, &t);
 		close_to(&kb, d0);
 		lower_end(lw, &kb);
@@ -1369,15 +1612,21 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 	int col = pw ? -1 : lower_temp(lw, DT_F32, 2, cdim);
 	int y2 = bat ? lower_temp(lw, DT_F32, 2, ydim) : -1;
 	int bx, bc, bw, bb = -1, by, by2 = -1, d0, dn;
-	KRef vn, vc, vkh, vkw, voh, vow, ih, iw, ok, src, r;
+	KRef vn, vc, vkh, vkw, voh, vow, ih, iw, ok, src, r, q;
+	int64_t MR, NR, alast;
+	int apacked;
 	GT t;
 	KB kb;
 
 	lower_begin(lw, &kb, n);
 	if (chosen)   /* over the direct loops (lower_conv) */
 		lower_step(lw, &kb, kstep_make(KST_IM2COL, 0, 0, 0, 0));
+	gemm_nr(lw, &kb, cv->M, &MR, &NR);
 	bx = lower_in(lw, &kb, n, 0);
-	bw = lower_in(lw, &kb, n, 1);
+	/* constant weights: A (M x K) in row panels, packed at compile time
+	 * as the panels of A^T (K x M, column stride K) */
+	TRY(gemm_pack_const(lw, n, 1, K, cv->M, 1, K, MR, 0, &apacked, &alast));
+	bw = apacked >= 0 ? lower_bind(lw, &kb, apacked, KA_READ) : lower_in(lw, &kb, n, 1);
 	if (has_in(n, 2))
 		bb = lower_in(lw, &kb, n, 2);
 	by = lower_out(lw, &kb, n, 0);
@@ -1409,9 +1658,10 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 		            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, iw, I(&kb, 0)),
 		                   kb_bin(&kb, KO_LT, iw, I(&kb, W))));
 		src = madd(&kb, madd(&kb, iw, ih, W), madd(&kb, vc, vn, cv->C), H * W);
-		kb_store(&kb, bc, add(&kb, madd(&kb, vow, voh, OW),
-		                      bat ? madd(&kb, mul(&kb, vn, I(&kb, P)), r, NP)
-		                          : mul(&kb, r, I(&kb, P))),
+		q = madd(&kb, vow, voh, OW);
+		if (bat)
+			q = madd(&kb, q, vn, P);
+		kb_store(&kb, bc, madd(&kb, q, r, NP),
 		         kb_select(&kb, ok, kb_guard_loads(&kb, ok, kb_cast(&kb, DT_F32,
 		                                                  kb_load(&kb, bx, src))),
 		                   kb_const_f(&kb, DT_F32, 0)));
@@ -1426,8 +1676,11 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 	t.M = cv->M;
 	t.N = NP;
 	t.K = K;
-	t.a = (Mat){ bw, I(&kb, 0), K, 1 };
-	t.b = (Mat){ bc, pw ? mul(&kb, vn, I(&kb, K * P)) : I(&kb, 0), NP, 1 };
+	t.a = (Mat){ bw, I(&kb, 0), K, 1, apacked >= 0 };
+	t.b = (Mat){ bc, pw ? mul(&kb, vn, I(&kb, K * P)) : I(&kb, 0), NP, 1, 0 };
+	/* copied into panels (im2col writing them directly costs a division
+	 * per element, more than the copy) */
+	t.bpack = gemm_bpack(lw, cv->M, NP);
 	t.c = (Mat){ bb, I(&kb, 0), bb >= 0 ? 1 : 0, 0 };
 	t.alpha = t.beta = 1;
 	t.y = bat ? by2 : by;
@@ -1762,6 +2015,7 @@ lower_convt_gemm(Lower *lw, Node *n, CV *cv)
 	t.alpha = t.beta = 1;
 	t.y = bc;
 	t.yoff = I(&kb, 0);
+	t.bpack = gemm_bpack(lw, K, P);   /* per image: the n loop is serial */
 	gemm_blocked(lw, &kb, n, &t);
 	close_to(&kb, dn);
 
@@ -1987,6 +2241,96 @@ lower_gpool(Lower *lw, Node *n)
 enum { POOL_MAX, POOL_AVG, POOL_LP };
 
 /*
+ * MaxPool without indices, one output row at a time (as lower_conv): the
+ * window's taps are the outer loops and the row the inner one, whose
+ * valid range per tap is clamped, so it is a plain loop the C compiler
+ * vectorizes (the per-element form loops over a 3x3 window with tests):
+ *
+ *   for nc, o0..o[r-2] (parallel):
+ *     Y[nc, o.., :] = lowest
+ *     for k0..k[r-2] (if the input row is inside), kl (unrolled if narrow):
+ *       for ol in the range where the input is inside:
+ *         Y[nc, o.., ol] = max(Y[nc, o.., ol], X[nc, o*s+k*d-p.., ol*s+kl*d-p])
+ *
+ * Every window has a tap inside the input (win_out), so no output stays
+ * at the initial value; max propagates NaN as the per-element form does
+ * (KO_MAX), written as one select of two compares, which vectorizes into
+ * fewer instructions than KO_MAX's legal form.
+ */
+static int
+lower_maxpool_rows(Lower *lw, Node *n, Win *w)
+{
+	Graph *g = lw->g;
+	const Value *x = NIN(g, n, 0);
+	int dt = cdt(x->dtype), ns = w->nsp, L = ns - 1, bx, by, d0, drow, unroll, lanes;
+	int64_t xsz, xsp[BURN_MAX_RANK], ysp[BURN_MAX_RANK];
+	KRef vnc, xbase, ybase, o[BURN_MAX_RANK], lowest;
+	KB kb;
+
+	xsz = shape_strides(ns, w->in, xsp);
+	shape_strides(ns, w->out, ysp);
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	by = lower_out(lw, &kb, n, 0);
+	d0 = kb.depth;
+	lowest = dtype_is_float(dt) ? kb_const_f(&kb, dt, -INFINITY)
+	                            : kb_const_i(&kb, dt, int_min(dt));
+	vnc = loop(&kb, "nc", x->dim[0] * x->dim[1], KF_PARALLEL);
+	xbase = mul(&kb, vnc, I(&kb, xsz));
+	ybase = mul(&kb, vnc, I(&kb, prod(ns, w->out)));
+	for (int j = 0; j < L; j++) {
+		o[j] = loop(&kb, oname[j], w->out[j], KF_PARALLEL);
+		ybase = madd(&kb, ybase, o[j], ysp[j]);
+	}
+	drow = kb.depth;
+	{
+		KRef v = loop(&kb, oname[L], w->out[L], KF_PARALLEL);
+		kb_store(&kb, by, add(&kb, ybase, v), lowest);
+		close_to(&kb, drow);
+	}
+	for (int j = 0; j < L; j++) {
+		int lo, hi;
+		KRef kj = loop(&kb, kname[j], w->k[j], 0);
+		KRef ij = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, o[j], I(&kb, w->s[j])),
+		                                  mul(&kb, kj, I(&kb, w->d[j]))),
+		                 I(&kb, w->pb[j]));
+		if (win_check(w->out[j], w->s[j], w->k[j], w->d[j], w->pb[j], w->in[j], &lo, &hi))
+			kb_if(&kb, in_range(&kb, ij, lo, hi, w->in[j]));
+		xbase = madd(&kb, xbase, ij, xsp[j]);
+	}
+	unroll = step1(lw, &kb, KST_UNROLL, 0);
+	lanes = step1(lw, &kb, KST_VEC, w->out[L]);
+	for (int t = 0; t < (w->k[L] <= unroll ? w->k[L] : 1); t++) {
+		int lo, hi, dk = kb.depth;
+		KRef kl = w->k[L] <= unroll ? I(&kb, t) : loop(&kb, kname[L], w->k[L], 0);
+		KRef off = kb_bin(&kb, KO_SUB, mul(&kb, kl, I(&kb, w->d[L])), I(&kb, w->pb[L]));
+		KRef qlo = I(&kb, 0), qhi = I(&kb, w->out[L]), ol, yi, m, xv, gt;
+		if (win_check(w->out[L], w->s[L], w->k[L], w->d[L], w->pb[L], w->in[L], &lo, &hi))
+			win_span(&kb, off, w->s[L], w->in[L], w->out[L], &qlo, &qhi);
+		for (int pass = 0; pass < 2; pass++) {
+			int dp = kb.depth;
+			if (!vl_open(&kb, oname[L], qlo, qhi, lanes, pass, &ol))
+				continue;
+			yi = add(&kb, ybase, ol);
+			m = kb_load(&kb, by, yi);
+			xv = kb_cast(&kb, dt, kb_load(&kb, bx, add(&kb, xbase,
+			             add(&kb, mul(&kb, ol, I(&kb, w->s[L])), off))));
+			/* max(m, x) propagating NaN in two compares: x where x > m
+			 * or x is NaN, else m (NaN too when m is) */
+			gt = kb_bin(&kb, KO_GT, xv, m);
+			if (dtype_is_float(dt))
+				gt = kb_bin(&kb, KO_OR, gt, kb_bin(&kb, KO_NE, xv, xv));
+			kb_store(&kb, by, yi, kb_select(&kb, gt, xv, m));
+			close_to(&kb, dp);
+		}
+		close_to(&kb, dk);
+	}
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/*
  * for nc, o0..o[r-1] (parallel):
  *   acc = identity; cnt = 0
  *   for k0..k[r-1] (if the input index is inside; only where needed):
@@ -2015,6 +2359,8 @@ lower_pool(Lower *lw, Node *n)
 	ns = w.nsp;
 	incpad = kind == POOL_AVG && attr_int(n, "count_include_pad", 0);
 	withidx = kind == POOL_MAX && n->nout > 1 && n->out[1] >= 0;
+	if (kind == POOL_MAX && !withidx && ns >= 1 && gemm_cpu(lw))
+		return lower_maxpool_rows(lw, n, &w);
 	colmajor = attr_int(n, "storage_order", 0) != 0;
 	if (kind == POOL_LP)
 		pw = attr_int(n, "p", 2);

@@ -32,6 +32,9 @@ typedef struct TargetTune {
 	int gemm_nr_max;         /* fewer rows than gemm_mr: wider tiles of as
 	                          * many accumulators, at most this wide... */
 	int gemm_nr_step;        /* ...and a multiple of this */
+	int gemm_mc;             /* rows of A a panel of B is read for while
+	                          * it is in cache (the CPU form of the
+	                          * blocked GEMM; 0: one row of tiles) */
 	int dot_lanes;           /* partial sums of a float dot product (the C
 	                          * compiler vectorizes across them) */
 	int conv_unroll;         /* unroll Conv's last kernel dim up to this */
@@ -59,6 +62,7 @@ typedef struct TargetTune {
 #define TARGET_TUNE_HOST_CPU { \
 	.gemm_mr = 8, .gemm_nr = 32, \
 	.gemm_nr_max = 128, .gemm_nr_step = 16, \
+	.gemm_mc = 64, \
 	.dot_lanes = 8, \
 	.conv_unroll = 8, \
 	.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64, \

@@ -43,6 +43,8 @@ have_cmd qemu-system-arm         || need="$need qemu-system-arm"
 have_cmd clang-19                || need="$need clang-19"
 have_cmd wasm-ld-19              || need="$need lld-19"
 have_cmd chromium                || need="$need chromium"
+# bench/sgemm.sh: OpenBLAS, the SGEMM peer
+[ -f /usr/lib/x86_64-linux-gnu/libopenblas.so ] || need="$need libopenblas-dev"
 # the differential tests (tests/diff) generate models and references
 /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need="$need python3-onnx python3-numpy"
 if [ "${1:-}" = fuzz ]; then

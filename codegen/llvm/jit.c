@@ -372,6 +372,7 @@ h_target(BurnSha256 *s, const Target *t)
 	h_int(s, u->gemm_nr);
 	h_int(s, u->gemm_nr_max);
 	h_int(s, u->gemm_nr_step);
+	h_int(s, u->gemm_mc);
 	h_int(s, u->dot_lanes);
 	h_int(s, u->conv_unroll);
 	h_int(s, u->vec_lanes);

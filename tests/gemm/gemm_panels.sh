@@ -1,0 +1,34 @@
+#!/bin/sh
+# gemm_panels.sh BURNCC CASES - the CPU GEMM core (passes/ops_linalg.c) and
+# MaxPool's row form on the cases of tests/gemm/make_cases.py:
+#  - a constant B (MatMul, Gemm) and Conv's constant weights are packed
+#    into panels at compile time: the C holds "NAME.panels" weights and
+#    not the original;
+#  - a B known at run time, large enough, is copied into panels by the
+#    kernel (a K x N f32 scratch buffer, its last panel padded with zero
+#    columns to a multiple of 16);
+#  - every case matches its float64 reference on the c target and, when
+#    built, llvm.
+set -u
+B=$1 C=$2
+out=$(mktemp "${TMPDIR:-/tmp}/burncc-gemm-XXXXXX")
+trap 'rm -f "$out" "$out.c" "$out.h"' EXIT
+fail() { cat "$out"; echo "FAIL: $*"; exit 1; }
+targets=c
+"$B" --help 2>&1 | grep -q '^  llvm ' && targets="c llvm"
+
+for c in matmul_b_const gemm_const_transab conv_pointwise; do
+	"$B" "$C/$c/model.onnx" -o "$out.c" > "$out" 2>&1 || fail "$c: compile"
+	grep -q '^/\* [a-zA-Z0-9_.]*\.panels: f32 \*/' "$out.c" || fail "$c: no weights in panels"
+done
+"$B" "$C/matmul_b_const/model.onnx" -o "$out.c" > "$out" 2>&1 || fail "compile"
+grep -q '^/\* b: f32 \*/' "$out.c" && fail "matmul_b_const: the unpacked B is still emitted"
+"$B" --emit=kernels "$C/matmul_b_runtime/model.onnx" | grep -q 'f32\[7840\] global .* rw' ||
+	fail "matmul_b_runtime: B is not copied into panels"
+"$B" --emit=kernels "$C/gemm_transb_runtime/model.onnx" | grep -q 'f32\[4800\] global .* rw' ||
+	fail "gemm_transb_runtime: B is not copied into panels"
+
+for t in $targets; do
+	"$B" check --target $t --quiet-pass "$C"/* > "$out" 2>&1 || fail "$t: check"
+done
+echo "PASS gemm_panels ($targets)"
