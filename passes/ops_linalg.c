@@ -2241,96 +2241,6 @@ lower_gpool(Lower *lw, Node *n)
 enum { POOL_MAX, POOL_AVG, POOL_LP };
 
 /*
- * MaxPool without indices, one output row at a time (as lower_conv): the
- * window's taps are the outer loops and the row the inner one, whose
- * valid range per tap is clamped, so it is a plain loop the C compiler
- * vectorizes (the per-element form loops over a 3x3 window with tests):
- *
- *   for nc, o0..o[r-2] (parallel):
- *     Y[nc, o.., :] = lowest
- *     for k0..k[r-2] (if the input row is inside), kl (unrolled if narrow):
- *       for ol in the range where the input is inside:
- *         Y[nc, o.., ol] = max(Y[nc, o.., ol], X[nc, o*s+k*d-p.., ol*s+kl*d-p])
- *
- * Every window has a tap inside the input (win_out), so no output stays
- * at the initial value; max propagates NaN as the per-element form does
- * (KO_MAX), written as one select of two compares, which vectorizes into
- * fewer instructions than KO_MAX's legal form.
- */
-static int
-lower_maxpool_rows(Lower *lw, Node *n, Win *w)
-{
-	Graph *g = lw->g;
-	const Value *x = NIN(g, n, 0);
-	int dt = cdt(x->dtype), ns = w->nsp, L = ns - 1, bx, by, d0, drow, unroll, lanes;
-	int64_t xsz, xsp[BURN_MAX_RANK], ysp[BURN_MAX_RANK];
-	KRef vnc, xbase, ybase, o[BURN_MAX_RANK], lowest;
-	KB kb;
-
-	xsz = shape_strides(ns, w->in, xsp);
-	shape_strides(ns, w->out, ysp);
-	lower_begin(lw, &kb, n);
-	bx = lower_in(lw, &kb, n, 0);
-	by = lower_out(lw, &kb, n, 0);
-	d0 = kb.depth;
-	lowest = dtype_is_float(dt) ? kb_const_f(&kb, dt, -INFINITY)
-	                            : kb_const_i(&kb, dt, int_min(dt));
-	vnc = loop(&kb, "nc", x->dim[0] * x->dim[1], KF_PARALLEL);
-	xbase = mul(&kb, vnc, I(&kb, xsz));
-	ybase = mul(&kb, vnc, I(&kb, prod(ns, w->out)));
-	for (int j = 0; j < L; j++) {
-		o[j] = loop(&kb, oname[j], w->out[j], KF_PARALLEL);
-		ybase = madd(&kb, ybase, o[j], ysp[j]);
-	}
-	drow = kb.depth;
-	{
-		KRef v = loop(&kb, oname[L], w->out[L], KF_PARALLEL);
-		kb_store(&kb, by, add(&kb, ybase, v), lowest);
-		close_to(&kb, drow);
-	}
-	for (int j = 0; j < L; j++) {
-		int lo, hi;
-		KRef kj = loop(&kb, kname[j], w->k[j], 0);
-		KRef ij = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, o[j], I(&kb, w->s[j])),
-		                                  mul(&kb, kj, I(&kb, w->d[j]))),
-		                 I(&kb, w->pb[j]));
-		if (win_check(w->out[j], w->s[j], w->k[j], w->d[j], w->pb[j], w->in[j], &lo, &hi))
-			kb_if(&kb, in_range(&kb, ij, lo, hi, w->in[j]));
-		xbase = madd(&kb, xbase, ij, xsp[j]);
-	}
-	unroll = step1(lw, &kb, KST_UNROLL, 0);
-	lanes = step1(lw, &kb, KST_VEC, w->out[L]);
-	for (int t = 0; t < (w->k[L] <= unroll ? w->k[L] : 1); t++) {
-		int lo, hi, dk = kb.depth;
-		KRef kl = w->k[L] <= unroll ? I(&kb, t) : loop(&kb, kname[L], w->k[L], 0);
-		KRef off = kb_bin(&kb, KO_SUB, mul(&kb, kl, I(&kb, w->d[L])), I(&kb, w->pb[L]));
-		KRef qlo = I(&kb, 0), qhi = I(&kb, w->out[L]), ol, yi, m, xv, gt;
-		if (win_check(w->out[L], w->s[L], w->k[L], w->d[L], w->pb[L], w->in[L], &lo, &hi))
-			win_span(&kb, off, w->s[L], w->in[L], w->out[L], &qlo, &qhi);
-		for (int pass = 0; pass < 2; pass++) {
-			int dp = kb.depth;
-			if (!vl_open(&kb, oname[L], qlo, qhi, lanes, pass, &ol))
-				continue;
-			yi = add(&kb, ybase, ol);
-			m = kb_load(&kb, by, yi);
-			xv = kb_cast(&kb, dt, kb_load(&kb, bx, add(&kb, xbase,
-			             add(&kb, mul(&kb, ol, I(&kb, w->s[L])), off))));
-			/* max(m, x) propagating NaN in two compares: x where x > m
-			 * or x is NaN, else m (NaN too when m is) */
-			gt = kb_bin(&kb, KO_GT, xv, m);
-			if (dtype_is_float(dt))
-				gt = kb_bin(&kb, KO_OR, gt, kb_bin(&kb, KO_NE, xv, xv));
-			kb_store(&kb, by, yi, kb_select(&kb, gt, xv, m));
-			close_to(&kb, dp);
-		}
-		close_to(&kb, dk);
-	}
-	close_to(&kb, d0);
-	lower_end(lw, &kb);
-	return BURN_OK;
-}
-
-/*
  * for nc, o0..o[r-1] (parallel):
  *   acc = identity; cnt = 0
  *   for k0..k[r-1] (if the input index is inside; only where needed):
@@ -2359,8 +2269,6 @@ lower_pool(Lower *lw, Node *n)
 	ns = w.nsp;
 	incpad = kind == POOL_AVG && attr_int(n, "count_include_pad", 0);
 	withidx = kind == POOL_MAX && n->nout > 1 && n->out[1] >= 0;
-	if (kind == POOL_MAX && !withidx && ns >= 1 && gemm_cpu(lw))
-		return lower_maxpool_rows(lw, n, &w);
 	colmajor = attr_int(n, "storage_order", 0) != 0;
 	if (kind == POOL_LP)
 		pw = attr_int(n, "p", 2);
@@ -2441,7 +2349,13 @@ lower_pool(Lower *lw, Node *n)
 				kb_set(&kb, idx, ioff);
 				kb_end(&kb);
 			} else {
-				kb_set(&kb, acc, kb_bin(&kb, KO_MAX, kb_get(&kb, acc), xv));
+				/* max(acc, x) propagating NaN (KO_MAX's meaning) in
+				 * two compares and a select: x where x > acc or x is
+				 * NaN, else acc (NaN too when acc is) */
+				KRef gt = kb_bin(&kb, KO_GT, xv, kb_get(&kb, acc));
+				if (dtype_is_float(dt))
+					gt = kb_bin(&kb, KO_OR, gt, kb_bin(&kb, KO_NE, xv, xv));
+				kb_set(&kb, acc, kb_select(&kb, gt, xv, kb_get(&kb, acc)));
 			}
 			break;
 		case POOL_AVG:

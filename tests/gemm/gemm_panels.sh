@@ -1,6 +1,6 @@
 #!/bin/sh
 # gemm_panels.sh BURNCC CASES - the CPU GEMM core (passes/ops_linalg.c) and
-# MaxPool's row form on the cases of tests/gemm/make_cases.py:
+# MaxPool (NaN propagation) on the cases of tests/gemm/make_cases.py:
 #  - a constant B (MatMul, Gemm) and Conv's constant weights are packed
 #    into panels at compile time: the C holds "NAME.panels" weights and
 #    not the original;

@@ -2,7 +2,7 @@
 """Write tests/gemm/cases: models whose GEMMs take each path of the CPU
 GEMM core (passes/ops_linalg.c: B in panels packed at compile time,
 copied at run time, written so by im2col; A in panels; blocks of rows with
-rest rows and rest columns; fused epilogues) and MaxPool's row form, in the
+rest rows and rest columns; fused epilogues) and MaxPool's NaN-propagating max, in the
 ONNX node-test layout `burncc check` reads.  References are numpy in
 float64, rounded to float32.  Run with Debian's python3 (onnx, numpy); the
 cases are checked in.
