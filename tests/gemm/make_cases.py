@@ -128,6 +128,12 @@ def main():
     case('maxpool_ceil_nan',
          [h.make_node('MaxPool', ['x'], ['y'], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)],
          {'x': x}, {}, {'y': maxpool(x, 3, 2, True)})
+    # more rows than two blocks (tune.gemm_mc): blocks of rows are the
+    # parallel loop (the last block shorter, 6 rest rows); a fused Relu
+    a, b = rnd(150, 20), rnd(20, 70)
+    case('matmul_row_blocks', [h.make_node('MatMul', ['a', 'b'], ['t']),
+                               h.make_node('Relu', ['t'], ['y'])],
+         {'a': a, 'b': b}, {}, {'y': np.maximum(f64(a) @ f64(b), 0)})
 
 
 if __name__ == '__main__':
