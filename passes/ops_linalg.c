@@ -318,8 +318,8 @@ mat_at(KB *kb, int dt, const Mat *m, KRef r, KRef c)
 /*
  * The mr x nr tile of Y at row i, column j, in the local array acc:
  *
- *   acc = 0
- *   for k: for r < mr: a = A[i+r, k]; for c < nr: acc[r*nr+c] += a * B[k, j+c]
+ *   acc = A[i.., 0] * B[0, j..]
+ *   for k >= 1: for r < mr: a = A[i+r, k]; for c < nr: acc[r*nr+c] += a * B[k, j+c]
  *   Y[i+r, j+c] = alpha*acc[r*nr+c] + beta*C[i+r, j+c]
  *
  * The r and c loops have constant trips, so the C compiler unrolls them and
@@ -333,21 +333,31 @@ gemm_tile(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr, int64_t n
 	int d = kb->depth, dt = t->dt;
 	KRef r, c, k, ti, v, av, bv;
 
-	ti = loop(kb, "t", mr * nr, KF_PARALLEL);
-	kb_store(kb, t->acc, ti, cnum(kb, dt, 0));
-	close_to(kb, d);
-	k = loop(kb, "k", t->K, 0);
-	r = loop(kb, "r", mr, KF_PARALLEL);
-	c = loop(kb, "c", nr, KF_PARALLEL);
-	ti = madd(kb, c, r, nr);
-	av = t->a.pan ? kb_cast(kb, dt, kb_load(kb, t->a.buf, add(kb, madd(kb, t->a.off, i, t->K),
-	                                                          madd(kb, r, k, mr))))
-	              : mat_at(kb, dt, &t->a, add(kb, i, r), k);
-	bv = t->b.pan ? kb_cast(kb, dt, kb_load(kb, t->b.buf, add(kb, madd(kb, t->b.off, j, t->K),
-	                                                          madd(kb, c, k, nr))))
-	              : mat_at(kb, dt, &t->b, k, add(kb, j, c));
-	kb_store(kb, t->acc, ti, add(kb, kb_load(kb, t->acc, ti), mul(kb, av, bv)));
-	close_to(kb, d);
+	/* k = 0 sets acc (K == 0: zeros), k = 1 .. K-1 add to it: zeroing
+	 * the tile first, the C compiler calls memset on it and reloads it */
+	for (int first = 1; first >= 0; first--) {
+		if (first && t->K == 0) {
+			ti = loop(kb, "t", mr * nr, KF_PARALLEL);
+			kb_store(kb, t->acc, ti, cnum(kb, dt, 0));
+			close_to(kb, d);
+			continue;
+		}
+		if (!first && t->K < 2)
+			continue;
+		k = first ? I(kb, 0) : kb_get(kb, kb_for(kb, "k", I(kb, 1), I(kb, t->K), 0));
+		r = loop(kb, "r", mr, KF_PARALLEL);
+		c = loop(kb, "c", nr, KF_PARALLEL);
+		ti = madd(kb, c, r, nr);
+		av = t->a.pan ? kb_cast(kb, dt, kb_load(kb, t->a.buf,
+		                        add(kb, madd(kb, t->a.off, i, t->K), madd(kb, r, k, mr))))
+		              : mat_at(kb, dt, &t->a, add(kb, i, r), k);
+		bv = t->b.pan ? kb_cast(kb, dt, kb_load(kb, t->b.buf,
+		                        add(kb, madd(kb, t->b.off, j, t->K), madd(kb, c, k, nr))))
+		              : mat_at(kb, dt, &t->b, k, add(kb, j, c));
+		kb_store(kb, t->acc, ti, first ? mul(kb, av, bv)
+		                               : add(kb, kb_load(kb, t->acc, ti), mul(kb, av, bv)));
+		close_to(kb, d);
+	}
 	r = loop(kb, "r", mr, KF_PARALLEL);
 	c = loop(kb, "c", ns, KF_PARALLEL);
 	v = kb_load(kb, t->acc, madd(kb, c, r, nr));
