@@ -17,8 +17,9 @@ if [ ! -d "$here/peers/node_modules/onnxruntime-node" ]; then
 fi
 flags="-O3 -march=native"
 [ "$THREADS" -gt 1 ] && flags="$flags -fopenmp"
-printf "%-14s %12s %12s %8s   (ms per inference, median; %s thread(s); cc %s)\n" \
-	model burncc onnxruntime ratio "$THREADS" "$flags"
+printf "%s thread(s); cc %s; ms per inference, median and best over >= 1 s;\n" "$THREADS" "$flags"
+printf "ratio = ONNX Runtime / burncc, of the best times; %s\n" "$(uptime | sed 's/.*load/load/')"
+printf "%-14s %10s %10s %10s %10s %8s\n" model burncc best onnxrt best ratio
 for m in "$models"/*/; do
 	name=$(basename "$m")
 	"$BUILD/burncc" "$m/model.onnx" -o "$out/$name.c" --name model
@@ -27,9 +28,8 @@ for m in "$models"/*/; do
 	arena=$(sed -n 's/#define MODEL_ARENA_BYTES \(.*\)/\1/p' "$out/$name.h")
 	${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=199309L $flags -DNIN=$nin -DNOUT=$nout \
 		-DARENA=$arena "$here/model_bench.c" "$out/$name.c" -lm -o "$out/$name"
-	b=$(OMP_NUM_THREADS=$THREADS "$out/$name" "$name" | awk '{print $2}')
+	b=$(OMP_NUM_THREADS=$THREADS "$out/$name" "$name" | awk '{print $2, $3}')
 	o=$(ORT_PATH="$here/peers/node_modules/onnxruntime-node" \
-		node "$here/ort_bench.js" "$m/model.onnx" "$THREADS" | awk '{print $1}')
-	printf "%-14s %12s %12s %8s\n" "$name" "$b" "$o" \
-		"$(awk -v a="$b" -v b="$o" 'BEGIN { printf "%.2fx", b / a }')"
+		node "$here/ort_bench.js" "$m/model.onnx" "$THREADS" | awk '{print $1, $2}')
+	echo "$name $b $o" | awk '{ printf "%-14s %10s %10s %10s %10s %7.2fx\n", $1, $2, $3, $4, $5, $5 / $3 }'
 done
