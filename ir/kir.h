@@ -328,6 +328,10 @@ typedef struct KSched {
  *   mma(BM,BN,BK)   gpu MatMul/Gemm template: block tile BM x BN, K
  *   nomma           slices of BK, matrix-tile ops / the blocked lowering
  *   async | sync    gpu template: stage tiles by async copies or loads
+ *   onchip|offchip  gpu row reductions: a row that more than one of the
+ *                   row's loops reads is kept in shared memory, read from
+ *                   global memory once, or each loop reads it again
+ *                   (schedule_gpu.c)
  *
  * Each step has a slot (the decision it answers); a kernel's steps hold
  * at most one per slot (grid and rows: one per statement S).  The
@@ -353,7 +357,9 @@ typedef struct KSched {
 	X(MMA,     "mma",     8, 3, 3) \
 	X(NOMMA,   "nomma",   8, 0, 0) \
 	X(ASYNC,   "async",   9, 0, 0) \
-	X(SYNC,    "sync",    9, 0, 0)
+	X(SYNC,    "sync",    9, 0, 0) \
+	X(ONCHIP,  "onchip",  10, 0, 0) \
+	X(OFFCHIP, "offchip", 10, 0, 0)
 
 enum KStepKind {
 	KST_NONE_ = 0,

@@ -102,6 +102,8 @@ typedef struct GpuSchedOpts {
 	                      * within subgroups first; 0: shared memory only */
 	int64_t max_threads; /* threads a block may have (a --schedule step
 	                      * may ask for more than `threads`); 0: threads */
+	int64_t row_cache;   /* bytes of shared memory a block may use to keep
+	                      * its row on chip (the onchip step); 0: never */
 } GpuSchedOpts;
 int pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o);
 

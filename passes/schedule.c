@@ -355,8 +355,11 @@ int pass_schedule(Ctx *c, KProgram *p, const Target *t)
 	if (t->max_block_threads > 0) {
 		/* blocks and threads first (schedule_gpu.c); FMA marks below are
 		 * made on the kernels as rewritten */
+		/* rows on chip in up to 3/4 of the shared memory: the rest is
+		 * for the reductions' partials and other kernels' blocks */
 		GpuSchedOpts g = { t->tune.block_threads, t->tune.grid_blocks,
-		                   t->subgroup, 0, t->subgroup, t->max_block_threads };
+		                   t->subgroup, 0, t->subgroup, t->max_block_threads,
+		                   t->shared_bytes / 4 * 3 };
 		if (g.threads > t->max_block_threads)
 			g.threads = t->max_block_threads;
 		TRY(pass_schedule_gpu(c, p, &g));

@@ -392,15 +392,271 @@ classify(const KKernel *k, KRef first, RowStmt *rs, int cap, int64_t *maxr)
 	return nred ? n : 0;
 }
 
-/* for q in [0, ceil(R/T)): var = lo + q*T + tid; if var < hi: body. */
+/* ---- rows on chip ------------------------------------------------------- *
+ *
+ * The loops of a row (its reductions and its element-wise parts) each read
+ * the row again: softmax reads it three times, layernorm three.  Every
+ * such loop runs strided over the same threads (element r of the row is
+ * thread r mod T's in each), so a row that two or more of them read at
+ * index base + r is copied to shared memory by the first one (each thread
+ * its own elements: no barrier) and the others read that copy: global
+ * memory sees each row once.  Only global buffers the kernel never writes,
+ * at an index affine in the loop variable with coefficient 1 whose other
+ * terms are the same in each loop (same expression, the loop variables
+ * matched) and read nothing the row's statements set; only while the
+ * copies fit GpuSchedOpts.row_cache bytes.  The step onchip/offchip
+ * records the choice. */
+
+#define MAX_CACHED 4
+#define MAX_CLOADS 32
+
+typedef struct RowCache {
+	int buf, sh;          /* the global buffer, its shared copy */
+	int first;            /* the row statement (rs index) that copies it */
+	int nloop, last;      /* loops reading it, the last one counted */
+	KRef idx;             /* the index of a load in the first loop */
+	int64_t lo, hi;       /* the loops' range */
+	KRef load[MAX_CLOADS];
+	int lvar[MAX_CLOADS]; /* each load's loop variable */
+	int nload;
+	int on;               /* selected */
+} RowCache;
+
+typedef struct Caches {
+	RowCache c[MAX_CACHED];
+	int n, any;
+} Caches;
+
+/* Whether a (in the loop of variable va) and b (of vb) compute the same,
+ * va and vb taken as equal. */
+static int
+same_expr(const KKernel *k, KRef a, int va, KRef b, int vb, int depth)
+{
+	const KNode *x, *y;
+
+	if (a == b)
+		return 1;
+	if (a <= 0 || b <= 0 || depth > 64)
+		return 0;
+	x = &k->node[a];
+	y = &k->node[b];
+	if (x->kind != y->kind || x->op != y->op || x->dtype != y->dtype ||
+	    x->lanes != y->lanes || x->ival != y->ival ||
+	    memcmp(&x->fval, &y->fval, sizeof x->fval))
+		return 0;
+	if (x->kind == KE_VAR)
+		return x->var == y->var || (x->var == va && y->var == vb);
+	if (x->kind == KE_LOAD && x->buf != y->buf)
+		return 0;
+	return same_expr(k, x->a, va, y->a, vb, depth + 1) &&
+	       same_expr(k, x->b, va, y->b, vb, depth + 1) &&
+	       same_expr(k, x->c, va, y->c, vb, depth + 1);
+}
+
+/* A KE_VAR node of variable v in expression e (one exists when e is
+ * affine in v with a non-zero coefficient), or 0. */
+static KRef
+var_node(const KKernel *k, KRef e, int v, int depth)
+{
+	const KNode *n;
+	KRef r;
+
+	if (e <= 0 || depth > 64)
+		return 0;
+	n = &k->node[e];
+	if (n->kind == KE_VAR && n->var == v)
+		return e;
+	if ((r = var_node(k, n->a, v, depth + 1)) || (r = var_node(k, n->b, v, depth + 1)))
+		return r;
+	return var_node(k, n->c, v, depth + 1);
+}
+
+typedef struct Scan {
+	const KKernel *k;
+	Caches *cs;
+	const unsigned char *vset;  /* variables the row's statements set */
+	unsigned char *seen;
+	int at, rvar;
+	int64_t lo, hi;
+} Scan;
+
+/* Load e of the loop being scanned, if it can read a shared copy. */
 static void
-strided(KB *kb, int var, int64_t lo, int64_t hi, int tid, int64_t T, KRef body)
+scan_load(Scan *sc, KRef e)
+{
+	const KKernel *k = sc->k;
+	const KNode *n = &k->node[e];
+	const KBuf *b = &k->buf[n->buf];
+	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
+	Uses u = {0};
+	unsigned char *seen;
+	int ok = 1;
+	RowCache *g = NULL;
+
+	if (n->b || n->lanes != 1 || b->space != KS_GLOBAL || b->access != KA_READ ||
+	    b->dtype != n->dtype || b->dtype == DT_BOOL ||
+	    coef(k, n->a, sc->rvar, &ok) != 1 || !ok || !var_node(k, n->a, sc->rvar, 0))
+		return;
+	seen = calloc((size_t)k->nnode, 1);
+	u.vset = calloc(nv, 1); u.vread = calloc(nv, 1); u.bused = calloc(nb, 1);
+	if (seen && u.vset && u.vread && u.bused) {
+		expr_uses(k, n->a, &u, seen);
+		for (int v = 0; v < k->nvar; v++)
+			if (u.vread[v] && v != sc->rvar && sc->vset[v])
+				ok = 0;
+	} else {
+		ok = 0;
+	}
+	free(seen); free(u.vset); free(u.vread); free(u.bused);
+	if (!ok)
+		return;
+	for (int i = 0; i < sc->cs->n && !g; i++) {
+		RowCache *c = &sc->cs->c[i];
+		if (c->buf == n->buf && c->lo == sc->lo && c->hi == sc->hi &&
+		    same_expr(k, c->idx, c->lvar[0], n->a, sc->rvar, 0))
+			g = c;
+	}
+	if (!g) {
+		if (sc->cs->n == MAX_CACHED)
+			return;
+		g = &sc->cs->c[sc->cs->n++];
+		memset(g, 0, sizeof *g);
+		g->buf = n->buf;
+		g->first = g->last = sc->at;
+		g->nloop = 1;
+		g->idx = n->a;
+		g->lo = sc->lo;
+		g->hi = sc->hi;
+	} else if (g->last != sc->at) {
+		g->last = sc->at;
+		g->nloop++;
+	}
+	if (g->nload == MAX_CLOADS) {
+		g->nloop = 0;   /* too many to follow: leave it */
+		return;
+	}
+	g->load[g->nload] = e;
+	g->lvar[g->nload++] = sc->rvar;
+}
+
+static void
+scan_expr(Scan *sc, KRef e, int depth)
+{
+	const KNode *n;
+
+	if (e <= 0 || sc->seen[e] || depth > 200)
+		return;
+	sc->seen[e] = 1;
+	n = &sc->k->node[e];
+	if (n->kind == KE_LOAD)
+		scan_load(sc, e);
+	scan_expr(sc, n->a, depth + 1);
+	scan_expr(sc, n->b, depth + 1);
+	scan_expr(sc, n->c, depth + 1);
+}
+
+static void
+scan_block(Scan *sc, KRef s, int depth)
+{
+	for (; s && depth < 64; s = sc->k->node[s].next) {
+		const KNode *n = &sc->k->node[s];
+		scan_expr(sc, n->a, 0);
+		if (n->kind == KS_STORE || n->kind == KS_FOR)
+			scan_expr(sc, n->b, 0);
+		if (n->kind == KS_FOR || n->kind == KS_IF)
+			scan_block(sc, n->body, depth + 1);
+		if (n->kind == KS_IF)
+			scan_block(sc, n->orelse, depth + 1);
+	}
+}
+
+/* Find the rows the loops of rs[0..n) read more than once and that fit;
+ * decide the step (kernel k of st) and point their loads at shared
+ * copies made here.  0, or -1 when out of memory. */
+static int
+plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, Caches *cs)
+{
+	KKernel *k = kb->k;
+	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
+	Uses u = {0};
+	unsigned char *seen = calloc((size_t)k->nnode + 1, 1);
+	Scan sc = { k, cs, NULL, NULL, 0, 0, 0, 0 };
+	int64_t total = 0;
+	KStep want;
+
+	memset(cs, 0, sizeof *cs);
+	u.vset = calloc(nv, 1); u.vread = calloc(nv, 1); u.bused = calloc(nb, 1);
+	sc.seen = calloc((size_t)k->nnode + 1, 1);
+	if (!seen || !u.vset || !u.vread || !u.bused || !sc.seen) {
+		free(seen); free(u.vset); free(u.vread); free(u.bused); free(sc.seen);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (rs[i].kind == R_SET || rs[i].kind == R_RED)
+			u.vset[rs[i].kind == R_SET ? k->node[rs[i].s].var : rs[i].acc] = 1;
+		if (rs[i].kind == R_RED || rs[i].kind == R_PAR)
+			block_uses(k, rs[i].s, 0, &u, seen);
+	}
+	sc.vset = u.vset;
+	for (int i = 0; i < n && limit > 0; i++) {
+		if (rs[i].kind != R_RED && rs[i].kind != R_PAR)
+			continue;
+		sc.at = i;
+		sc.rvar = k->node[rs[i].s].var;
+		sc.lo = rs[i].lo;
+		sc.hi = rs[i].hi;
+		memset(sc.seen, 0, (size_t)k->nnode + 1);
+		scan_block(&sc, k->node[rs[i].s].body, 0);
+	}
+	free(seen); free(u.vset); free(u.vread); free(u.bused); free(sc.seen);
+	for (int i = 0; i < cs->n; i++) {
+		RowCache *c = &cs->c[i];
+		int64_t bytes = c->hi * dtype_size(k->buf[c->buf].dtype);
+		if (c->nloop >= 2 && total + bytes <= limit) {
+			c->on = 1;
+			total += bytes;
+		}
+		cs->any |= c->nloop >= 2;
+	}
+	if (!cs->any)
+		return 0;
+	want = sched_decide(st->p, k, kstep_make(total ? KST_ONCHIP : KST_OFFCHIP, 0, 0, 0, 0));
+	for (int i = 0; i < cs->n; i++) {
+		RowCache *c = &cs->c[i];
+		if (want.kind != KST_ONCHIP || !c->on) {
+			c->on = 0;
+			continue;
+		}
+		/* the copy is indexed by r itself (elements below lo unused):
+		 * a load's new index must be a node before it, and its old
+		 * index, affine in r, holds r's variable node */
+		c->sh = kb_buf(kb, k->buf[c->buf].dtype, c->hi, -1, KS_SHARED, KA_RW);
+		k = kb->k;
+		for (int j = 0; j < c->nload; j++) {
+			KNode *ld = &k->node[c->load[j]];
+			ld->a = var_node(k, ld->a, c->lvar[j], 0);
+			ld->buf = c->sh;
+		}
+	}
+	return 0;
+}
+
+/* for q in [0, ceil(R/T)): var = lo + q*T + tid; if var < hi: the copies
+ * to shared memory row statement `at` makes (cs), then body. */
+static void
+strided(KB *kb, int var, int64_t lo, int64_t hi, int tid, int64_t T, KRef body,
+        const Caches *cs, int at)
 {
 	int q = kb_for(kb, "q", kb_idx(kb, 0), kb_idx(kb, (hi - lo + T - 1) / T), 0);
 
 	kb_set(kb, var, kb_bin(kb, KO_ADD, kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL,
 	       kb_get(kb, q), kb_idx(kb, T)), kb_get(kb, tid)), kb_idx(kb, lo)));
 	kb_if(kb, kb_bin(kb, KO_LT, kb_get(kb, var), kb_idx(kb, hi)));
+	for (int i = 0; cs && i < cs->n; i++) {
+		const RowCache *c = &cs->c[i];
+		if (c->on && c->first == at)
+			kb_store(kb, c->sh, kb_get(kb, var), kb_load(kb, c->buf, c->idx));
+	}
 	kb_splice(kb, body);
 	kb_end(kb);
 	kb_end(kb);
@@ -410,7 +666,7 @@ strided(KB *kb, int var, int64_t lo, int64_t hi, int tid, int64_t T, KRef body)
  * the top of the file). */
 static void
 emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
-          int drop_barrier, int64_t W)
+          int drop_barrier, int64_t W, const Caches *cs)
 {
 	KKernel *k = kb->k;
 	int shbuf[DT_COUNT_];
@@ -431,7 +687,8 @@ emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
 			kb_end(kb);
 			break;
 		case R_PAR:
-			strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T, k->node[s].body);
+			strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T, k->node[s].body,
+			        cs, i);
 			break;
 		case R_RED: {
 			/* the init SET is the statement before the loop */
@@ -443,7 +700,8 @@ emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
 					init = t;
 			k->node[init].next = 0;
 			kb_splice(kb, init);
-			strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T, k->node[s].body);
+			strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T, k->node[s].body,
+			        cs, i);
 			if (W > 1 && T % W == 0) {
 				/* each subgroup reduces its lanes in lockstep (no shared
 				 * memory, no barrier); lane 0 of each puts the subgroup's
@@ -586,8 +844,12 @@ map_nest(S *st, KB *kb, KRef s, int at)
 		kb_set(kb, vars[d], kb_bin(kb, KO_ADD, q, kb_idx(kb, lo[d])));
 		stride *= ext[d];
 	}
-	if (nrow)
-		emit_rows(kb, rs, nrow, tid, T, logT, o->drop_barrier, o->subgroup);
+	if (nrow) {
+		Caches cs;
+		if (plan_onchip(st, kb, rs, nrow, o->row_cache, &cs) < 0)
+			return burn_fail(st->c, BURN_ERR_NOMEM, "schedule: out of memory"), -1;
+		emit_rows(kb, rs, nrow, tid, T, logT, o->drop_barrier, o->subgroup, &cs);
+	}
 	else
 		kb_splice(kb, body);
 	if (guard)

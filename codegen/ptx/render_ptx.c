@@ -56,6 +56,7 @@ typedef struct P {
 	int lane;             /* %r holding %laneid, or -1 */
 	const unsigned char *cross; /* crossing variables, then local buffers */
 	int serial;           /* a one-thread segment */
+	int idx32;            /* i64 values in 32-bit registers (cdt) */
 	int label;
 	int err;
 	char ring[64][24];    /* register names being printed (R) */
@@ -76,8 +77,18 @@ fail(P *p, int code, const char *fmt, const char *what)
 	return 0;
 }
 
+/* The dtype a value of dtype dt is computed in: i64 in 32 bits where the
+ * schedule proved every i64 value of the kernel fits (KSched.index_bits
+ * 32, passes/index_width.c); i64 in memory stays 8 bytes wide (loads,
+ * stores, atomics widen or narrow). */
 static int
-rcls(int dt)
+cdt(const P *p, int dt)
+{
+	return p->idx32 && dt == DT_I64 ? DT_I32 : dt;
+}
+
+static int
+rcls_of(int dt)
 {
 	switch (dt) {
 	case DT_BOOL: return RP;
@@ -86,6 +97,12 @@ rcls(int dt)
 	case DT_I64: case DT_U64: return RD;
 	default: return RR;
 	}
+}
+
+static int
+rcls(const P *p, int dt)
+{
+	return rcls_of(cdt(p, dt));
 }
 
 static int
@@ -117,8 +134,9 @@ E(P *p, const char *fmt, ...)
 
 /* integer op suffix for dtype dt (narrow integers live in 32 bits) */
 static const char *
-isfx(int dt)
+isfx(const P *p, int dt)
 {
+	dt = cdt(p, dt);
 	if (dt == DT_I64) return "s64";
 	if (dt == DT_U64) return "u64";
 	return dtype_is_signed(dt) ? "s32" : "u32";
@@ -188,11 +206,14 @@ addr(P *p, int b, KRef idx)
 	if (p->base[b] < 0)
 		return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: buffer %s has no address "
 		            "here (a fragment outside tile ops?)", k->buf[b].name ? k->buf[b].name : "?");
-	if (rcls(dt) != RD) {
+	if (rcls(p, dt) != RD) {
+		/* a 32-bit index (an i64 one under index_bits 32): one widening
+		 * multiply, the add in 64 bits */
 		w = nr(p, RD);
-		E(p, "cvt.%s.%s %s, %s", dtype_is_signed(dt) ? "s64" : "u64", isfx(dt),
-		  R(p, RD, w), R(p, RR, i));
-		i = w;
+		E(p, "mul.wide.%s %s, %s, %d", dtype_is_signed(cdt(p, dt)) ? "s32" : "u32",
+		  R(p, RD, w), R(p, RR, i), sz);
+		E(p, "add.s64 %s, %s, %s", R(p, RD, d), R(p, RD, w), R(p, RD, p->base[b]));
+		return d;
 	}
 	E(p, "mad.lo.s64 %s, %s, %d, %s", R(p, RD, d), R(p, RD, i), sz, R(p, RD, p->base[b]));
 	return d;
@@ -282,13 +303,19 @@ load_into(P *p, KRef e, int d, int g)
 		fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: load of %s", dtype_name(bdt));
 		return;
 	}
-	E(p, "%sld.%s.%s %s, [%s]", pr, sp, ldtype(bdt), R(p, rcls(dt), d), R(p, RD, a));
+	if (cdt(p, dt) != dt) {   /* an i64 element into a 32-bit register */
+		int w = nr(p, RD);
+		E(p, "%sld.%s.s64 %s, [%s]", pr, sp, R(p, RD, w), R(p, RD, a));
+		E(p, "%scvt.u32.u64 %s, %s", pr, R(p, RR, d), R(p, RD, w));
+		return;
+	}
+	E(p, "%sld.%s.%s %s, [%s]", pr, sp, ldtype(bdt), R(p, rcls(p, dt), d), R(p, RD, a));
 }
 
 static int
 ex_const(P *p, const KNode *n)
 {
-	int cls = rcls(n->dtype), d = nr(p, cls), t;
+	int cls = rcls(p, n->dtype), d = nr(p, cls), t;
 
 	switch (cls) {
 	case RF: {
@@ -324,8 +351,8 @@ static int
 ex_cast(P *p, KRef e)
 {
 	const KNode *n = &p->k->node[e];
-	int s = kb_dtype(p->k, n->a), dt = n->dtype, a = ex(p, n->a);
-	int sc = rcls(s), dc = rcls(dt), d = nr(p, dc);
+	int s = cdt(p, kb_dtype(p->k, n->a)), dt = cdt(p, n->dtype), a = ex(p, n->a);
+	int sc = rcls(p, s), dc = rcls(p, dt), d = nr(p, dc);
 	const char *D = R(p, dc, d), *A = R(p, sc, a);
 
 	if (n->ival) {
@@ -359,7 +386,7 @@ ex_cast(P *p, KRef e)
 			E(p, "setp.neu.%s %s, %s, 0%s", sc == RF ? "f32" : "f64", D, A,
 			  sc == RF ? "f00000000" : "d0000000000000000");
 		else
-			E(p, "setp.ne.%s %s, %s, 0", isfx(s), D, A);
+			E(p, "setp.ne.%s %s, %s, 0", isfx(p, s), D, A);
 		return d;
 	}
 	if (sc == RP) {
@@ -381,12 +408,12 @@ ex_cast(P *p, KRef e)
 		return d;
 	}
 	if (dtype_is_float(dt)) {
-		E(p, "cvt.rn.%s.%s %s, %s", dc == RF ? "f32" : "f64", isfx(s), D, A);
+		E(p, "cvt.rn.%s.%s %s, %s", dc == RF ? "f32" : "f64", isfx(p, s), D, A);
 		return d;
 	}
 	if (dtype_is_float(s)) {
 		/* in range (legalised, KC_RAW) or clamped by cvt itself */
-		E(p, "cvt.rzi.%s.%s %s, %s", isfx(dt), sc == RF ? "f32" : "f64", D, A);
+		E(p, "cvt.rzi.%s.%s %s, %s", isfx(p, dt), sc == RF ? "f32" : "f64", D, A);
 		norm(p, dt, d);
 		return d;
 	}
@@ -395,7 +422,7 @@ ex_cast(P *p, KRef e)
 		E(p, "mov.b32 %s, %s", D, A);
 		norm(p, dt, d);
 	} else if (sc == RR) {
-		E(p, "cvt.%s.%s %s, %s", dtype_is_signed(s) ? "s64" : "u64", isfx(s), D, A);
+		E(p, "cvt.%s.%s %s, %s", dtype_is_signed(s) ? "s64" : "u64", isfx(p, s), D, A);
 	} else if (dc == RR) {
 		E(p, "cvt.u32.u64 %s, %s", D, A);
 		norm(p, dt, d);
@@ -429,7 +456,7 @@ fminmax(P *p, int op, int cls, int a, int b)
 static int
 combine(P *p, int op, int dt, int a, int b)
 {
-	int cls = rcls(dt), d;
+	int cls = rcls(p, dt), d;
 	const char *t = cls == RF ? "f32" : "f64";
 
 	if (cls == RF || cls == RFD) {
@@ -444,7 +471,7 @@ combine(P *p, int op, int dt, int a, int b)
 		return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s of bool", kop_name(op));
 	d = nr(p, cls);
 	E(p, "%s%s.%s %s, %s, %s", op == KO_ADD ? "add" : op == KO_MUL ? "mul" :
-	  op == KO_MIN ? "min" : "max", op == KO_MUL ? ".lo" : "", isfx(dt),
+	  op == KO_MIN ? "min" : "max", op == KO_MUL ? ".lo" : "", isfx(p, dt),
 	  R(p, cls, d), R(p, cls, a), R(p, cls, b));
 	if (cls == RR)
 		norm(p, dt, d);
@@ -454,8 +481,8 @@ combine(P *p, int op, int dt, int a, int b)
 static int
 ex_un(P *p, const KNode *n)
 {
-	int s = kb_dtype(p->k, n->a), sc = rcls(s), a = ex(p, n->a);
-	int dc = rcls(n->dtype), d;
+	int s = kb_dtype(p->k, n->a), sc = rcls(p, s), a = ex(p, n->a);
+	int dc = rcls(p, n->dtype), d;
 	const char *ft = sc == RF ? "f32" : "f64";
 
 	if (dtype_is_float(s) && is_trans(n->op))   /* f32 ones arrive legalised */
@@ -468,7 +495,7 @@ ex_un(P *p, const KNode *n)
 		if (dtype_is_float(s))
 			E(p, "neg.%s %s, %s", ft, R(p, dc, d), R(p, sc, a));
 		else
-			E(p, "neg.%s %s, %s", isfx(s), R(p, dc, d), R(p, sc, a));
+			E(p, "neg.%s %s, %s", isfx(p, s), R(p, dc, d), R(p, sc, a));
 		break;
 	case KO_ABS:
 		if (!dtype_is_float(s))
@@ -515,8 +542,8 @@ ex_un(P *p, const KNode *n)
 static int
 ex_bin(P *p, const KNode *n)
 {
-	int s = kb_dtype(p->k, n->a), sc = rcls(s), a = ex(p, n->a), b = ex(p, n->b);
-	int dc = rcls(n->dtype), d, fl = dtype_is_float(s);
+	int s = kb_dtype(p->k, n->a), sc = rcls(p, s), a = ex(p, n->a), b = ex(p, n->b);
+	int dc = rcls(p, n->dtype), d, fl = dtype_is_float(s);
 	const char *ft = sc == RF ? "f32" : "f64", *A = R(p, sc, a), *B = R(p, sc, b);
 	static const char *const cmp[] = { "lt", "le", "gt", "ge", "eq", "ne" };
 
@@ -537,7 +564,7 @@ ex_bin(P *p, const KNode *n)
 		if (n->op == KO_DIV)
 			return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s not legalised",
 			            "integer div");
-		E(p, "%s%s.%s %s, %s, %s", o, n->op == KO_MUL ? ".lo" : "", isfx(s),
+		E(p, "%s%s.%s %s, %s, %s", o, n->op == KO_MUL ? ".lo" : "", isfx(p, s),
 		  R(p, dc, d), A, B);
 		break;
 	}
@@ -560,14 +587,14 @@ ex_bin(P *p, const KNode *n)
 			E(p, "shl.%s %s, %s, %s", sc == RD ? "b64" : "b32", R(p, dc, d), A,
 			  R(p, RR, cnt));
 		else
-			E(p, "shr.%s %s, %s, %s", isfx(s), R(p, dc, d), A, R(p, RR, cnt));
+			E(p, "shr.%s %s, %s, %s", isfx(p, s), R(p, dc, d), A, R(p, RR, cnt));
 		break;
 	}
 	case KO_QUOT:
-		E(p, "div.%s %s, %s, %s", isfx(s), R(p, dc, d), A, B);
+		E(p, "div.%s %s, %s, %s", isfx(p, s), R(p, dc, d), A, B);
 		break;
 	case KO_REM:
-		E(p, "rem.%s %s, %s, %s", isfx(s), R(p, dc, d), A, B);
+		E(p, "rem.%s %s, %s, %s", isfx(p, s), R(p, dc, d), A, B);
 		break;
 	case KO_LT: case KO_LE: case KO_GT: case KO_GE: case KO_EQ: case KO_NE:
 		if (sc == RP) {
@@ -582,7 +609,7 @@ ex_bin(P *p, const KNode *n)
 		}
 		/* ne on floats is unordered (NaN != NaN), the others ordered */
 		E(p, "setp.%s%s.%s %s, %s, %s", cmp[n->op - KO_LT],
-		  fl && n->op == KO_NE ? "u" : "", fl ? ft : isfx(s), R(p, dc, d), A, B);
+		  fl && n->op == KO_NE ? "u" : "", fl ? ft : isfx(p, s), R(p, dc, d), A, B);
 		return d;
 	default:
 		return fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: op %s (not legalised?)",
@@ -608,7 +635,7 @@ ex_(P *p, KRef e)
 	case KE_VAR:
 		return p->vreg[n->var];
 	case KE_LOAD:
-		cls = rcls(n->dtype);
+		cls = rcls(p, n->dtype);
 		d = nr(p, cls);
 		if (n->b) {
 			/* guard ? buf[a] : c, reading memory only where the guard holds */
@@ -625,7 +652,7 @@ ex_(P *p, KRef e)
 		return ex_bin(p, n);
 	case KE_SELECT: {
 		int c = ex(p, n->a), a = ex(p, n->b), b = ex(p, n->c);
-		cls = rcls(n->dtype);
+		cls = rcls(p, n->dtype);
 		d = nr(p, cls);
 		if (cls == RP) {
 			int t = nr(p, RP);
@@ -640,7 +667,7 @@ ex_(P *p, KRef e)
 	}
 	case KE_FMA: {   /* one rounding, as the kernel IR defines it */
 		int a = ex(p, n->a), b = ex(p, n->b), c = ex(p, n->c);
-		cls = rcls(n->dtype);
+		cls = rcls(p, n->dtype);
 		d = nr(p, cls);
 		E(p, "fma.rn%s %s, %s, %s, %s", rtype[cls], R(p, cls, d), R(p, cls, a),
 		  R(p, cls, b), R(p, cls, c));
@@ -655,8 +682,8 @@ ex_(P *p, KRef e)
 		if (n->op < KX_THREAD_X || n->op > KX_BLOCK_Z)
 			return fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "bad special");
 		E(p, "mov.u32 %s, %s", R(p, RR, t), sp[n->op - KX_THREAD_X]);
-		d = nr(p, rcls(n->dtype));
-		if (rcls(n->dtype) == RD)
+		d = nr(p, rcls(p, n->dtype));
+		if (rcls(p, n->dtype) == RD)
 			E(p, "cvt.u64.u32 %s, %s", R(p, RD, d), R(p, RR, t));
 		else
 			E(p, "mov.b32 %s, %s", R(p, RR, d), R(p, RR, t));
@@ -715,8 +742,12 @@ store(P *p, KRef s)
 		int t = nr(p, RR);
 		E(p, "selp.u32 %s, 1, 0, %s", R(p, RR, t), R(p, RP, v));
 		E(p, "st.%s.u8 [%s], %s", sp, R(p, RD, a), R(p, RR, t));
+	} else if (ldtype(bdt) && bdt == vdt && cdt(p, vdt) != vdt) {
+		int w = nr(p, RD);   /* a 32-bit i64 value widened for memory */
+		E(p, "cvt.s64.s32 %s, %s", R(p, RD, w), R(p, RR, v));
+		E(p, "st.%s.s64 [%s], %s", sp, R(p, RD, a), R(p, RD, w));
 	} else if (ldtype(bdt) && bdt == vdt) {
-		E(p, "st.%s.%s [%s], %s", sp, ldtype(bdt), R(p, RD, a), R(p, rcls(vdt), v));
+		E(p, "st.%s.%s [%s], %s", sp, ldtype(bdt), R(p, RD, a), R(p, rcls(p, vdt), v));
 	} else {
 		fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: store of %s", dtype_name(vdt));
 	}
@@ -725,7 +756,7 @@ store(P *p, KRef s)
 static void
 setvar(P *p, int var, int r)
 {
-	int cls = rcls(p->k->var[var].dtype);
+	int cls = rcls(p, p->k->var[var].dtype);
 
 	E(p, "mov.%s %s, %s", rtype[cls] + 1, R(p, cls, p->vreg[var]), R(p, cls, r));
 }
@@ -756,7 +787,7 @@ shfl32(P *p, const char *mode, int cls, int x, const char *src, int w)
 static int
 shfl(P *p, const char *mode, int dt, int x, const char *src, int w)
 {
-	int cls = rcls(dt), d;
+	int cls = rcls(p, dt), d;
 
 	if (cls == RR || cls == RF)
 		return shfl32(p, mode, cls, x, src, w);
@@ -784,7 +815,7 @@ u32of(P *p, KRef e)
 {
 	int dt = kb_dtype(p->k, e), r = ex(p, e), d;
 
-	if (rcls(dt) == RR)
+	if (rcls(p, dt) == RR)
 		return r;
 	d = nr(p, RR);
 	E(p, "cvt.u32.u64 %s, %s", R(p, RR, d), R(p, RD, r));
@@ -845,10 +876,10 @@ as64(P *p, KRef e)
 {
 	int dt = kb_dtype(p->k, e), r = ex(p, e), d;
 
-	if (rcls(dt) == RD)
+	if (rcls(p, dt) == RD)
 		return r;
 	d = nr(p, RD);
-	E(p, "cvt.%s.%s %s, %s", dtype_is_signed(dt) ? "s64" : "u64", isfx(dt),
+	E(p, "cvt.%s.%s %s, %s", dtype_is_signed(dt) ? "s64" : "u64", isfx(p, dt),
 	  R(p, RD, d), R(p, RR, r));
 	return d;
 }
@@ -1029,7 +1060,7 @@ gpu_stmt(P *p, KRef s)
 		E(p, "cp.async.wait_all");
 		return;
 	case KS_ATOMIC: {
-		int dt = k->buf[n->buf].dtype, cls = rcls(dt), a, x, y, d;
+		int dt = k->buf[n->buf].dtype, cls = rcls(p, dt), a, x, y, d;
 		const char *sp = space(p, n->buf), *t;
 		if ((cls != RR && cls != RD && cls != RF && cls != RFD) ||
 		    (cls == RR && dtype_size(dt) != 4)) {
@@ -1040,7 +1071,7 @@ gpu_stmt(P *p, KRef s)
 		y = n->op == KAT_CAS ? ex(p, n->c) : -1;
 		a = addr(p, n->buf, n->a);
 		d = nr(p, cls);
-		t = cls == RF ? "f32" : cls == RFD ? "f64" : isfx(dt);
+		t = cls == RF ? "f32" : cls == RFD ? "f64" : isfx(p, dt);
 		if (n->op == KAT_CAS) {
 			E(p, "atom.%s.cas.%s %s, [%s], %s, %s", sp, cls == RR || cls == RF ? "b32" :
 			  "b64", R(p, cls, d), R(p, RD, a), R(p, cls, x), R(p, cls, y));
@@ -1122,6 +1153,16 @@ stmt(P *p, KRef s, int depth)
 		fprintf(p->f, "$L%d:\n", top);
 		p->gen++;
 		c = nr(p, RP);
+		if (rcls(p, k->var[n->var].dtype) == RR) {   /* index_bits 32 */
+			E(p, "setp.lt.s32 %s, %s, %s", R(p, RP, c), R(p, RR, v),
+			  R(p, RR, u32of(p, n->b)));
+			E(p, "@!%s bra $L%d", R(p, RP, c), end);
+			block(p, n->body, depth + 1);
+			E(p, "add.s32 %s, %s, 1", R(p, RR, v), R(p, RR, v));
+			E(p, "bra $L%d", top);
+			fprintf(p->f, "$L%d:\n", end);
+			return;
+		}
 		E(p, "setp.lt.s64 %s, %s, %s", R(p, RP, c), R(p, RD, v), R(p, RD, as64(p, n->b)));
 		E(p, "@!%s bra $L%d", R(p, RP, c), end);
 		block(p, n->body, depth + 1);
@@ -1459,7 +1500,7 @@ spill(P *p, const unsigned char *cross, int sp, int st)
 	static const char *const t[NRC] = { "u32", "b32", "b64", "f32", "f64", "b16" };
 
 	for (int v = 0; v < p->k->nvar; v++) {
-		int cls = rcls(p->k->var[v].dtype), r = p->vreg[v], x;
+		int cls = rcls(p, p->k->var[v].dtype), r = p->vreg[v], x;
 		if (!cross[v])
 			continue;
 		if (cls == RP) {
@@ -1477,6 +1518,25 @@ spill(P *p, const unsigned char *cross, int sp, int st)
 			E(p, "ld.global.%s %s, [%s+%d]", t[cls], R(p, cls, r), R(p, RD, sp), 8 * v);
 		}
 	}
+}
+
+/* Mapped loop l's variable: the hardware index hw plus the loop's start. */
+static void
+hw_index(P *p, const KNode *l, const char *hw)
+{
+	int cls = rcls(p, p->k->var[l->var].dtype), t = nr(p, RR), w;
+
+	E(p, "mov.u32 %s, %s", R(p, RR, t), hw);
+	p->gen++;
+	if (cls == RR) {
+		E(p, "add.s32 %s, %s, %s", R(p, RR, p->vreg[l->var]), R(p, RR, t),
+		  R(p, RR, ex(p, l->a)));
+		return;
+	}
+	w = nr(p, RD);
+	E(p, "cvt.u64.u32 %s, %s", R(p, RD, w), R(p, RR, t));
+	E(p, "add.s64 %s, %s, %s", R(p, RD, p->vreg[l->var]), R(p, RD, w),
+	  R(p, RD, as64(p, l->a)));
 }
 
 static int
@@ -1519,8 +1579,12 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 		goto out;
 	}
 	p.gen = 1;
+	p.idx32 = k->sched && k->sched->index_bits == 32;
+	for (KRef i = 1; i < k->nnode && p.idx32; i++)
+		if (k->node[i].kind == KS_ATOMIC && k->buf[k->node[i].buf].dtype == DT_I64)
+			p.idx32 = 0;   /* 8-byte atomics keep 64-bit operands */
 	for (int v = 0; v < k->nvar; v++)
-		p.vreg[v] = nr(&p, rcls(k->var[v].dtype));
+		p.vreg[v] = nr(&p, rcls(&p, k->var[v].dtype));
 	s = sg->first;
 	for (int j = 0; j < sg->nstmt; j++, s = k->node[s].next)
 		buses(k, s, 0, used, seen);
@@ -1599,19 +1663,8 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 	/* the body: the mapped loops' variables from the hardware indices */
 	if (mapped(k, sg->first, &(int64_t){0}, &(int64_t){0}) > 0) {
 		const KNode *bl = &k->node[sg->first], *th = &k->node[bl->body];
-		int t = nr(&p, RR), w = nr(&p, RD);
-		E(&p, "mov.u32 %s, %%ctaid.x", R(&p, RR, t));
-		E(&p, "cvt.u64.u32 %s, %s", R(&p, RD, w), R(&p, RR, t));
-		p.gen++;
-		E(&p, "add.s64 %s, %s, %s", R(&p, RD, p.vreg[bl->var]), R(&p, RD, w),
-		  R(&p, RD, ex(&p, bl->a)));
-		t = nr(&p, RR);
-		w = nr(&p, RD);
-		E(&p, "mov.u32 %s, %%tid.x", R(&p, RR, t));
-		E(&p, "cvt.u64.u32 %s, %s", R(&p, RD, w), R(&p, RR, t));
-		p.gen++;
-		E(&p, "add.s64 %s, %s, %s", R(&p, RD, p.vreg[th->var]), R(&p, RD, w),
-		  R(&p, RD, ex(&p, th->a)));
+		hw_index(&p, bl, "%ctaid.x");
+		hw_index(&p, th, "%tid.x");
 		block(&p, th->body, 1);
 	} else {
 		s = sg->first;

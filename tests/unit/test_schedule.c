@@ -14,10 +14,14 @@
 
 static const GpuSchedOpts gpu = { 256, 64, 32, 0, 32 };
 static const GpuSchedOpts gpu_nosg = { 256, 64, 32, 0, 0 };   /* no subgroups */
+/* rows on chip: up to 36 KiB of shared memory per block for the copies;
+ * 32 threads, so each thread copies and reads back 2 of a 64-wide row */
+static const GpuSchedOpts gpu_onchip = { 32, 64, 32, 0, 32, 0, 36 * 1024 };
 
 typedef struct Shape {
 	int64_t blocks, threads;   /* largest block and thread loop extents */
 	int barriers, shared, sgreduce;
+	int input_loads;           /* loads of the model's input (global) */
 } Shape;
 
 static void
@@ -67,6 +71,12 @@ run_case(const char *name, const GpuSchedOpts *o, Shape *sh, Ctx *c)
 	walk(m->prog.kernel[0], m->prog.kernel[0]->body, sh);
 	for (int b = 0; b < m->prog.kernel[0]->nbuf; b++)
 		sh->shared += m->prog.kernel[0]->buf[b].space == KS_SHARED;
+	for (KRef i = 1; i < m->prog.kernel[0]->nnode; i++) {
+		const KKernel *k = m->prog.kernel[0];
+		sh->input_loads += k->node[i].kind == KE_LOAD &&
+		                   k->buf[k->node[i].buf].space == KS_GLOBAL &&
+		                   k->buf[k->node[i].buf].value == m->g->in[0];
+	}
 	cr_assert(m->prog.kernel[0]->grid, "no grid recorded");
 	snprintf(path, sizeof path, "%s/tests/fusion/%s/test_data_set_0/input_0.pb",
 	         BURN_SOURCE_DIR, name);
@@ -127,6 +137,26 @@ Test(schedule, rmsnorm_and_pointwise)
 	cr_assert_eq(run_case("gelu_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
 	cr_assert_gt(sh.blocks, 1);
 	cr_assert_gt(sh.threads, 1);
+}
+
+/* A row two loops read (RMSNorm: the sum of squares, then the scaling)
+ * is copied to shared memory once and read from there: one load of the
+ * input in the kernel instead of two, the same results, no race (each
+ * thread reads back only what it copied); not without the budget. */
+Test(schedule, rows_on_chip)
+{
+	Ctx c;
+	Shape sh;
+
+	burn_ctx_init(&c, "test");
+	cr_assert_eq(run_case("rmsnorm_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_eq(sh.shared, 1, "the partials only: %d", sh.shared);
+	cr_assert_geq(sh.input_loads, 2, "each loop loads the row: %d", sh.input_loads);
+	cr_assert_eq(run_case("rmsnorm_composed", &gpu_onchip, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_eq(sh.shared, 1, "the row's copy (one subgroup: no partials): %d",
+	             sh.shared);
+	cr_assert_eq(sh.input_loads, 1, "the row loaded once: %d", sh.input_loads);
+	cr_assert_eq(run_case("layernorm_composed", &gpu_onchip, &sh, &c), BURN_OK, "%s", c.msg);
 }
 
 /* Issue 7's seeded bug: a block reduction without its barriers. */
