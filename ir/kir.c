@@ -1864,7 +1864,7 @@ legal_block(Legal *L, KRef s)
 		const KNode *n = &k->node[s];
 		switch (n->kind) {
 		case KS_FOR:
-			if ((n->flags & ~KF_PARALLEL) && !L->simt)
+			if ((n->flags & ~(KF_PARALLEL | KF_UNROLL)) && !L->simt)
 				return LFAIL(BURN_ERR_UNSUPPORTED, "%s %s: thread-mapped "
 				             "loop", L->who, k->name);
 			TRY(legal_expr(L, n->a));

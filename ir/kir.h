@@ -166,6 +166,9 @@ enum KLoopFlag {
 	KF_PARALLEL = 1,
 	KF_THREAD_X = 2, KF_THREAD_Y = 4, KF_THREAD_Z = 8,
 	KF_BLOCK_X = 16, KF_BLOCK_Y = 32, KF_BLOCK_Z = 64,
+	KF_UNROLL = 128,   /* constant bounds: renderers may print the body
+	                    * once per iteration (a schedule's decision; the
+	                    * meaning is the loop's) */
 };
 
 enum KSpace { KS_GLOBAL = 0, KS_LOCAL, KS_SHARED, KS_FRAG };

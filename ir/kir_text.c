@@ -46,7 +46,7 @@ static const char *const role_name[] = { "?", "a", "b", "c" };
 static const char *const access_name[] = { "none", "read", "write", "rw" };
 /* KLoopFlag bit i prints as flag_name[i]; KSpecial k as flag_name[k]. */
 static const char *const flag_name[] = { "parallel", "thread.x", "thread.y",
-	"thread.z", "block.x", "block.y", "block.z" };
+	"thread.z", "block.x", "block.y", "block.z", "unroll" };
 
 /* The grammar's words.  A variable whose hint is one of these, or looks
  * like a buffer or a let (b3, t3), or is not an identifier, or is shared
@@ -56,8 +56,8 @@ static const char *const keyword[] = {
 	"global",
 	"if", "in", "inf", "kernel", "let", "load", "loadbits", "local", "nan",
 	"none",
-	"parallel", "read", "rw", "select", "shared", "thread", "true", "var",
-	"write", "frag",
+	"parallel", "read", "rw", "select", "shared", "thread", "true", "unroll",
+	"var", "write", "frag",
 #define KGPU(id, name, coll) name,
 #include "kops.def"
 #undef KGPU
@@ -515,7 +515,7 @@ pblock(Printer *P, KRef s, int ind)
 			pexpr(P, n->a, 0);
 			fprintf(f, "..");
 			pexpr(P, n->b, 0);
-			for (int i = 0; i < 7; i++)
+			for (int i = 0; i < 8; i++)
 				if (n->flags & (1 << i))
 					fprintf(f, " %s", flag_name[i]);
 			fprintf(f, " {\n");
@@ -2231,6 +2231,9 @@ pstmt(P *ps, int nest, KRef *out)
 				t = tk(ps);
 				if (isword(t, "parallel")) {
 					flags |= KF_PARALLEL;
+					adv(ps);
+				} else if (isword(t, "unroll")) {
+					flags |= KF_UNROLL;
 					adv(ps);
 				} else if ((isword(t, "thread") || isword(t, "block")) &&
 				           ispunct_(peek(ps, 1), '.')) {

@@ -44,7 +44,8 @@ fill(void *p, int dt, int64_t n, uint64_t *s)
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: burncc bench MODEL.onnx --target T [--runs N] [--dim NAME=V ...]\n");
+	fprintf(stderr, "usage: burncc bench MODEL.onnx --target T [--runs N] [--dim NAME=V ...]\n"
+	        "                    [--schedule KERNEL=STEPS | FILE ...]\n");
 	return 2;
 }
 
@@ -61,7 +62,12 @@ bench_main(int argc, char **argv)
 	char dev[200] = "";
 	int64_t bytes = 0, big = 0;
 	uint64_t seed = 42;
+	KWant *want = NULL;
+	int nwant = 0;
+	Arena want_arena;
 	Ctx c;
+
+	arena_init(&want_arena);
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--target") && i + 1 < argc)
@@ -75,8 +81,17 @@ bench_main(int argc, char **argv)
 			*eq = 0;
 			bind[nbind].name = argv[i];
 			bind[nbind++].value = atoll(eq + 1);
-		} else if (argv[i][0] == '-' || model)
+		} else if (!strcmp(argv[i], "--schedule") && i + 1 < argc) {
+			burn_ctx_init(&c, NULL);
+			if (burn_schedule_arg(&c, &want_arena, argv[++i], &want, &nwant)) {
+				fprintf(stderr, "burncc bench: %s\n", c.msg);
+				arena_free(&want_arena);
+				return 2;
+			}
+		} else if (argv[i][0] == '-' || model) {
+			arena_free(&want_arena);
 			return usage();
+		}
 		else
 			model = argv[i];
 	}
@@ -93,7 +108,7 @@ bench_main(int argc, char **argv)
 	}
 	burn_ctx_init(&c, model);
 	{
-		CompileOpts o = { nbind, bind, 0, 0, be->target, 0, NULL, 0, NULL };
+		CompileOpts o = { nbind, bind, 0, 0, be->target, 0, NULL, nwant, want };
 		if (burn_compile_file(&c, model, &o, &m))
 			goto fail;
 	}
@@ -149,5 +164,6 @@ out:
 	free(cp);
 	if (m)
 		burn_compiled_destroy(m);
+	arena_free(&want_arena);
 	return rc;
 }

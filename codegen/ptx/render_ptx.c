@@ -37,6 +37,7 @@
 #include "render_ptx.h"
 
 enum { RP, RR, RD, RF, RFD, RH, NRC };   /* register classes */
+#define MAX_UNROLL 64   /* iterations of a KF_UNROLL loop printed one by one */
 static const char *const rpre[NRC] = { "%p", "%r", "%rd", "%f", "%fd", "%h" };
 static const char *const rtype[NRC] = { ".pred", ".b32", ".b64", ".f32", ".f64", ".b16" };
 
@@ -1144,9 +1145,24 @@ stmt(P *p, KRef s, int depth)
 	switch (n->kind) {
 	case KS_FOR: {
 		int top = ++p->label, end = ++p->label, c, v = p->vreg[n->var];
-		if (n->flags & ~KF_PARALLEL) {
+		int64_t lo, hi;
+		if (n->flags & ~(KF_PARALLEL | KF_UNROLL)) {
 			fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "a block or thread loop "
 			     "not at the top of the kernel");
+			return;
+		}
+		if ((n->flags & KF_UNROLL) && kb_is_const_i(k, n->a, &lo) &&
+		    kb_is_const_i(k, n->b, &hi) && hi - lo <= MAX_UNROLL) {
+			/* the body once per iteration, the variable a constant in
+			 * each (so indices into private arrays are, and ptxas keeps
+			 * such arrays in registers) */
+			for (int64_t i = lo; i < hi && !p->err; i++) {
+				KNode cn = { .kind = KE_CONST, .dtype = k->var[n->var].dtype, .lanes = 1,
+				             .ival = i };
+				p->gen++;
+				setvar(p, n->var, ex_const(p, &cn));
+				block(p, n->body, depth + 1);
+			}
 			return;
 		}
 		setvar(p, n->var, ex(p, n->a));

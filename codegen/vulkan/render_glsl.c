@@ -399,7 +399,7 @@ stmt(G *g, KRef s)
 	g->gen++;
 	switch (n->kind) {
 	case KS_FOR:
-		if (n->flags & ~KF_PARALLEL) {
+		if (n->flags & ~(KF_PARALLEL | KF_UNROLL)) {
 			fail(g, BURN_ERR_UNSUPPORTED, "a block or thread loop not at the top of the kernel");
 			return;
 		}

@@ -159,3 +159,18 @@ save("reduce_edges",
       h.make_node("Sub", ["zero", "x"], ["z"]), h.make_node("ReduceProd", ["z"], ["p"], axes=[1]),
       h.make_node("Relu", ["x"], ["r"]), h.make_node("ReduceMax", ["r"], ["mx"], axes=[1])],
      [("x", x)], ["l2", "ls", "p", "mx"], None, refs, [c("zero", 0.0)])
+
+# rows wide enough for a GPU block to copy them to shared memory in
+# 16-byte pieces (passes/schedule_gpu.c, the onchip step)
+x = (rng.standard_normal((6, 1024)) * 4).astype(np.float32)
+e = np.exp(x - x.max(-1, keepdims=True))
+save("softmax_wide", [h.make_node("Softmax", ["x"], ["y"], axis=-1)],
+     [("x", x)], ["y"], None, [e / e.sum(-1, keepdims=True)])
+x = rng.standard_normal((5, 1024)).astype(np.float32)
+gamma = rng.standard_normal(1024).astype(np.float32)
+beta = rng.standard_normal(1024).astype(np.float32)
+mu = x.mean(-1, keepdims=True); d = x - mu
+ref = d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) * gamma + beta
+save("layernorm_wide",
+     [h.make_node("LayerNormalization", ["x", "gamma", "beta"], ["y"], axis=-1, epsilon=1e-5)],
+     [("x", x)], ["y"], None, [ref], [("gamma", gamma), ("beta", beta)])

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "tools/compile.h"
 #include "frontend/onnx.h"
@@ -22,6 +23,7 @@ typedef struct Shape {
 	int64_t blocks, threads;   /* largest block and thread loop extents */
 	int barriers, shared, sgreduce;
 	int input_loads;           /* loads of the model's input (global) */
+	int vcopies;               /* vector copies */
 } Shape;
 
 static void
@@ -48,7 +50,37 @@ walk(const KKernel *k, KRef s, Shape *sh)
 	}
 }
 
-/* Compile a fusion case, schedule it, run it; returns the interpreter's
+/* Mark the nodes of the statements from s and of their expressions. */
+static void
+mark_expr(const KKernel *k, KRef e, unsigned char *live)
+{
+	if (e <= 0 || live[e])
+		return;
+	live[e] = 1;
+	mark_expr(k, k->node[e].a, live);
+	mark_expr(k, k->node[e].b, live);
+	mark_expr(k, k->node[e].c, live);
+}
+
+static void
+mark_live(const KKernel *k, KRef s, unsigned char *live)
+{
+	for (; s; s = k->node[s].next) {
+		const KNode *n = &k->node[s];
+		live[s] = 1;
+		mark_expr(k, n->a, live);
+		mark_expr(k, n->b, live);
+		if (n->kind != KS_FOR && n->kind != KS_IF)
+			mark_expr(k, n->c, live);
+		if (n->kind == KS_FOR || n->kind == KS_IF) {
+			mark_live(k, n->body, live);
+			mark_live(k, n->orelse, live);
+		}
+	}
+}
+
+/* Compile a fusion case, schedule it with o (NULL: compile it for the gpu
+ * target, which schedules it), run it; returns the interpreter's
  * status, the fused kernel's shape in *sh, and checks results when OK. */
 static int
 run_case(const char *name, const GpuSchedOpts *o, Shape *sh, Ctx *c)
@@ -63,19 +95,36 @@ run_case(const char *name, const GpuSchedOpts *o, Shape *sh, Ctx *c)
 
 	arena_init(&a);
 	snprintf(path, sizeof path, "%s/tests/fusion/%s/model.onnx", BURN_SOURCE_DIR, name);
-	cr_assert_eq(burn_compile_file(c, path, NULL, &m), BURN_OK, "%s", c->msg);
-	cr_assert_eq(m->prog.nkernel, 1, "one fused kernel");
-	cr_assert_eq(pass_schedule_gpu(c, &m->prog, o), BURN_OK, "%s", c->msg);
-	cr_assert_eq(pass_legalize(c, &m->prog, NULL), BURN_OK, "%s", c->msg);
+	if (o) {
+		cr_assert_eq(burn_compile_file(c, path, NULL, &m), BURN_OK, "%s", c->msg);
+		cr_assert_eq(m->prog.nkernel, 1, "one fused kernel");
+		cr_assert_eq(pass_schedule_gpu(c, &m->prog, o), BURN_OK, "%s", c->msg);
+		cr_assert_eq(pass_legalize(c, &m->prog, NULL), BURN_OK, "%s", c->msg);
+	} else {   /* the gpu target's own pipeline and schedule */
+		CompileOpts co = { 0 };
+		co.target = &target_gpu;
+		cr_assert_eq(burn_compile_file(c, path, &co, &m), BURN_OK, "%s", c->msg);
+		cr_assert_eq(m->prog.nkernel, 1, "one fused kernel");
+	}
 	memset(sh, 0, sizeof *sh);
 	walk(m->prog.kernel[0], m->prog.kernel[0]->body, sh);
 	for (int b = 0; b < m->prog.kernel[0]->nbuf; b++)
 		sh->shared += m->prog.kernel[0]->buf[b].space == KS_SHARED;
-	for (KRef i = 1; i < m->prog.kernel[0]->nnode; i++) {
+	{
 		const KKernel *k = m->prog.kernel[0];
-		sh->input_loads += k->node[i].kind == KE_LOAD &&
-		                   k->buf[k->node[i].buf].space == KS_GLOBAL &&
-		                   k->buf[k->node[i].buf].value == m->g->in[0];
+		unsigned char *live = calloc((size_t)k->nnode, 1);
+		cr_assert(live);
+		mark_live(k, k->body, live);
+		for (KRef i = 1; i < k->nnode; i++) {
+			int b = k->node[i].kind == KE_LOAD ? k->node[i].buf :
+			        k->node[i].kind == KS_VCOPY ? k->node[i].buf2 : -1;
+			if (!live[i])
+				continue;
+			sh->input_loads += b >= 0 && k->buf[b].space == KS_GLOBAL &&
+			                   k->buf[b].value == m->g->in[0];
+			sh->vcopies += k->node[i].kind == KS_VCOPY;
+		}
+		free(live);
 	}
 	cr_assert(m->prog.kernel[0]->grid, "no grid recorded");
 	snprintf(path, sizeof path, "%s/tests/fusion/%s/test_data_set_0/input_0.pb",
@@ -134,9 +183,11 @@ Test(schedule, rmsnorm_and_pointwise)
 	cr_assert_gt(sh.barriers, 0);
 	cr_assert_geq(sh.shared, 1, "shared buffers %d", sh.shared);
 	cr_assert_geq(sh.sgreduce, 1, "subgroup reductions %d", sh.sgreduce);
+	/* 1024 elements, 4 lanes a thread: 256 threads, 16-byte copies in and
+	 * out */
 	cr_assert_eq(run_case("gelu_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
-	cr_assert_gt(sh.blocks, 1);
-	cr_assert_gt(sh.threads, 1);
+	cr_assert_eq(sh.threads, 256, "threads %lld", (long long)sh.threads);
+	cr_assert_eq(sh.vcopies, 2, "vector copies %d", sh.vcopies);
 }
 
 /* A row two loops read (RMSNorm: the sum of squares, then the scaling)
@@ -155,8 +206,17 @@ Test(schedule, rows_on_chip)
 	cr_assert_eq(run_case("rmsnorm_composed", &gpu_onchip, &sh, &c), BURN_OK, "%s", c.msg);
 	cr_assert_eq(sh.shared, 1, "the row's copy (one subgroup: no partials): %d",
 	             sh.shared);
-	cr_assert_eq(sh.input_loads, 1, "the row loaded once: %d", sh.input_loads);
+	/* once: each thread's two elements by two loads in a row (unrolled) */
+	cr_assert_eq(sh.input_loads, 2, "the row loaded once: %d", sh.input_loads);
+	cr_assert_eq(sh.vcopies, 0, "64-wide rows: no 16-byte pieces for 32 threads");
 	cr_assert_eq(run_case("layernorm_composed", &gpu_onchip, &sh, &c), BURN_OK, "%s", c.msg);
+	/* the gpu target's rows of 1024 over 256 threads: one 16-byte copy per
+	 * thread and a barrier (the loops read other threads' pieces) */
+	cr_assert_eq(run_case("softmax_wide", NULL, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_eq(sh.input_loads, 1, "one vector copy of the input: %d", sh.input_loads);
+	cr_assert_eq(sh.vcopies, 1, "vector copies %d", sh.vcopies);
+	cr_assert_eq(run_case("layernorm_wide", NULL, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_eq(sh.vcopies, 1, "vector copies %d", sh.vcopies);
 }
 
 /* Issue 7's seeded bug: a block reduction without its barriers. */
