@@ -22,7 +22,8 @@
  *   KS_FOR      for (var = lo; var < hi; var += 1) body     (a: lo, b: hi)
  *               flags: KF_PARALLEL (iterations independent: may be split
  *               across threads), KF_THREAD_X/Y/Z, KF_BLOCK_X/Y/Z (a GPU
- *               renderer maps the loop onto that hardware index)
+ *               renderer maps the loop onto that hardware index),
+ *               KF_UNROLL (constant bounds: may be printed per iteration)
  *   KS_STORE    buf[a] = b
  *   KS_SET      var = a
  *   KS_IF       if (a) body else orelse
