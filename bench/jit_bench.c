@@ -163,7 +163,7 @@ compile_bench(int reps)
 		       "(cpu %.1f)  then: compile %.1f + link %.1f ms (cpu %.1f; "
 		       "medians, min cpu %.1f)  cache hit: %.1f ms (cpu %.1f), "
 		       "no compile\n", body[w][0],
-		       pipe == LLVM_PIPELINE_O2 ? "O2" : "lean", first_c, first_l,
+		       pipe == LLVM_PIPELINE_O2 ? "O2" : "auto", first_c, first_l,
 		       first_cpu, cm[reps / 2], ld[reps / 2], cpu[reps / 2], cpu[0],
 		       hit_l, hit_cpu);
 		free(cm);
