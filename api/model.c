@@ -3,7 +3,7 @@
  * model file compiled once for the host, then run on caller buffers; what
  * the Python module (python/burncc) calls.
  *
- * The compilation is burncc's (burn_compile_file: the same passes as
+ * The compilation is burncc's (onnx_load_file and burn_compile_graph, as
  * `burncc MODEL.onnx`) for the llvm target, its kernels compiled in
  * process through the context's disk cache, exactly as the eager API's
  * programs (realise.c); a build without LLVM runs the kernels in the
@@ -15,7 +15,7 @@
 #include <string.h>
 #include "../passes/passes.h"
 #include "../codegen/target_iface.h"
-#include "../tools/compile.h"
+#include "../frontend/onnx.h"
 #ifdef BURN_HAVE_LLVM
 #include "../codegen/llvm/jit.h"
 #endif
@@ -68,7 +68,12 @@ burn_model_load(burn_ctx *ctx, const char *path, int ndims, const char *const *n
 #endif
 	bm->ctx = ctx;
 	ctx->c.file = path;
-	rc = burn_compile_file(&ctx->c, path, &o, &bm->m);
+	{
+		Graph *g;
+		rc = onnx_load_file(&ctx->c, path, &g);
+		if (!rc)
+			rc = burn_compile_graph(&ctx->c, g, &o, &bm->m);
+	}
 	if (!rc && bm->m->plan.ndims > 0)
 		rc = burn_fail(&ctx->c, BURN_ERR_UNSUPPORTED, "the model has symbolic dims "
 		               "with no value: give each one (dims)");
@@ -146,31 +151,6 @@ burn_model_tensor(const burn_model *bm, int io, int i, burn_model_info *out)
 	return BURN_STATUS_OK;
 }
 
-#ifndef BURN_HAVE_LLVM
-/* Without LLVM: the whole program in the kernel-IR interpreter. */
-static int
-interp_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out)
-{
-	KRun r;
-	int rc;
-
-	TRY(kir_run_init(c, &r, m->g));
-	for (int i = 0; i < m->g->nin; i++)
-		r.mem[m->g->in[i]] = (void *)in[i];
-	rc = kir_run_program(c, &r, m->g, &m->prog);
-	for (int i = 0; i < m->g->nout && !rc; i++) {
-		const void *v = kir_run_value(&r, &m->prog, m->g->out[i]);
-		int64_t nb = value_nbytes(GV(m->g, m->g->out[i]));
-		if (!v || nb < 0)
-			rc = burn_fail(c, BURN_ERR_INTERNAL, "output %d has no value", i);
-		else
-			memcpy(out[i], v, (size_t)nb);
-	}
-	kir_run_free(&r);
-	return rc;
-}
-#endif
-
 burn_status
 burn_model_run(burn_model *bm, const void *const *inputs, void *const *outputs)
 {
@@ -192,7 +172,7 @@ burn_model_run(burn_model *bm, const void *const *inputs, void *const *outputs)
 #ifdef BURN_HAVE_LLVM
 	rc = llvm_jit_run(&ctx->c, bm->jit, bm->m, inputs, outputs, bm->arena);
 #else
-	rc = interp_run(&ctx->c, bm->m, inputs, outputs);
+	rc = compiled_run_interp(&ctx->c, bm->m, inputs, outputs);
 #endif
 	if (ctx->opt.threads > 0)
 		burn_threads_local(0);

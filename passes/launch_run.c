@@ -200,3 +200,25 @@ plan_output_source(const Graph *g, int i, const void *const *in, void *const *ou
 			return in[j];
 	return NULL;
 }
+
+int
+compiled_run_interp(Ctx *c, const Compiled *m, const void *const *in, void *const *out)
+{
+	KRun r;
+	int rc;
+
+	TRY(kir_run_init(c, &r, m->g));
+	for (int i = 0; i < m->g->nin; i++)
+		r.mem[m->g->in[i]] = (void *)in[i];
+	rc = kir_run_program(c, &r, m->g, &m->prog);
+	for (int i = 0; i < m->g->nout && !rc; i++) {
+		const void *v = kir_run_value(&r, &m->prog, m->g->out[i]);
+		int64_t nb = value_nbytes(GV(m->g, m->g->out[i]));
+		if (!v || nb < 0)
+			rc = burn_fail(c, BURN_ERR_INTERNAL, "output %d has no value", i);
+		else
+			memcpy(out[i], v, (size_t)nb);
+	}
+	kir_run_free(&r);
+	return rc;
+}

@@ -245,5 +245,10 @@ typedef struct Compiled {
 /* Run the passes on g (taking ownership of it, also on failure). */
 int burn_compile_graph(Ctx *c, Graph *g, const CompileOpts *o, Compiled **out);
 void burn_compiled_destroy(Compiled *m);
+/* Run m whole in the kernel-IR interpreter (ir/kir_run.c: GPU semantics
+ * for mapped kernels), inputs in[], outputs copied to out[]
+ * (passes/launch_run.c). */
+int compiled_run_interp(Ctx *c, const Compiled *m, const void *const *in,
+                        void *const *out);
 
 #endif

@@ -1144,8 +1144,9 @@ stmt(P *p, KRef s, int depth)
 	p->gen++;
 	switch (n->kind) {
 	case KS_FOR: {
-		int top = ++p->label, end = ++p->label, c, v = p->vreg[n->var];
+		int top = ++p->label, end = ++p->label, c, v = p->vreg[n->var], vc;
 		int64_t lo, hi;
+		const char *t;
 		if (n->flags & ~(KF_PARALLEL | KF_UNROLL)) {
 			fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "a block or thread loop "
 			     "not at the top of the kernel");
@@ -1169,20 +1170,13 @@ stmt(P *p, KRef s, int depth)
 		fprintf(p->f, "$L%d:\n", top);
 		p->gen++;
 		c = nr(p, RP);
-		if (rcls(p, k->var[n->var].dtype) == RR) {   /* index_bits 32 */
-			E(p, "setp.lt.s32 %s, %s, %s", R(p, RP, c), R(p, RR, v),
-			  R(p, RR, u32of(p, n->b)));
-			E(p, "@!%s bra $L%d", R(p, RP, c), end);
-			block(p, n->body, depth + 1);
-			E(p, "add.s32 %s, %s, 1", R(p, RR, v), R(p, RR, v));
-			E(p, "bra $L%d", top);
-			fprintf(p->f, "$L%d:\n", end);
-			return;
-		}
-		E(p, "setp.lt.s64 %s, %s, %s", R(p, RP, c), R(p, RD, v), R(p, RD, as64(p, n->b)));
+		vc = rcls(p, k->var[n->var].dtype);   /* RR under index_bits 32 */
+		t = vc == RR ? "s32" : "s64";
+		E(p, "setp.lt.%s %s, %s, %s", t, R(p, RP, c), R(p, vc, v),
+		  R(p, vc, vc == RR ? u32of(p, n->b) : as64(p, n->b)));
 		E(p, "@!%s bra $L%d", R(p, RP, c), end);
 		block(p, n->body, depth + 1);
-		E(p, "add.s64 %s, %s, 1", R(p, RD, v), R(p, RD, v));
+		E(p, "add.%s %s, %s, 1", t, R(p, vc, v), R(p, vc, v));
 		E(p, "bra $L%d", top);
 		fprintf(p->f, "$L%d:\n", end);
 		return;
