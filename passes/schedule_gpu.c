@@ -715,7 +715,10 @@ unrolled_copies(KB *kb, const Caches *cs, int at, int var, int64_t lo, int64_t h
 		if (lanes > 1 && lo % lanes == 0 && (hi - lo) % (lanes * T) == 0 &&
 		    multiple_of(kb->k, c->idx, lanes, var, 0)) {
 			/* 16-byte copies, each thread a run of lanes elements: the
-			 * loops read other threads' elements, after a barrier */
+			 * loops read other threads' elements, after a barrier; and
+			 * a barrier before, as the block's previous row (a block
+			 * may loop over rows) may still be read by other threads */
+			kb_barrier(kb);
 			for (int64_t q = 0; q < (hi - lo) / (lanes * T); q++) {
 				kb_set(kb, var, kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL, kb_get(kb, tid),
 				       kb_idx(kb, lanes)), kb_idx(kb, lo + q * lanes * T)));
