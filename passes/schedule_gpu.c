@@ -37,6 +37,7 @@
  * --emit=kernels prints.  The interpreter runs the result with GPU
  * semantics (ir/kir_interp.c), checking races and barriers.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,6 +422,9 @@ typedef struct RowCache {
 	int lvar[MAX_CLOADS]; /* each load's loop variable */
 	int nload;
 	int on;               /* selected */
+	uint64_t loops;       /* bit i: row statement i reads it */
+	int reuse_at;         /* a reduction that leaves a value in the copy, */
+	KRef reuse_val;       /* this one, for the last loop; -1 / 0: none */
 } RowCache;
 
 typedef struct Caches {
@@ -528,10 +532,12 @@ scan_load(Scan *sc, KRef e)
 		g->idx = n->a;
 		g->lo = sc->lo;
 		g->hi = sc->hi;
+		g->reuse_at = -1;
 	} else if (g->last != sc->at) {
 		g->last = sc->at;
 		g->nloop++;
 	}
+	g->loops |= (uint64_t)1 << sc->at;
 	if (g->nload == MAX_CLOADS) {
 		g->nloop = 0;   /* too many to follow: leave it */
 		return;
@@ -568,6 +574,129 @@ scan_block(Scan *sc, KRef s, int depth)
 			scan_block(sc, n->body, depth + 1);
 		if (n->kind == KS_IF)
 			scan_block(sc, n->orelse, depth + 1);
+	}
+}
+
+/* Does expression e read buffer b (stop: a node not to enter, or 0)? */
+static int
+reads_buf(const KKernel *k, KRef e, int b, KRef stop, int depth)
+{
+	const KNode *n;
+
+	if (e <= 0 || e == stop || depth > 200)
+		return depth > 200;
+	n = &k->node[e];
+	if (n->kind == KE_LOAD && n->buf == b)
+		return 1;
+	return reads_buf(k, n->a, b, stop, depth + 1) || reads_buf(k, n->b, b, stop, depth + 1) ||
+	       reads_buf(k, n->c, b, stop, depth + 1);
+}
+
+/* A node of expression e computing what x computes in the loop of va (the
+ * variable vb here), or 0. */
+static KRef
+find_same(const KKernel *k, KRef e, KRef x, int va, int vb, int depth)
+{
+	KRef r;
+
+	if (e <= 0 || depth > 200)
+		return 0;
+	if (same_expr(k, x, va, e, vb, 0))
+		return e;
+	if ((r = find_same(k, k->node[e].a, x, va, vb, depth + 1)) ||
+	    (r = find_same(k, k->node[e].b, x, va, vb, depth + 1)))
+		return r;
+	return find_same(k, k->node[e].c, x, va, vb, depth + 1);
+}
+
+/* Softmax computes exp(x - max) in its sum and again in its write loop.
+ * Where a reduction's folded value E (reading the row's copy c) is also
+ * computed by the last loop that reads the row, and nothing between them
+ * reads the row or sets what E reads: the reduction stores E into the
+ * copy (each thread its own elements: no barrier) and both read it there,
+ * the later loop no longer computing it.  Only a last loop of plain
+ * stores whose every read of the row is inside E. */
+static void
+plan_reuse(KB *kb, const RowStmt *rs, int n, RowCache *c)
+{
+	KKernel *k = kb->k;
+	int last = -1;
+	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (c->loops >> i & 1)
+			last = i;
+	if (last < 0 || rs[last].kind != R_PAR)
+		return;
+	for (int i = 0; i < last; i++) {
+		const KNode *fold, *f;
+		KRef e, e3 = 0, cl;
+		int ri, rj, ok = 1;
+		Uses u = {0}, w = {0};
+		unsigned char *seen;
+		if (rs[i].kind != R_RED || !(c->loops >> i & 1) || c->loops >> (i + 1) & ((((uint64_t)1 << (last - i - 1)) - 1)))
+			continue;
+		fold = &k->node[k->node[rs[i].s].body];     /* acc = op(acc, E) */
+		f = &k->node[fold->a];
+		e = k->node[f->a].kind == KE_VAR && k->node[f->a].var == rs[i].acc ? f->b : f->a;
+		ri = k->node[rs[i].s].var;
+		rj = k->node[rs[last].s].var;
+		if ((k->node[e].kind != KE_UN && k->node[e].kind != KE_BIN) ||
+		    k->node[e].dtype != k->buf[c->sh].dtype || k->node[e].lanes != 1 ||
+		    !reads_buf(k, e, c->sh, 0, 0) || !var_node(k, e, ri, 0))
+			return;
+		/* the last loop: stores only, E found in them, no other read */
+		for (KRef s = k->node[rs[last].s].body; s && !e3; s = k->node[s].next)
+			if (k->node[s].kind == KS_STORE)
+				e3 = find_same(k, k->node[s].b, e, ri, rj, 0);
+		if (!e3)
+			return;
+		for (KRef s = k->node[rs[last].s].body; s; s = k->node[s].next)
+			if (k->node[s].kind != KS_STORE || reads_buf(k, k->node[s].a, c->sh, 0, 0) ||
+			    reads_buf(k, k->node[s].b, c->sh, e3, 0))
+				return;
+		/* what E reads is set by nothing from its loop to the last */
+		seen = calloc((size_t)k->nnode + 1, 1);
+		u.vset = calloc(nv, 1); u.vread = calloc(nv, 1); u.bused = calloc(nb, 1);
+		w.vset = calloc(nv, 1); w.vread = calloc(nv, 1); w.bused = calloc(nb, 1);
+		if (!seen || !u.vset || !u.vread || !u.bused || !w.vset || !w.vread || !w.bused) {
+			ok = 0;
+		} else {
+			expr_uses(k, e, &u, seen);
+			for (int t = i; t <= last; t++) {
+				memset(seen, 0, (size_t)k->nnode + 1);
+				if (rs[t].kind == R_SET)
+					w.vset[k->node[rs[t].s].var] = 1;
+				else if (rs[t].kind == R_RED || rs[t].kind == R_PAR)
+					block_uses(k, rs[t].s, 0, &w, seen);
+				if (rs[t].kind == R_RED)
+					w.vset[rs[t].acc] = 1;
+			}
+			for (int v = 0; v < k->nvar; v++)
+				if (u.vread[v] && w.vset[v] && v != ri)
+					ok = 0;
+		}
+		free(seen); free(u.vset); free(u.vread); free(u.bused);
+		free(w.vset); free(w.vread); free(w.bused);
+		if (!ok)
+			return;
+		/* E's value for the store; E and its twin become reads of it */
+		cl = k->node[e].kind == KE_UN ? kb_un(kb, k->node[e].op, k->node[e].a) :
+		     kb_bin(kb, k->node[e].op, k->node[e].a, k->node[e].b);
+		k = kb->k;
+		{
+			KRef ia = var_node(k, e, ri, 0), ib = var_node(k, e3, rj, 0);
+			KNode *x = &k->node[e], *y = &k->node[e3];
+			if (!ia || !ib)
+				return;
+			*x = (KNode){ .kind = KE_LOAD, .dtype = x->dtype, .lanes = 1, .a = ia,
+			              .buf = c->sh };
+			*y = (KNode){ .kind = KE_LOAD, .dtype = y->dtype, .lanes = 1, .a = ib,
+			              .buf = c->sh };
+		}
+		c->reuse_at = i;
+		c->reuse_val = cl;
+		return;
 	}
 }
 
@@ -638,6 +767,7 @@ plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, Caches *cs)
 			ld->a = var_node(k, ld->a, c->lvar[j], 0);
 			ld->buf = c->sh;
 		}
+		plan_reuse(kb, rs, n, c);
 	}
 	return 0;
 }
@@ -754,6 +884,8 @@ strided(KB *kb, int var, int64_t lo, int64_t hi, int tid, int64_t T, KRef body,
 		const RowCache *c = &cs->c[i];
 		if (c->on && c->first == at && (hi - lo + T - 1) / T > MAX_UNROLLED_COPY)
 			kb_store(kb, c->sh, kb_get(kb, var), kb_load(kb, c->buf, c->idx));
+		if (c->on && c->reuse_at == at)
+			kb_store(kb, c->sh, kb_get(kb, var), c->reuse_val);
 	}
 	kb_splice(kb, body);
 	kb_end(kb);

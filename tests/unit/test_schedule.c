@@ -24,6 +24,7 @@ typedef struct Shape {
 	int barriers, shared, sgreduce;
 	int input_loads;           /* loads of the model's input (global) */
 	int vcopies;               /* vector copies */
+	int row_stores;            /* stores into shared rows (over 64 wide) */
 } Shape;
 
 static void
@@ -123,6 +124,9 @@ run_case(const char *name, const GpuSchedOpts *o, Shape *sh, Ctx *c)
 			sh->input_loads += b >= 0 && k->buf[b].space == KS_GLOBAL &&
 			                   k->buf[b].value == m->g->in[0];
 			sh->vcopies += k->node[i].kind == KS_VCOPY;
+			sh->row_stores += k->node[i].kind == KS_STORE &&
+			                  k->buf[k->node[i].buf].space == KS_SHARED &&
+			                  k->buf[k->node[i].buf].count > 64;
 		}
 		free(live);
 	}
@@ -215,6 +219,8 @@ Test(schedule, rows_on_chip)
 	cr_assert_eq(run_case("softmax_wide", NULL, &sh, &c), BURN_OK, "%s", c.msg);
 	cr_assert_eq(sh.input_loads, 1, "one vector copy of the input: %d", sh.input_loads);
 	cr_assert_eq(sh.vcopies, 1, "vector copies %d", sh.vcopies);
+	/* the sum's exp(x - max) left in the copy for the write loop */
+	cr_assert_eq(sh.row_stores, 1, "exponentials kept: %d stores", sh.row_stores);
 	cr_assert_eq(run_case("layernorm_wide", NULL, &sh, &c), BURN_OK, "%s", c.msg);
 	cr_assert_eq(sh.vcopies, 1, "vector copies %d", sh.vcopies);
 }
