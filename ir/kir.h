@@ -295,11 +295,21 @@ typedef struct KSched {
 	const char *target; /* name of the Target it was made for */
 	int nthreads;
 	const KThreads *threads;
-	const unsigned char *fma;   /* nnode entries */
+	const unsigned char *fma;   /* nfma entries: the kernel's nodes when the
+	                             * schedule was made (nodes added later, by
+	                             * legalisation, have no mark: ksched_fma) */
+	int nfma;
 	int index_bits;     /* 64, or 32: every i64 value of the kernel fits in
 	                     * 32 bits (passes/index_width.c), and the target
 	                     * computes them so */
 } KSched;
+
+/* The FMA mark of statement s of k (KSched.fma), 0 where it has none. */
+static inline int
+ksched_fma(const KSched *ks, KRef s)
+{
+	return ks && ks->fma && s > 0 && s < ks->nfma ? ks->fma[s] : 0;
+}
 
 /*
  * Schedules as data (ir/ksteps.c).  A kernel's schedule is also kept as a

@@ -309,6 +309,7 @@ schedule_kernel(Ctx *c, KProgram *p, const Target *t, KKernel *k)
 	if (nacc && sched_decide(p, k, target_step(t, KST_FMA, 0)).kind != KST_FMA)
 		memset(fma, 0, (size_t)k->nnode + 1);
 	ks->fma = fma;
+	ks->nfma = k->nnode + 1;
 
 	memset(&s, 0, sizeof s);
 	s.c = c;
@@ -404,7 +405,7 @@ void sched_print(FILE *f, const KKernel *k)
 		fprintf(f, "threads: none\n");
 	fprintf(f, "fma:");
 	for (KRef i = 1; i < k->nnode; i++)
-		if (s->fma && s->fma[i]) {
+		if (ksched_fma(s, i)) {
 			fprintf(f, " @%d(b%d)", i, k->node[i].buf);
 			nfma++;
 		}

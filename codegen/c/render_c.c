@@ -1168,7 +1168,7 @@ accumulate(R *r, KRef s, KRef *prod)
 {
 	const KKernel *k = r->k;
 	const KNode *n = &k->node[s];
-	int which = k->sched && k->sched->fma ? k->sched->fma[s] : 0;
+	int which = ksched_fma(k->sched, s);
 
 	if (!which || hoisted(r, n->b))
 		return 0;

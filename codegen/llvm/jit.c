@@ -452,8 +452,10 @@ program_key(Ctx *c, const KProgram *p, const char *pipe, const Host *h,
 				h_int(&s, th->buf[v]);
 		}
 		h_int(&s, sc->fma != NULL);
-		if (sc->fma)
-			burn_sha256_update(&s, sc->fma, (size_t)k->nnode);
+		if (sc->fma) {
+			h_int(&s, sc->nfma);
+			burn_sha256_update(&s, sc->fma, (size_t)sc->nfma);
+		}
 	}
 	burn_sha256_final(&s, key);
 	return BURN_OK;

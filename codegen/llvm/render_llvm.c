@@ -475,7 +475,7 @@ store_value(LR *r, KRef s)
 {
 	const KKernel *k = r->k;
 	const KNode *n = &k->node[s];
-	int which = k->sched && k->sched->fma ? k->sched->fma[s] : 0;
+	int which = ksched_fma(k->sched, s);
 	const KNode *sum = &k->node[n->b];
 	KRef prod, other;
 

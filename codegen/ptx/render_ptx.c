@@ -716,11 +716,11 @@ store(P *p, KRef s)
 	int bdt = k->buf[n->buf].dtype, vdt = kb_dtype(k, n->b), v, a;
 	const char *sp = space(p, n->buf);
 
-	if (k->sched && k->sched->fma && k->sched->fma[s] && vdt == DT_F32) {
+	if (ksched_fma(k->sched, s) && vdt == DT_F32) {
 		/* b[i] = x*y + z contracted (the schedule's mark) */
 		const KNode *add = &k->node[n->b];
-		KRef m = k->sched->fma[s] == 1 ? add->a : add->b;
-		KRef z = k->sched->fma[s] == 1 ? add->b : add->a;
+		KRef m = ksched_fma(k->sched, s) == 1 ? add->a : add->b;
+		KRef z = ksched_fma(k->sched, s) == 1 ? add->b : add->a;
 		v = ffma(p, ex(p, k->node[m].a), ex(p, k->node[m].b), ex(p, z));
 	} else {
 		v = ex(p, n->b);

@@ -323,9 +323,9 @@ Test(ksteps, a_changed_step_changes_its_kernel)
 		cr_assert_eq(k1->sched->nthreads, 1);
 		cr_assert_eq(k2->sched->nthreads, 0);
 		for (int i = 0; i < k1->nnode; i++)
-			f1 += k1->sched->fma[i] != 0;
+			f1 += ksched_fma(k1->sched, i) != 0;
 		for (int i = 0; i < k2->nnode; i++)
-			f2 += k2->sched->fma[i] != 0;
+			f2 += ksched_fma(k2->sched, i) != 0;
 		cr_assert_gt(f1, 0);
 		cr_assert_eq(f2, 0);
 		KSteps st;

@@ -265,7 +265,7 @@ Test(target, fma_from_the_target)
 
 	cr_assert_eq(pass_schedule(&t.c, &t.p, &target_cpu), BURN_OK);
 	for (KRef i = 1; i < k->nnode; i++)
-		marked += k->sched->fma[i] != 0;
+		marked += ksched_fma(k->sched, i) != 0;
 	cr_assert_eq(marked, 1, "one accumulation");
 	s = render(&t, k);
 	cr_assert(strstr(s, "BURN_FMA("), "%s", s);
