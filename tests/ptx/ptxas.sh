@@ -32,17 +32,6 @@ BURNCC_DUMP=$tmp/dump "$burncc" check --target cuda -j "${JOBS:-2}" --every "$ev
 grep '^FAIL ' "$tmp/check.log" | grep -v '(expected)$' | grep -v 'no CUDA driver' |
 while read -r _ name rest; do
 	name=${name%:}
-	case $rest in
-	"worker exit"*)
-		# the check's worker process ended without a result (seen once
-		# in CI, 2026-12-02, not reproduced): the case again, alone; it
-		# counts only if it then renders, and the retry is printed
-		if BURNCC_DUMP=$tmp/dump "$burncc" check --target cuda "$node/$name" 2>&1 |
-			grep -q 'no CUDA driver'; then
-			echo "RETRIED $name: '$rest' the first time, rendered alone"
-			continue
-		fi ;;
-	esac
 	if grep -q "^$name	" "$unsup"; then
 		echo "unsupported $name" >>"$tmp/unsup.log"
 	else
