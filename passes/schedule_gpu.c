@@ -50,6 +50,23 @@ typedef struct Uses {
 	unsigned char *vset, *vread, *bused;
 } Uses;
 
+/* A Uses for kernel k, zeroed (a field left NULL when out of memory). */
+static void
+uses_new(const KKernel *k, Uses *u)
+{
+	u->vset = calloc((size_t)k->nvar + 1, 1);
+	u->vread = calloc((size_t)k->nvar + 1, 1);
+	u->bused = calloc((size_t)k->nbuf + 1, 1);
+}
+
+static void
+uses_free(Uses *u)
+{
+	free(u->vset);
+	free(u->vread);
+	free(u->bused);
+}
+
 static void
 expr_uses(const KKernel *k, KRef e, Uses *u, unsigned char *seen)
 {
@@ -145,13 +162,12 @@ static int
 privatisable(S *st, KRef s)
 {
 	const KKernel *k = st->k;
-	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
 	Uses in = {0}, out = {0};
 	unsigned char *seen = calloc((size_t)k->nnode, 1);
 	int ok = 0;
 
-	in.vset = calloc(nv, 1); in.vread = calloc(nv, 1); in.bused = calloc(nb, 1);
-	out.vset = calloc(nv, 1); out.vread = calloc(nv, 1); out.bused = calloc(nb, 1);
+	uses_new(k, &in);
+	uses_new(k, &out);
 	if (!seen || !in.vset || !in.vread || !in.bused || !out.vset ||
 	    !out.vread || !out.bused)
 		goto done;
@@ -175,8 +191,8 @@ privatisable(S *st, KRef s)
 	}
 done:
 	free(seen);
-	free(in.vset); free(in.vread); free(in.bused);
-	free(out.vset); free(out.vread); free(out.bused);
+	uses_free(&in);
+	uses_free(&out);
 	return ok;
 }
 
@@ -248,12 +264,11 @@ is_identity(const KKernel *k, KRef e, int op)
 static int
 reads_var(const KKernel *k, KRef s, int v, int list)
 {
-	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
 	Uses u = {0};
 	unsigned char *seen = calloc((size_t)k->nnode, 1);
 	int r = 1;
 
-	u.vset = calloc(nv, 1); u.vread = calloc(nv, 1); u.bused = calloc(nb, 1);
+	uses_new(k, &u);
 	if (seen && u.vset && u.vread && u.bused) {
 		if (list)
 			block_uses(k, s, 1, &u, seen);
@@ -261,7 +276,7 @@ reads_var(const KKernel *k, KRef s, int v, int list)
 			expr_uses(k, s, &u, seen);
 		r = u.vread[v];
 	}
-	free(seen); free(u.vset); free(u.vread); free(u.bused);
+	free(seen); uses_free(&u);
 	return r;
 }
 
@@ -306,7 +321,6 @@ stores_apart(const KKernel *k, KRef loop)
 {
 	const KNode *l = &k->node[loop];
 	unsigned char stored[64] = {0};
-	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
 	Uses u = {0};
 	unsigned char *seen;
 	int ok = 1;
@@ -322,7 +336,7 @@ stores_apart(const KKernel *k, KRef loop)
 		stored[k->node[s].buf] = 1;
 	}
 	seen = calloc((size_t)k->nnode, 1);
-	u.vset = calloc(nv, 1); u.vread = calloc(nv, 1); u.bused = calloc(nb, 1);
+	uses_new(k, &u);
 	if (!seen || !u.vset || !u.vread || !u.bused)
 		ok = 0;
 	for (KRef s = l->body; s && ok; s = k->node[s].next) {
@@ -332,7 +346,7 @@ stores_apart(const KKernel *k, KRef loop)
 	for (int b = 0; b < k->nbuf && ok; b++)
 		if (stored[b] && u.bused[b])
 			ok = 0;
-	free(seen); free(u.vset); free(u.vread); free(u.bused);
+	free(seen); uses_free(&u);
 	return ok;
 }
 
@@ -492,7 +506,6 @@ scan_load(Scan *sc, KRef e)
 	const KKernel *k = sc->k;
 	const KNode *n = &k->node[e];
 	const KBuf *b = &k->buf[n->buf];
-	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
 	Uses u = {0};
 	unsigned char *seen;
 	int ok = 1;
@@ -503,7 +516,7 @@ scan_load(Scan *sc, KRef e)
 	    coef(k, n->a, sc->rvar, &ok) != 1 || !ok || !var_node(k, n->a, sc->rvar, 0))
 		return;
 	seen = calloc((size_t)k->nnode, 1);
-	u.vset = calloc(nv, 1); u.vread = calloc(nv, 1); u.bused = calloc(nb, 1);
+	uses_new(k, &u);
 	if (seen && u.vset && u.vread && u.bused) {
 		expr_uses(k, n->a, &u, seen);
 		for (int v = 0; v < k->nvar; v++)
@@ -512,7 +525,7 @@ scan_load(Scan *sc, KRef e)
 	} else {
 		ok = 0;
 	}
-	free(seen); free(u.vset); free(u.vread); free(u.bused);
+	free(seen); uses_free(&u);
 	if (!ok)
 		return;
 	for (int i = 0; i < sc->cs->n && !g; i++) {
@@ -621,7 +634,6 @@ plan_reuse(KB *kb, const RowStmt *rs, int n, RowCache *c)
 {
 	KKernel *k = kb->k;
 	int last = -1;
-	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
 
 	for (int i = 0; i < n && i < 64; i++)
 		if (c->loops >> i & 1)
@@ -657,8 +669,8 @@ plan_reuse(KB *kb, const RowStmt *rs, int n, RowCache *c)
 				return;
 		/* what E reads is set by nothing from its loop to the last */
 		seen = calloc((size_t)k->nnode + 1, 1);
-		u.vset = calloc(nv, 1); u.vread = calloc(nv, 1); u.bused = calloc(nb, 1);
-		w.vset = calloc(nv, 1); w.vread = calloc(nv, 1); w.bused = calloc(nb, 1);
+		uses_new(k, &u);
+		uses_new(k, &w);
 		if (!seen || !u.vset || !u.vread || !u.bused || !w.vset || !w.vread || !w.bused) {
 			ok = 0;
 		} else {
@@ -676,8 +688,8 @@ plan_reuse(KB *kb, const RowStmt *rs, int n, RowCache *c)
 				if (u.vread[v] && w.vset[v] && v != ri)
 					ok = 0;
 		}
-		free(seen); free(u.vset); free(u.vread); free(u.bused);
-		free(w.vset); free(w.vread); free(w.bused);
+		free(seen); uses_free(&u);
+		uses_free(&w);
 		if (!ok)
 			return;
 		/* E's value for the store; E and its twin become reads of it */
@@ -707,7 +719,6 @@ static int
 plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, Caches *cs)
 {
 	KKernel *k = kb->k;
-	size_t nv = (size_t)k->nvar + 1, nb = (size_t)k->nbuf + 1;
 	Uses u = {0};
 	unsigned char *seen = calloc((size_t)k->nnode + 1, 1);
 	Scan sc = { k, cs, NULL, NULL, 0, 0, 0, 0 };
@@ -715,10 +726,10 @@ plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, Caches *cs)
 	KStep want;
 
 	memset(cs, 0, sizeof *cs);
-	u.vset = calloc(nv, 1); u.vread = calloc(nv, 1); u.bused = calloc(nb, 1);
+	uses_new(k, &u);
 	sc.seen = calloc((size_t)k->nnode + 1, 1);
 	if (!seen || !u.vset || !u.vread || !u.bused || !sc.seen) {
-		free(seen); free(u.vset); free(u.vread); free(u.bused); free(sc.seen);
+		free(seen); uses_free(&u); free(sc.seen);
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -738,7 +749,7 @@ plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, Caches *cs)
 		memset(sc.seen, 0, (size_t)k->nnode + 1);
 		scan_block(&sc, k->node[rs[i].s].body, 0);
 	}
-	free(seen); free(u.vset); free(u.vread); free(u.bused); free(sc.seen);
+	free(seen); uses_free(&u); free(sc.seen);
 	for (int i = 0; i < cs->n; i++) {
 		RowCache *c = &cs->c[i];
 		int64_t bytes = c->hi * dtype_size(k->buf[c->buf].dtype);
