@@ -48,7 +48,7 @@ op_class_name(int cls)
 	static const char *const names[] = {
 		[OC_ELEM] = "elem", [OC_REDUCE] = "reduce", [OC_MATMUL] = "matmul",
 		[OC_CONV] = "conv", [OC_MOVE] = "move", [OC_SHAPE] = "shape",
-		[OC_OPAQUE] = "opaque",
+		[OC_OPAQUE] = "opaque", [OC_CONTROL] = "control",
 	};
 
 	if (cls < 0 || cls >= (int)(sizeof names / sizeof names[0]))
@@ -66,6 +66,7 @@ static const struct {
 	{ OP_Reshape, 5, 1, 2, NULL },   /* shape attribute, which the loader makes input 1 */
 	{ OP_Slice, 10, 1, 1, NULL },    /* starts, ends, axes attributes */
 	{ OP_TopK, 10, 1, 1, NULL },     /* k attribute */
+	{ OP_Scan, 9, 0, 1024, NULL },   /* Scan-8: optional sequence_lens first */
 	{ OP_Tile, 6, 3, 3, "Tile before opset 6 (inputs input, tiles, axis)" },
 };
 

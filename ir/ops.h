@@ -5,7 +5,9 @@
 #define BURN_OPS_H
 
 enum OpClass { OC_ELEM, OC_REDUCE, OC_MATMUL, OC_CONV, OC_MOVE, OC_SHAPE,
-               OC_OPAQUE };
+               OC_OPAQUE,
+               OC_CONTROL /* If, Loop, Scan: expanded during inference
+                           * (passes/ctrlflow.c), never lowered */ };
 
 enum OpId {
 	OP_NONE_ = 0,

@@ -199,6 +199,57 @@ static int f8_op(int op)
 	return 0;
 }
 
+/* Infer node i of g (inputs inferred) and fold it when its inputs are all
+ * constant: the step pass_infer_fold takes per node, also taken by
+ * ctrlflow.c on the nodes it adds.  *left: the model's fold budget. */
+int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left)
+{
+	Node *n = &g->node[i];
+	int all_const = 1;
+
+	enter(c, n);
+	for (int k = 0; k < n->nin; k++) {
+		const Value *v = NIN(g, n, k);
+		if (v && (v->dtype == DT_UNDEF || v->rank < 0))
+			return burn_fail(c, BURN_ERR_INTERNAL, "input '%s' has no type",
+			                 v->name);
+		if (v && (!dtype_supported(v->dtype) ||
+		          (dtype_is_f8(v->dtype) && !f8_op(n->op))))
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' has "
+			                 "unsupported dtype %s", v->name,
+			                 dtype_name(v->dtype));
+	}
+	TRY(op_impl[n->op].infer(c, g, n));
+	for (int k = 0; k < n->nout; k++) {
+		Value *v;
+		if (n->out[k] < 0)
+			continue;
+		v = GV(g, n->out[k]);
+		if (v->dtype == DT_UNDEF || v->rank < 0)
+			continue;   /* optional output the op does not produce */
+		if (!dtype_supported(v->dtype) ||
+		    (dtype_is_f8(v->dtype) && !f8_op(n->op)))
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "output '%s' has "
+			                 "unsupported dtype %s", v->name,
+			                 dtype_name(v->dtype));
+		TRY(check_size(c, v));
+		if (!v->data)
+			all_const = 0;
+	}
+	if (all_const) {
+		n->dead = 1;    /* infer produced the values (Shape, Constant) */
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0) {
+				GV(g, n->out[k])->kind = VK_CONST;
+				GV(g, n->out[k])->producer = -1;
+			}
+	} else if (*left > 0 && foldable(g, n)) {
+		TRY(fold(c, g, n, left));
+	}
+	leave(c);
+	return BURN_OK;
+}
+
 int pass_infer_fold(Ctx *c, Graph *g)
 {
 	int64_t left = c->limits.max_fold_total;
@@ -209,51 +260,18 @@ int pass_infer_fold(Ctx *c, Graph *g)
 		if (GV(g, i)->data && GV(g, i)->rank >= 0)
 			TRY(check_size(c, GV(g, i)));
 	for (int i = 0; i < g->nnode; i++) {
-		Node *n = &g->node[i];
-		int all_const = 1;
+		int added;
 
-		if (n->dead)
+		if (g->node[i].dead)
 			continue;
-		enter(c, n);
-		for (int k = 0; k < n->nin; k++) {
-			const Value *v = NIN(g, n, k);
-			if (v && (v->dtype == DT_UNDEF || v->rank < 0))
-				return burn_fail(c, BURN_ERR_INTERNAL, "input '%s' has no type",
-				                 v->name);
-			if (v && (!dtype_supported(v->dtype) ||
-			          (dtype_is_f8(v->dtype) && !f8_op(n->op))))
-				return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' has "
-				                 "unsupported dtype %s", v->name,
-				                 dtype_name(v->dtype));
+		if (op_table[g->node[i].op].cls != OC_CONTROL) {
+			TRY(infer_fold_node(c, g, i, &left));
+			continue;
 		}
-		TRY(op_impl[n->op].infer(c, g, n));
-		for (int k = 0; k < n->nout; k++) {
-			Value *v;
-			if (n->out[k] < 0)
-				continue;
-			v = GV(g, n->out[k]);
-			if (v->dtype == DT_UNDEF || v->rank < 0)
-				continue;   /* optional output the op does not produce */
-			if (!dtype_supported(v->dtype) ||
-			    (dtype_is_f8(v->dtype) && !f8_op(n->op)))
-				return burn_fail(c, BURN_ERR_UNSUPPORTED, "output '%s' has "
-				                 "unsupported dtype %s", v->name,
-				                 dtype_name(v->dtype));
-			TRY(check_size(c, v));
-			if (!v->data)
-				all_const = 0;
-		}
-		if (all_const) {
-			n->dead = 1;    /* infer produced the values (Shape, Constant) */
-			for (int k = 0; k < n->nout; k++)
-				if (n->out[k] >= 0) {
-					GV(g, n->out[k])->kind = VK_CONST;
-					GV(g, n->out[k])->producer = -1;
-				}
-		} else if (left > 0 && foldable(g, n)) {
-			TRY(fold(c, g, n, &left));
-		}
-		leave(c);
+		/* If, Loop, Scan: their subgraphs become nodes after i, already
+		 * inferred and folded */
+		TRY(cf_expand(c, g, i, &left, &added));
+		i += added;
 	}
 	graph_compact(g);
 	return BURN_OK;

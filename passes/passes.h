@@ -37,6 +37,13 @@ int pass_bind_dims(Ctx *c, Graph *g, int nbind, const DimBind *bind);
 int pass_infer_fold(Ctx *c, Graph *g);
 int pass_fold_node(Ctx *c, Graph *g, Node *n, int *folded);
 int pass_simplify(Ctx *c, Graph *g);
+/* The step of pass_infer_fold for node i (its inputs inferred): infer it,
+ * fold it when its inputs are constant; *left is the fold budget left. */
+int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left);
+/* Expand control-flow node i of g (If, Loop, Scan: OC_CONTROL) into nodes
+ * placed right after it, inferred and folded; node i dies and *added gets
+ * the number of nodes placed (passes/ctrlflow.c). */
+int cf_expand(Ctx *c, Graph *g, int i, int64_t *left, int *added);
 int pass_dce(Ctx *c, Graph *g);
 int pass_lower(Ctx *c, Graph *g, KProgram *p, const Target *t);
 /* Fusion groups (fuse.c): which nodes become one kernel.  The Fusion is
