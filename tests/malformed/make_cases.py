@@ -503,6 +503,122 @@ check_case("old_forms", "pad2",
 # a broken input_0.pb: check names that file, not model.onnx
 check_case("check_broken", "relu", model([relu()]), [b"\xff\xff\xff"], [np.maximum(x23, 0)])
 
+
+# ---- control flow (passes/ctrlflow.c) ------------------------------------
+B = TensorProto.BOOL
+vi = helper.make_tensor_value_info
+
+
+def i64_init(name, v):
+    return numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+
+
+def loop_model(m_init=None, m_input=False):
+    """Loop y <- y + x, trip count M an initializer or a graph input."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"], name="bc"),
+         helper.make_node("Add", ["y_in", "x"], ["y_out"], name="badd")],
+        "body", [vi("i", i64, []), vi("c_in", B, []), vi("y_in", F, [2, 3])],
+        [vi("c_out", B, []), vi("y_out", F, [2, 3])])
+    ins = [vi("x", F, [2, 3])] + ([vi("M", i64, [])] if m_input else [])
+    inits = [i64_init("M", m_init)] if m_init is not None else []
+    return model([helper.make_node("Loop", ["M", "", "x"], ["y"], name="loop",
+                                   body=body)], inputs=ins, inits=inits)
+
+
+case("cf_loop_negative.onnx", loop_model(-1), "node 'loop' (Loop): the trip count is -1")
+case("cf_loop_huge.onnx", loop_model(1 << 40), "at most 65536 iterations")
+case("cf_loop_runtime.onnx", loop_model(m_input=True), "trip count 'M' is known only at run time")
+then_b = helper.make_graph([relu("nowhere", "t0", "tr")], "then", [], [vi("t0", F, [2, 3])])
+else_b = helper.make_graph([relu("x", "e0", "er")], "else", [], [vi("e0", F, [2, 3])])
+case("cf_undefined_name.onnx",
+     model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_b,
+                             else_branch=else_b)],
+           inputs=[vi("x", F, [2, 3]), vi("c", B, [])]),
+     "input 'nowhere' is not defined")
+then2 = helper.make_graph([relu("x", "t0", "tr"), relu("x", "t1", "tr1")], "then", [],
+                          [vi("t0", F, [2, 3]), vi("t1", F, [2, 3])])
+case("cf_if_outputs.onnx",
+     model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then2,
+                             else_branch=else_b)],
+           inputs=[vi("x", F, [2, 3]), vi("c", B, [])]),
+     "node 'if' (If): the then branch has 0 inputs and 2 outputs; the If has 1 outputs")
+then_s = helper.make_graph([relu("x", "t0", "tr"),
+                            helper.make_node("Concat", ["t0", "t0"], ["t1"], name="tc", axis=0)],
+                           "then", [], [vi("t1", F, [4, 3])])
+case("cf_if_types.onnx",
+     model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_s,
+                             else_branch=else_b)],
+           inputs=[vi("x", F, [2, 3]), vi("c", B, [])]),
+     "output 0 is f32[4,3] in the then branch and f32[2,3] in the else branch")
+
+# control flow that runs: burncc check against NumPy's results
+w23 = (np.arange(6, dtype=np.float32).reshape(2, 3) - 1.0) / 4
+body = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"], name="bc"),
+     helper.make_node("Mul", ["y_in", "w"], ["t"], name="bmul"),
+     helper.make_node("Add", ["t", "x"], ["y_out"], name="badd"),
+     helper.make_node("Relu", ["y_out"], ["s"], name="brelu")],
+    "body", [vi("i", i64, []), vi("c_in", B, []), vi("y_in", F, [2, 3])],
+    [vi("c_out", B, []), vi("y_out", F, [2, 3]), vi("s", F, [2, 3])])
+ys, y = [], x23.copy()
+for _ in range(3):
+    y = y * w23 + x23
+    ys.append(np.maximum(y, 0))
+check_case("control_flow", "loop_carried",
+           model([helper.make_node("Loop", ["M", "", "x"], ["y", "ys"], name="loop", body=body)],
+                 outputs=[vi("y", F, [2, 3]), vi("ys", F, [3, 2, 3])],
+                 inits=[i64_init("M", 3), numpy_helper.from_array(w23, "w")]),
+           [x23], [y, np.stack(ys)])
+# an If inside a Loop body, its condition from the iteration number (folds),
+# its branches reading the body's carried value (nested outer scope)
+two = numpy_helper.from_array(np.array(2, dtype=np.int64), "two")
+then_b = helper.make_graph([helper.make_node("Add", ["y_in", "y_in"], ["a"], name="ta")],
+                           "then", [], [vi("a", F, [2, 3])])
+else_b = helper.make_graph([helper.make_node("Sub", ["y_in", "x"], ["b"], name="eb")],
+                           "else", [], [vi("b", F, [2, 3])])
+body = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"], name="bc"),
+     helper.make_node("Less", ["i", "two"], ["lt"], name="blt"),
+     helper.make_node("If", ["lt"], ["y_out"], name="bif", then_branch=then_b,
+                      else_branch=else_b)],
+    "body", [vi("i", i64, []), vi("c_in", B, []), vi("y_in", F, [2, 3])],
+    [vi("c_out", B, []), vi("y_out", F, [2, 3])], initializer=[two])
+y = x23.copy()
+for i in range(4):
+    y = y + y if i < 2 else y - x23
+check_case("control_flow", "if_in_loop",
+           model([helper.make_node("Loop", ["M", "", "x"], ["y"], name="loop", body=body)],
+                 inits=[i64_init("M", 4)]),
+           [x23], [y])
+# an If whose condition is known only at run time: both branches, a select
+then_b = helper.make_graph([relu("x", "a", "tr")], "then", [], [vi("a", F, [2, 3])])
+else_b = helper.make_graph([helper.make_node("Neg", ["x"], ["b"], name="en")],
+                           "else", [], [vi("b", F, [2, 3])])
+ifm = model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_b,
+                              else_branch=else_b)],
+            inputs=[vi("x", F, [2, 3]), vi("c", B, [])])
+check_case("control_flow", "if_runtime_true", ifm, [x23, np.array(True)], [np.maximum(x23, 0)])
+check_case("control_flow", "if_runtime_false", ifm, [x23, np.array(False)], [-x23])
+# Scan-9 over axis 1 backwards, its scan output along axis 1
+x34 = np.arange(12, dtype=np.float32).reshape(3, 4) / 3 - 1
+body = helper.make_graph(
+    [helper.make_node("Add", ["s_in", "xt"], ["s_out"], name="badd"),
+     helper.make_node("Mul", ["s_out", "s_out"], ["sq"], name="bsq")],
+    "body", [vi("s_in", F, [3]), vi("xt", F, [3])],
+    [vi("s_out", F, [3]), vi("sq", F, [3])])
+s, sq = np.zeros(3, np.float32), []
+for t in reversed(range(4)):
+    s = s + x34[:, t]
+    sq.append(s * s)
+check_case("control_flow", "scan_reverse",
+           model([helper.make_node("Scan", ["s0", "x"], ["s", "sq"], name="scan", body=body,
+                                   num_scan_inputs=1, scan_input_axes=[1],
+                                   scan_input_directions=[1], scan_output_axes=[1])],
+                 inputs=[vi("s0", F, [3]), vi("x", F, [3, 4])],
+                 outputs=[vi("s", F, [3]), vi("sq", F, [3, 4])], opset=11),
+           [np.zeros(3, np.float32), x34], [s, np.stack(sq, axis=1)])
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
