@@ -453,9 +453,9 @@ static int expand_loop(Ctx *c, Graph *g, const Node *n, const Node *src,
 			return fail_at(c, n, BURN_ERR_SHAPE, "the trip count M must be "
 			               "one integer");
 		if (!mv->data) {
-			snprintf(msg, sizeof msg, "the trip count '%s' is known only "
-			         "at run time: Loop is unrolled and needs a constant "
-			         "trip count (or condition)", mv->name);
+			snprintf(msg, sizeof msg, "the trip count ('%s') must be a "
+			         "constant: Loop is unrolled (run-time trip counts are "
+			         "not supported)", mv->name);
 			return fail_at(c, n, BURN_ERR_UNSUPPORTED, msg);
 		}
 		trips = value_get_i(mv, 0);
@@ -475,9 +475,9 @@ static int expand_loop(Ctx *c, Graph *g, const Node *n, const Node *src,
 		if (value_numel(cv) != 1 || cv->dtype != DT_BOOL)
 			return fail_at(c, n, BURN_ERR_SHAPE, "the condition must be one bool");
 		if (!cv->data) {
-			snprintf(msg, sizeof msg, "the condition '%s' is known only at "
-			         "run time: Loop is unrolled and needs a constant one",
-			         cv->name);
+			snprintf(msg, sizeof msg, "the condition ('%s') must be a "
+			         "constant: Loop is unrolled (run-time conditions are "
+			         "not supported)", cv->name);
 			return fail_at(c, n, BURN_ERR_UNSUPPORTED, msg);
 		}
 		go = value_get_i(cv, 0) != 0;
@@ -518,9 +518,9 @@ static int expand_loop(Ctx *c, Graph *g, const Node *n, const Node *src,
 			return fail_at(c, n, BURN_ERR_SHAPE, "the body's condition "
 			               "output must be one bool");
 		if (!co->data) {
-			snprintf(msg, sizeof msg, "the body's condition '%s' is known "
-			         "only at run time: Loop is unrolled and needs one that "
-			         "folds to a constant", co->name);
+			snprintf(msg, sizeof msg, "the body's condition ('%s') must "
+			         "fold to a constant: Loop is unrolled (run-time "
+			         "conditions are not supported)", co->name);
 			return fail_at(c, n, BURN_ERR_UNSUPPORTED, msg);
 		}
 		go = value_get_i(co, 0) != 0;

@@ -843,6 +843,12 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			for (int i = 0; i < nin; i++)
 				if (!frozen[i] && dtype_is_int(in[i].dtype) && in[i].nbytes <= 4096)
 					frozen[i] = more = 1;
+			/* then the scalars of any type (an expanded Range's start,
+			 * limit and delta give a Loop's trip count) */
+			if (!more)
+				for (int i = 0; i < nin; i++)
+					if (!frozen[i] && in[i].rank == 0)
+						frozen[i] = more = 1;
 			if (!more) {
 				snprintf(res, n, "FAIL: '%s' must be a constant and is not "
 				         "a graph input", name);

@@ -528,7 +528,7 @@ def loop_model(m_init=None, m_input=False):
 
 case("cf_loop_negative.onnx", loop_model(-1), "node 'loop' (Loop): the trip count is -1")
 case("cf_loop_huge.onnx", loop_model(1 << 40), "at most 65536 iterations")
-case("cf_loop_runtime.onnx", loop_model(m_input=True), "trip count 'M' is known only at run time")
+case("cf_loop_runtime.onnx", loop_model(m_input=True), "the trip count ('M') must be a constant")
 then_b = helper.make_graph([relu("nowhere", "t0", "tr")], "then", [], [vi("t0", F, [2, 3])])
 else_b = helper.make_graph([relu("x", "e0", "er")], "else", [], [vi("e0", F, [2, 3])])
 case("cf_undefined_name.onnx",
