@@ -54,7 +54,7 @@ struct Env {
 };
 
 static int expand(Ctx *c, Graph *g, int i, const Node *src, Env *up,
-                  int64_t *left);
+                  InferBudget *left);
 
 int infer_control(Ctx *c, Graph *g, Node *n)
 {
@@ -215,15 +215,24 @@ static int resolve(Ctx *c, Graph *g, Env *e, int v, int *out)
 }
 
 /*
- * Copy sub's nodes into g (appended, each inferred and folded as it is
- * placed), with sub's inputs bound to in[0..sub->nin-1] (values of g);
- * out[k] gets the value of g that sub's output k is.
+ * Copy sub (a subgraph of control-flow node `at`) into g: its nodes
+ * appended, each inferred and folded as it is placed, with sub's inputs
+ * bound to in[0..sub->nin-1] (values of g); out[k] gets the value of g
+ * that sub's output k is.
  */
-static int copy_sub(Ctx *c, Graph *g, const Graph *sub, const int *in,
-                    Env *up, const char *prefix, int *out, int64_t *left)
+static int copy_sub(Ctx *c, Graph *g, const Node *at, const Graph *sub,
+                    const int *in, Env *up, const char *prefix, int *out,
+                    InferBudget *left)
 {
 	Env e = { sub, NULL, prefix, up };
 
+	/* messages name the control-flow node; inferring a copy resets them */
+	c->node = at->name;
+	c->op = op_table[at->op].name;
+	if (--left->copies < 0)
+		return burn_fail(c, BURN_ERR_LIMIT, "expanding control flow needs "
+		                 "more than %d copies of subgraphs in all (loops "
+		                 "nested too deep or too long to unroll)", CF_MAX_COPIES);
 	if (!(e.map = arena_alloc(&g->arena, sizeof *e.map * (size_t)(sub->nval + 1))))
 		return nomem(c);
 	for (int v = 0; v < sub->nval; v++)
@@ -267,7 +276,9 @@ static int copy_sub(Ctx *c, Graph *g, const Graph *sub, const int *in,
 		if (op_table[sn->op].cls == OC_CONTROL)
 			TRY(expand(c, g, idx, sn, &e, left));
 		else
-			TRY(infer_fold_node(c, g, idx, left));
+			TRY(infer_fold_node(c, g, idx, &left->fold));
+		c->node = at->name;
+		c->op = op_table[at->op].name;
 	}
 	for (int k = 0; k < sub->nout; k++)
 		TRY(resolve(c, g, &e, sub->out[k], &out[k]));
@@ -278,7 +289,7 @@ static int copy_sub(Ctx *c, Graph *g, const Graph *sub, const int *in,
  * folded; *out gets the output (or, with res >= 0, the node defines res).
  * Concat and Gather get attribute axis = `axis`. */
 static int add1x(Ctx *c, Graph *g, int op, const char *prefix, const char *what,
-                 int nin, const int *in, int64_t axis, int res, int64_t *left,
+                 int nin, const int *in, int64_t axis, int res, InferBudget *left,
                  int *out)
 {
 	char name[512];
@@ -295,21 +306,21 @@ static int add1x(Ctx *c, Graph *g, int op, const char *prefix, const char *what,
 			return nomem(c);
 		a->i = axis;
 	}
-	TRY(infer_fold_node(c, g, idx, left));
+	TRY(infer_fold_node(c, g, idx, &left->fold));
 	if (out)
 		*out = v;
 	return BURN_OK;
 }
 
 static int add1(Ctx *c, Graph *g, int op, const char *prefix, const char *what,
-                int nin, const int *in, int res, int64_t *left, int *out)
+                int nin, const int *in, int res, InferBudget *left, int *out)
 {
 	return add1x(c, g, op, prefix, what, nin, in, 0, res, left, out);
 }
 
 /* x with a dim of 1 inserted before axis (Reshape): the unsqueeze. */
 static int unsqueeze(Ctx *c, Graph *g, int x, int axis, const char *prefix,
-                     int64_t *left, int *out)
+                     InferBudget *left, int *out)
 {
 	const Value *v = GV(g, x);
 	int64_t dim[BURN_MAX_RANK + 1], nd = v->rank + 1;
@@ -328,7 +339,7 @@ static int unsqueeze(Ctx *c, Graph *g, int x, int axis, const char *prefix,
 /* Stack the n values v[] (one shape) along a new axis `axis`, into res
  * (a value of g that no node defines, or -1 for a new one, in *out). */
 static int stack(Ctx *c, Graph *g, const int *v, int n, int axis, int res,
-                 const char *prefix, int64_t *left, int *out)
+                 const char *prefix, InferBudget *left, int *out)
 {
 	int *u = arena_alloc(&g->arena, sizeof *u * (size_t)(n + 1)), m = n;
 
@@ -364,7 +375,7 @@ static int stack(Ctx *c, Graph *g, const int *v, int n, int axis, int res,
 /* ---- If ------------------------------------------------------------- */
 
 static int expand_if(Ctx *c, Graph *g, const Node *n, const Node *src,
-                     Env *up, int64_t *left)
+                     Env *up, InferBudget *left)
 {
 	const Graph *br[2] = { sub_attr(src, "then_branch"), sub_attr(src, "else_branch") };
 	const Value *cv = NIN(g, n, 0);
@@ -389,7 +400,7 @@ static int expand_if(Ctx *c, Graph *g, const Node *n, const Node *src,
 	snprintf(prefix[1], sizeof prefix[1], "%s/else", n->name);
 	if (cv->data) {
 		int b = value_get_i(cv, 0) ? 0 : 1;
-		TRY(copy_sub(c, g, br[b], NULL, up, prefix[b], res[b], left));
+		TRY(copy_sub(c, g, n, br[b], NULL, up, prefix[b], res[b], left));
 		for (int k = 0; k < n->nout; k++)
 			if (n->out[k] >= 0)
 				TRY(add1(c, g, OP_Identity, prefix[b], "out", 1, &res[b][k],
@@ -399,8 +410,8 @@ static int expand_if(Ctx *c, Graph *g, const Node *n, const Node *src,
 	/* cond known at run time: both branches, then a select per output */
 	int cond = n->in[0], shp[2];
 	int64_t zero = 0, none[1] = { 0 };
-	TRY(copy_sub(c, g, br[0], NULL, up, prefix[0], res[0], left));
-	TRY(copy_sub(c, g, br[1], NULL, up, prefix[1], res[1], left));
+	TRY(copy_sub(c, g, n, br[0], NULL, up, prefix[0], res[0], left));
+	TRY(copy_sub(c, g, n, br[1], NULL, up, prefix[1], res[1], left));
 	shp[0] = cond;
 	TRY(new_i64(c, g, n->name, "cond_shape", 1, &zero, none, &shp[1]));
 	TRY(add1(c, g, OP_Reshape, n->name, "cond", 2, shp, -1, left, &cond));
@@ -427,7 +438,7 @@ static int expand_if(Ctx *c, Graph *g, const Node *n, const Node *src,
 /* ---- Loop ----------------------------------------------------------- */
 
 static int expand_loop(Ctx *c, Graph *g, const Node *n, const Node *src,
-                       Env *up, int64_t *left)
+                       Env *up, InferBudget *left)
 {
 	const Graph *body = sub_attr(src, "body");
 	const Value *mv = NIN(g, n, 0), *cv = NIN(g, n, 1);
@@ -505,7 +516,7 @@ static int expand_loop(Ctx *c, Graph *g, const Node *n, const Node *src,
 		TRY(graph_set_const(c, g, bin[1], DT_BOOL, 0, NULL, &one));
 		for (int k = 0; k < nstate; k++)
 			bin[2 + k] = state[k];
-		TRY(copy_sub(c, g, body, bin, up, prefix, bout, left));
+		TRY(copy_sub(c, g, n, body, bin, up, prefix, bout, left));
 		for (int k = 0; k < nstate; k++)
 			state[k] = bout[1 + k];
 		for (int k = 0; k < nscan; k++)
@@ -571,12 +582,19 @@ static int scan_run(Ctx *c, Graph *g, const Node *n, const Graph *body, Env *up,
                     int nstate, const int *st, int nx, const int *x,
                     const int64_t *ia, const int64_t *id, const int64_t *oa,
                     const int64_t *od, const int *res_fin, const int *res_scan,
-                    const char *tag, int64_t *left, int *fin, int *so)
+                    const char *tag, InferBudget *left, int *fin, int *so)
 {
-	int nscan = body->nout - nstate, state[1024], bin[2048], bout[2048];
+	int nscan = body->nout - nstate, *state, *bin, *bout;
 	int64_t len = -1;
 	int **scan;
 	char prefix[512], msg[320];
+
+	/* from the arena, not the stack: Scans nest as deep as --max-depth */
+	state = arena_alloc(&g->arena, sizeof *state * (size_t)(nstate + 1));
+	bin = arena_alloc(&g->arena, sizeof *bin * (size_t)(nstate + nx + 1));
+	bout = arena_alloc(&g->arena, sizeof *bout * (size_t)(body->nout + 1));
+	if (!state || !bin || !bout)
+		return nomem(c);
 
 	for (int j = 0; j < nx; j++) {
 		const Value *v = GV(g, x[j]);
@@ -626,7 +644,7 @@ static int scan_run(Ctx *c, Graph *g, const Node *n, const Graph *body, Env *up,
 			          ia[j] < 0 ? ia[j] + v->rank : ia[j], -1, left,
 			          &bin[nstate + j]));
 		}
-		TRY(copy_sub(c, g, body, bin, up, prefix, bout, left));
+		TRY(copy_sub(c, g, n, body, bin, up, prefix, bout, left));
 		for (int k = 0; k < nstate; k++)
 			state[k] = bout[k];
 		for (int k = 0; k < nscan; k++)
@@ -651,12 +669,12 @@ static int scan_run(Ctx *c, Graph *g, const Node *n, const Graph *body, Env *up,
 }
 
 static int expand_scan(Ctx *c, Graph *g, const Node *n, const Node *src,
-                       Env *up, int64_t *left)
+                       Env *up, InferBudget *left)
 {
 	const Graph *body = sub_attr(src, "body");
 	int64_t nx = attr_int(src, "num_scan_inputs", -1);
-	int64_t ia[1024], id[1024], oa[1024], od[1024];
-	int v8 = g->opset < 9, first = v8 ? 1 : 0, nstate, nscan, fin[1024], so[1024];
+	int64_t *ia, *id, *oa, *od;
+	int v8 = g->opset < 9, first = v8 ? 1 : 0, nstate, nscan, *fin, *so;
 	char msg[320];
 
 	if (!body)
@@ -672,6 +690,14 @@ static int expand_scan(Ctx *c, Graph *g, const Node *n, const Node *src,
 		return fail_at(c, n, BURN_ERR_INVALID, msg);
 	}
 	nscan = body->nout - nstate;
+	ia = arena_alloc(&g->arena, sizeof *ia * (size_t)(nx + 1));
+	id = arena_alloc(&g->arena, sizeof *id * (size_t)(nx + 1));
+	oa = arena_alloc(&g->arena, sizeof *oa * (size_t)(nscan + 1));
+	od = arena_alloc(&g->arena, sizeof *od * (size_t)(nscan + 1));
+	fin = arena_alloc(&g->arena, sizeof *fin * (size_t)(nstate + 1));
+	so = arena_alloc(&g->arena, sizeof *so * (size_t)(nscan + 1));
+	if (!ia || !id || !oa || !od || !fin || !so)
+		return nomem(c);
 	TRY(axes_attr(c, n, src, "scan_output_axes", nscan, oa));
 	TRY(axes_attr(c, n, src, "scan_output_directions", nscan, od));
 	if (!v8) {
@@ -691,9 +717,11 @@ static int expand_scan(Ctx *c, Graph *g, const Node *n, const Node *src,
 	int64_t batch = -1;
 	for (int k = first; k < n->nin; k++) {
 		const Value *v = NIN(g, n, k);
-		if (!v || v->rank < 1 || (batch >= 0 && v->dim[0] != batch))
+		if (!v || v->rank < (k < first + nstate ? 1 : 2) ||
+		    (batch >= 0 && v->dim[0] != batch))
 			return fail_at(c, n, BURN_ERR_SHAPE, "Scan-8's inputs must all "
-			               "have one batch axis 0");
+			               "have one batch axis 0 (and scan inputs a "
+			               "sequence axis 1)");
 		batch = v->dim[0];
 	}
 	if (batch < 1 || batch > CF_MAX_TRIPS)
@@ -713,8 +741,11 @@ static int expand_scan(Ctx *c, Graph *g, const Node *n, const Node *src,
 	int *fins = arena_alloc(&g->arena, sizeof *fins * (size_t)(batch * (nstate + nscan) + 1));
 	if (!fins)
 		return nomem(c);
+	int *st = arena_alloc(&g->arena, sizeof *st * (size_t)(nstate + nx + 1));
+	int *xs = st ? st + nstate : NULL;
+	if (!st)
+		return nomem(c);
 	for (int64_t b = 0; b < batch; b++) {
-		int st[1024], xs[1024];
 		char tag[64], prefix[512];
 		snprintf(tag, sizeof tag, "/b%lld", (long long)b);
 		snprintf(prefix, sizeof prefix, "%s%s", n->name, tag);
@@ -745,7 +776,7 @@ static int expand_scan(Ctx *c, Graph *g, const Node *n, const Node *src,
 
 /* Expand node i of g, whose attributes (subgraphs) are src's. */
 static int expand(Ctx *c, Graph *g, int i, const Node *src, Env *up,
-                  int64_t *left)
+                  InferBudget *left)
 {
 	Node n = g->node[i];   /* a copy: g->node moves as nodes are added */
 
@@ -767,7 +798,7 @@ static int expand(Ctx *c, Graph *g, int i, const Node *src, Env *up,
 	return burn_fail(c, BURN_ERR_INTERNAL, "node '%s': not control flow", n.name);
 }
 
-int cf_expand(Ctx *c, Graph *g, int i, int64_t *left, int *added)
+int cf_expand(Ctx *c, Graph *g, int i, InferBudget *left, int *added)
 {
 	int first = g->nnode, nt, at = i + 1;
 	const char *onode = c->node, *oop = c->op;

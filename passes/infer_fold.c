@@ -252,7 +252,7 @@ int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left)
 
 int pass_infer_fold(Ctx *c, Graph *g)
 {
-	int64_t left = c->limits.max_fold_total;
+	InferBudget left = { c->limits.max_fold_total, CF_MAX_COPIES };
 
 	for (int i = 0; i < g->nin; i++)
 		TRY(check_size(c, GV(g, g->in[i])));
@@ -265,7 +265,7 @@ int pass_infer_fold(Ctx *c, Graph *g)
 		if (g->node[i].dead)
 			continue;
 		if (op_table[g->node[i].op].cls != OC_CONTROL) {
-			TRY(infer_fold_node(c, g, i, &left));
+			TRY(infer_fold_node(c, g, i, &left.fold));
 			continue;
 		}
 		/* If, Loop, Scan: their subgraphs become nodes after i, already

@@ -40,10 +40,19 @@ int pass_simplify(Ctx *c, Graph *g);
 /* The step of pass_infer_fold for node i (its inputs inferred): infer it,
  * fold it when its inputs are constant; *left is the fold budget left. */
 int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left);
+/* What expanding control flow may still spend: the fold budget (steps,
+ * as for infer_fold_node) and copies of subgraphs (loop bodies, branches),
+ * counted over the whole graph so that loops nested in loops cannot make
+ * the compilation run away. */
+#define CF_MAX_COPIES 65536
+typedef struct InferBudget {
+	int64_t fold;
+	int64_t copies;
+} InferBudget;
 /* Expand control-flow node i of g (If, Loop, Scan: OC_CONTROL) into nodes
  * placed right after it, inferred and folded; node i dies and *added gets
  * the number of nodes placed (passes/ctrlflow.c). */
-int cf_expand(Ctx *c, Graph *g, int i, int64_t *left, int *added);
+int cf_expand(Ctx *c, Graph *g, int i, InferBudget *left, int *added);
 int pass_dce(Ctx *c, Graph *g);
 int pass_lower(Ctx *c, Graph *g, KProgram *p, const Target *t);
 /* Fusion groups (fuse.c): which nodes become one kernel.  The Fusion is

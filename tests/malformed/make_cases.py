@@ -529,6 +529,20 @@ def loop_model(m_init=None, m_input=False):
 case("cf_loop_negative.onnx", loop_model(-1), "node 'loop' (Loop): the trip count is -1")
 case("cf_loop_huge.onnx", loop_model(1 << 40), "at most 65536 iterations")
 case("cf_loop_runtime.onnx", loop_model(m_input=True), "the trip count ('M') must be a constant")
+# loops nested in loops, bodies with no nodes: the copies are counted over
+# the whole graph, so this ends at once instead of after 60000^2 copies
+inner = helper.make_graph(
+    [], "inner", [vi("j", i64, []), vi("d_in", B, []), vi("z_in", F, [2, 3])],
+    [vi("d_in", B, []), vi("z_in", F, [2, 3])])
+outer = helper.make_graph(
+    [helper.make_node("Loop", ["N", "", "y_in"], ["y_out"], name="inner", body=inner),
+     helper.make_node("Identity", ["c_in"], ["c_out"], name="oc")],
+    "outer", [vi("i", i64, []), vi("c_in", B, []), vi("y_in", F, [2, 3])],
+    [vi("c_out", B, []), vi("y_out", F, [2, 3])])
+case("cf_loop_nested.onnx",
+     model([helper.make_node("Loop", ["N", "", "x"], ["y"], name="outer", body=outer)],
+           inits=[i64_init("N", 60000)]),
+     "more than 65536 copies of subgraphs")
 then_b = helper.make_graph([relu("nowhere", "t0", "tr")], "then", [], [vi("t0", F, [2, 3])])
 else_b = helper.make_graph([relu("x", "e0", "er")], "else", [], [vi("e0", F, [2, 3])])
 case("cf_undefined_name.onnx",
