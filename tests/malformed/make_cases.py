@@ -632,6 +632,54 @@ check_case("control_flow", "scan_reverse",
                  inputs=[vi("s0", F, [3]), vi("x", F, [3, 4])],
                  outputs=[vi("s", F, [3]), vi("sq", F, [3, 4])], opset=11),
            [np.zeros(3, np.float32), x34], [s, np.stack(sq, axis=1)])
+# Scan-8: batch axis 0 (2 items), sequence axis 1 scanned backwards
+x243 = np.arange(24, dtype=np.float32).reshape(2, 4, 3) / 5 - 2
+body = helper.make_graph(
+    [helper.make_node("Add", ["s_in", "xt"], ["s_out"], name="badd"),
+     helper.make_node("Abs", ["s_out"], ["a"], name="babs")],
+    "body", [vi("s_in", F, [3]), vi("xt", F, [3])],
+    [vi("s_out", F, [3]), vi("a", F, [3])])
+fin8, outs8 = [], []
+for b in range(2):
+    s8, a8 = np.ones(3, np.float32) * (b + 1), []
+    for t in reversed(range(4)):
+        s8 = s8 + x243[b, t]
+        a8.append(np.abs(s8))   # scan outputs in iteration order
+    fin8.append(s8)
+    outs8.append(np.stack(a8))
+check_case("control_flow", "scan8_batch",
+           model([helper.make_node("Scan", ["", "s0", "x"], ["s", "a"], name="scan", body=body,
+                                   num_scan_inputs=1, directions=[1])],
+                 inputs=[vi("s0", F, [2, 3]), vi("x", F, [2, 4, 3])],
+                 outputs=[vi("s", F, [2, 3]), vi("a", F, [2, 4, 3])], opset=8),
+           [np.array([[1, 1, 1], [2, 2, 2]], np.float32), x243],
+           [np.stack(fin8), np.stack(outs8)])
+# a Loop in a Loop body: the inner body reads the outer body's value (one
+# level up) and the graph's input (two levels up)
+inner = helper.make_graph(
+    [helper.make_node("Identity", ["d_in"], ["d_out"], name="ic"),
+     helper.make_node("Mul", ["z_in", "half"], ["zh"], name="imul"),
+     helper.make_node("Add", ["zh", "o"], ["zo"], name="iadd"),
+     helper.make_node("Sub", ["zo", "x"], ["z_out"], name="isub")],
+    "inner", [vi("j", i64, []), vi("d_in", B, []), vi("z_in", F, [2, 3])],
+    [vi("d_out", B, []), vi("z_out", F, [2, 3])])
+outer = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"], name="oc"),
+     helper.make_node("Neg", ["y_in"], ["o"], name="oneg"),
+     helper.make_node("Loop", ["N", "", "y_in"], ["y_out"], name="inner", body=inner)],
+    "outer", [vi("i", i64, []), vi("c_in", B, []), vi("y_in", F, [2, 3])],
+    [vi("c_out", B, []), vi("y_out", F, [2, 3])],
+    initializer=[numpy_helper.from_array(np.array(0.5, np.float32), "half")])
+y = x23.copy()
+for i in range(3):
+    o, z = -y, y
+    for j in range(2):
+        z = z * 0.5 + o - x23
+    y = z
+check_case("control_flow", "loop_in_loop",
+           model([helper.make_node("Loop", ["M", "", "x"], ["y"], name="outer", body=outer)],
+                 inits=[i64_init("M", 3), i64_init("N", 2)]),
+           [x23], [y])
 
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
