@@ -343,8 +343,9 @@ ksched_fma(const KSched *ks, KRef s)
  *   nomma           slices of BK, matrix-tile ops / the blocked lowering
  *   async | sync    gpu template: stage tiles by async copies or loads
  *   onchip|offchip  gpu row reductions: a row that more than one of the
- *                   row's loops reads is kept in shared memory, read from
- *                   global memory once, or each loop reads it again
+ *   | inreg         row's loops reads is kept in shared memory, read from
+ *                   global memory once, or each loop reads it again, or
+ *                   each thread keeps its own elements of it in registers
  *                   (schedule_gpu.c)
  *
  * Each step has a slot (the decision it answers); a kernel's steps hold
@@ -373,7 +374,8 @@ ksched_fma(const KSched *ks, KRef s)
 	X(ASYNC,   "async",   9, 0, 0) \
 	X(SYNC,    "sync",    9, 0, 0) \
 	X(ONCHIP,  "onchip",  10, 0, 0) \
-	X(OFFCHIP, "offchip", 10, 0, 0)
+	X(OFFCHIP, "offchip", 10, 0, 0) \
+	X(INREG,   "inreg",   10, 0, 0)
 
 enum KStepKind {
 	KST_NONE_ = 0,

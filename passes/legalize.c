@@ -513,30 +513,35 @@ pow2i(L *l, KRef k)
 #define LN2LO 1.42860677e-06f
 
 /* exp(x) = 2^k e^r, r = x - k ln2 in [-ln2/2, ln2/2]; 2^k as two factors
- * so that results down to the subnormals are one rounding.  Max error 0.93
- * ulp. */
+ * so that results down to the subnormals are one rounding, and so that
+ * beyond the clamp's ends (e^89 overflows, e^-104 is below half the least
+ * subnormal) the product itself rounds to inf and 0, with no select.  The
+ * reduction and the Horner steps are fused multiply-adds (one rounding on
+ * every target, as erf32's): 28 operations where mul + add took 40, which
+ * bounds the GPU's softmax (exp per element, docs/BENCHMARKS.md).  Max
+ * error 0.99 ulp (docs/NUMERICS.md). */
 static KRef
 exp32(L *l, KRef x)
 {
 	static const float p[] = { 0.000198577956f, 0.00139335979f,
 		0.00833336072f, 0.0416664655f, 0.166666665f, 0.500000001f };
-	KRef nan = isnanf_(l, x), xc, k, r, e, ki, k1, y;
+	KB *kb = &l->kb;
+	KRef nan = isnanf_(l, x), xc, k, r, P, e, ki, k1, y;
 
 	xc = sel(l, nan, f32c(l, 0), clampf(l, x, -104.f, 89.f));
-	k = kb_un(&l->kb, KO_FLOOR, bin(l, KO_ADD,
-	          bin(l, KO_MUL, xc, f32c(l, 1.44269504f)), f32c(l, 0.5f)));
-	r = bin(l, KO_SUB, xc, bin(l, KO_MUL, k, f32c(l, LN2HI)));
-	r = bin(l, KO_SUB, r, bin(l, KO_MUL, k, f32c(l, LN2LO)));
-	e = bin(l, KO_ADD, f32c(l, 1.f), bin(l, KO_ADD, r,
-	        bin(l, KO_MUL, bin(l, KO_MUL, r, r), horner(l, r, p, 6))));
-	ki = kb_cast(&l->kb, DT_I32, k);
+	k = kb_un(kb, KO_FLOOR, kb_fma(kb, xc, f32c(l, 1.44269504f), f32c(l, 0.5f)));
+	r = kb_fma(kb, k, f32c(l, -LN2HI), xc);
+	r = kb_fma(kb, k, f32c(l, -LN2LO), r);
+	P = f32c(l, p[0]);
+	for (int i = 1; i < 6; i++)
+		P = kb_fma(kb, P, r, f32c(l, p[i]));
+	e = bin(l, KO_ADD, f32c(l, 1.f), kb_fma(kb, bin(l, KO_MUL, r, r), P, r));
+	ki = kb_cast(kb, DT_I32, k);
 	l->kb.k->node[ki].op = KC_RAW;          /* k in [-150, 129] */
 	k1 = bin(l, KO_SHRM, ki, ci(l, DT_I32, 1));
 	y = bin(l, KO_MUL, bin(l, KO_MUL, e, pow2i(l, k1)),
 	        pow2i(l, bin(l, KO_SUB, ki, k1)));
-	return sel(l, nan, x, sel(l, bin(l, KO_GT, x, f32c(l, 88.7228394f)),
-	           f32c(l, INFINITY), sel(l, bin(l, KO_LT, x, f32c(l, -103.972084f)),
-	                                  f32c(l, 0.f), y)));
+	return sel(l, nan, x, y);
 }
 
 /* log(x) = e ln2 + log(m), m in [sqrt(1/2), sqrt(2)); log(m) = log1p(f)

@@ -329,7 +329,8 @@ int lower_reduce(Lower *lw, Node *n)
  * View x as [outer, n, inner] around the softmax axis.  Before opset 13 the
  * input is coerced to 2-D at axis (default 1): [prod(dims before), prod(dims
  * from axis on)], i.e. inner = 1.  From 13 on it is the single axis (default
- * -1).  One kernel: per row, a max pass, a sum-of-exp pass and a write pass.
+ * -1).  One kernel: per row, a max pass, a sum-of-exp pass and a write pass
+ * (Softmax: exp(x - max) times 1/sum).
  */
 int lower_softmax(Lower *lw, Node *n)
 {
@@ -393,10 +394,16 @@ int lower_softmax(Lower *lw, Node *n)
 		e = kb_un(&kb, KO_EXP, bin(&kb, KO_SUB, kb_load(&kb, xb, ELEM(j)), get(&kb, m)));
 		kb_set(&kb, s, bin(&kb, KO_ADD, get(&kb, s), e));
 		kb_end(&kb);
+		/* Softmax multiplies by 1/s (as ONNX Runtime's MLAS does): one
+		 * division a row instead of one an element, at most one ulp more
+		 * (within the op's budget, docs/NUMERICS.md); s >= 1 (the max's
+		 * own term), so 1/s is never subnormal for rows below 2^126 */
+		if (n->op == OP_Softmax)
+			kb_set(&kb, s, bin(&kb, KO_DIV, num(&kb, t, 1), get(&kb, s)));
 		j = kb_for(&kb, "r", idx(&kb, 0), idx(&kb, len), 0);
 		v = bin(&kb, KO_SUB, kb_load(&kb, xb, ELEM(j)), get(&kb, m));
 		if (n->op == OP_Softmax)
-			res = bin(&kb, KO_DIV, kb_un(&kb, KO_EXP, v), get(&kb, s));
+			res = bin(&kb, KO_MUL, kb_un(&kb, KO_EXP, v), get(&kb, s));
 		else
 			res = bin(&kb, KO_SUB, v, kb_un(&kb, KO_LOG, get(&kb, s)));
 		kb_store(&kb, yb, ELEM(j), res);

@@ -120,6 +120,8 @@ typedef struct GpuSchedOpts {
 	                      * may ask for more than `threads`); 0: threads */
 	int64_t row_cache;   /* bytes of shared memory a block may use to keep
 	                      * its row on chip (the onchip step); 0: never */
+	int64_t row_regs;    /* elements of its rows a thread may keep in its
+	                      * registers (the inreg step); 0: never */
 } GpuSchedOpts;
 int pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o);
 

@@ -420,11 +420,22 @@ classify(const KKernel *k, KRef first, RowStmt *rs, int cap, int64_t *maxr)
  * terms are the same in each loop (same expression, the loop variables
  * matched) and read nothing the row's statements set; only while the
  * copies fit GpuSchedOpts.row_cache bytes.  The step onchip/offchip
- * records the choice. */
+ * records the choice.
+ *
+ * Since every loop gives thread tid the same elements (r = lo + q*T +
+ * tid), a thread only ever reads back what it copied itself.  Where each
+ * such row divides evenly over the T threads and all of them come to at
+ * most GpuSchedOpts.row_regs (and MAX_REG_ELEMS) elements a thread, the
+ * copies are private arrays
+ * indexed by q instead (step inreg, the default there): the loops over q
+ * are unrolled, so the indices are constants and the arrays registers
+ * (H200, softmax 8192^2: docs/BENCHMARKS.md); no shared memory, no
+ * barrier around the copies. */
 
 #define MAX_CACHED 4
 #define MAX_CLOADS 32
 #define MAX_UNROLLED_COPY 64   /* elements a thread copies, unrolled */
+#define MAX_REG_ELEMS 32       /* inreg: elements a thread keeps in registers */
 
 typedef struct RowCache {
 	int buf, sh;          /* the global buffer, its shared copy */
@@ -439,11 +450,13 @@ typedef struct RowCache {
 	uint64_t loops;       /* bit i: row statement i reads it */
 	int reuse_at;         /* a reduction that leaves a value in the copy, */
 	KRef reuse_val;       /* this one, for the last loop; -1 / 0: none */
+	int xv;               /* inreg: the variable its loads become */
 } RowCache;
 
 typedef struct Caches {
 	RowCache c[MAX_CACHED];
 	int n, any;
+	int reg;              /* inreg: the copies are each thread's registers */
 } Caches;
 
 /* Whether a (in the loop of variable va) and b (of vb) compute the same,
@@ -712,18 +725,14 @@ plan_reuse(KB *kb, const RowStmt *rs, int n, RowCache *c)
 	}
 }
 
-/* Find the rows the loops of rs[0..n) read more than once and that fit;
- * decide the step (kernel k of st) and point their loads at shared
- * copies made here.  0, or -1 when out of memory. */
+/* The global rows the loops of rs[0..n) read (cs; cs->any: one of them
+ * more than once), nothing changed yet.  0, or -1 when out of memory. */
 static int
-plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, Caches *cs)
+scan_rows(KKernel *k, const RowStmt *rs, int n, Caches *cs)
 {
-	KKernel *k = kb->k;
 	Uses u = {0};
 	unsigned char *seen = calloc((size_t)k->nnode + 1, 1);
 	Scan sc = { k, cs, NULL, NULL, 0, 0, 0, 0 };
-	int64_t total = 0;
-	KStep want;
 
 	memset(cs, 0, sizeof *cs);
 	uses_new(k, &u);
@@ -739,7 +748,7 @@ plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, Caches *cs)
 			block_uses(k, rs[i].s, 0, &u, seen);
 	}
 	sc.vset = u.vset;
-	for (int i = 0; i < n && limit > 0; i++) {
+	for (int i = 0; i < n; i++) {
 		if (rs[i].kind != R_RED && rs[i].kind != R_PAR)
 			continue;
 		sc.at = i;
@@ -750,6 +759,31 @@ plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, Caches *cs)
 		scan_block(&sc, k->node[rs[i].s].body, 0);
 	}
 	free(seen); uses_free(&u); free(sc.seen);
+	for (int i = 0; i < cs->n; i++)
+		cs->any |= cs->c[i].nloop >= 2;
+	return 0;
+}
+
+/* Find the rows the loops of rs[0..n) read more than once and that fit
+ * (limit bytes of shared memory, or regs elements a thread of T);
+ * decide the step (kernel k of st) and point their loads at the copies
+ * made here.  0, or -1 when out of memory. */
+static int
+plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, int64_t regs,
+            int64_t T, Caches *cs)
+{
+	KKernel *k = kb->k;
+	int64_t total = 0, nreg = 0;
+	int canreg = 1;
+	KStep want;
+
+	if (limit <= 0 && regs <= 0) {
+		memset(cs, 0, sizeof *cs);
+		return 0;
+	}
+	if (scan_rows(k, rs, n, cs) < 0)
+		return -1;
+	cs->any = 0;
 	for (int i = 0; i < cs->n; i++) {
 		RowCache *c = &cs->c[i];
 		int64_t bytes = c->hi * dtype_size(k->buf[c->buf].dtype);
@@ -757,21 +791,41 @@ plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, Caches *cs)
 			c->on = 1;
 			total += bytes;
 		}
+		if (c->nloop >= 2) {
+			canreg = canreg && (c->hi - c->lo) % T == 0;
+			nreg += (c->hi - c->lo) / T;
+		}
 		cs->any |= c->nloop >= 2;
 	}
 	if (!cs->any)
 		return 0;
-	want = sched_decide(st->p, k, kstep_make(total ? KST_ONCHIP : KST_OFFCHIP, 0, 0, 0, 0));
+	canreg = canreg && nreg <= regs && nreg <= MAX_REG_ELEMS;
+	want = sched_decide(st->p, k, kstep_make(canreg ? KST_INREG : total ? KST_ONCHIP :
+	                                         KST_OFFCHIP, 0, 0, 0, 0));
+	if (want.kind == KST_INREG && !canreg) {
+		/* asked for and not possible: what is built is recorded, and
+		 * sched_check_want reports the difference */
+		want = kstep_make(total ? KST_ONCHIP : KST_OFFCHIP, 0, 0, 0, 0);
+		kprog_step_put(st->p, k, &want);
+	}
+	cs->reg = want.kind == KST_INREG;
 	for (int i = 0; i < cs->n; i++) {
 		RowCache *c = &cs->c[i];
-		if (want.kind != KST_ONCHIP || !c->on) {
+		if (cs->reg)
+			c->on = c->nloop >= 2;
+		else if (want.kind != KST_ONCHIP)
 			c->on = 0;
+		if (!c->on)
 			continue;
-		}
-		/* the copy is indexed by r itself (elements below lo unused):
-		 * a load's new index must be a node before it, and its old
-		 * index, affine in r, holds r's variable node */
-		c->sh = kb_buf(kb, k->buf[c->buf].dtype, c->hi, -1, KS_SHARED, KA_RW);
+		/* in shared memory the copy is indexed by r itself (elements
+		 * below lo unused): a load's new index must be a node before
+		 * it, and its old index, affine in r, holds r's variable node;
+		 * in registers by q, which strided() puts in each loop */
+		c->sh = cs->reg ? kb_buf(kb, k->buf[c->buf].dtype, (c->hi - c->lo) / T, -1,
+		                         KS_LOCAL, KA_RW) :
+		        kb_buf(kb, k->buf[c->buf].dtype, c->hi, -1, KS_SHARED, KA_RW);
+		if (cs->reg)
+			c->xv = kb_var(kb, k->buf[c->buf].dtype, "x");
 		k = kb->k;
 		for (int j = 0; j < c->nload; j++) {
 			KNode *ld = &k->node[c->load[j]];
@@ -853,6 +907,14 @@ unrolled_copies(KB *kb, const Caches *cs, int at, int var, int64_t lo, int64_t h
 		int lanes = 16 / dtype_size(kb->k->buf[c->buf].dtype);
 		if (!c->on || c->first != at)
 			continue;
+		if (cs->reg) {
+			/* each thread its own elements, into its registers */
+			for (int64_t q = 0; q < nq; q++) {
+				kb_set(kb, var, kb_bin(kb, KO_ADD, kb_get(kb, tid), kb_idx(kb, lo + q * T)));
+				kb_store(kb, c->sh, kb_idx(kb, q), kb_load(kb, c->buf, c->idx));
+			}
+			continue;
+		}
 		if (lanes > 1 && lo % lanes == 0 && (hi - lo) % (lanes * T) == 0 &&
 		    multiple_of(kb->k, c->idx, lanes, var, 0)) {
 			/* 16-byte copies, each thread a run of lanes elements: the
@@ -880,32 +942,108 @@ unrolled_copies(KB *kb, const Caches *cs, int at, int var, int64_t lo, int64_t h
 	}
 }
 
-/* for q in [0, ceil(R/T)): var = lo + q*T + tid; if var < hi: the copies
- * to shared memory row statement `at` makes (cs), then body. */
+/* inreg: the loads of the register copies (cs) in expression e / the
+ * statements from s become reads of the copies' variables (c->xv). */
 static void
+relocal_expr(KKernel *k, KRef e, const Caches *cs, unsigned char *seen, int depth)
+{
+	KNode *n;
+
+	if (e <= 0 || seen[e] || depth > 200)
+		return;
+	seen[e] = 1;
+	n = &k->node[e];
+	if (n->kind == KE_LOAD)
+		for (int i = 0; i < cs->n; i++)
+			if (cs->c[i].on && n->buf == cs->c[i].sh) {
+				n->kind = KE_VAR;
+				n->var = cs->c[i].xv;
+				n->a = n->b = n->c = 0;
+				n->buf = 0;
+				return;
+			}
+	relocal_expr(k, n->a, cs, seen, depth + 1);
+	relocal_expr(k, n->b, cs, seen, depth + 1);
+	relocal_expr(k, n->c, cs, seen, depth + 1);
+}
+
+static void
+relocal(KKernel *k, KRef s, const Caches *cs, unsigned char *seen, int depth)
+{
+	for (; s && depth < 64; s = k->node[s].next) {
+		const KNode *n = &k->node[s];
+		relocal_expr(k, n->a, cs, seen, 0);
+		relocal_expr(k, n->b, cs, seen, 0);
+		relocal_expr(k, n->c, cs, seen, 0);
+		if (n->kind == KS_FOR || n->kind == KS_IF)
+			relocal(k, n->body, cs, seen, depth + 1);
+		if (n->kind == KS_IF)
+			relocal(k, n->orelse, cs, seen, depth + 1);
+	}
+}
+
+/* for q in [0, ceil(R/T)): var = lo + q*T + tid; if var < hi: the copies
+ * to shared memory row statement `at` makes (cs), then body.
+ *
+ * Under inreg, a loop over a row kept in registers is unrolled (R is a
+ * multiple of T: no if) and reads element q of each copy into its
+ * variable, which the copy's loads in the loop become; where the loop
+ * leaves a value in the copy (plan_reuse), that value is computed from
+ * the element and then replaces it, so the body reads the new one.
+ * 0, or -1 when out of memory. */
+static int
 strided(KB *kb, int var, int64_t lo, int64_t hi, int tid, int64_t T, KRef body,
         const Caches *cs, int at)
 {
-	int q = kb_for(kb, "q", kb_idx(kb, 0), kb_idx(kb, (hi - lo + T - 1) / T), 0);
+	int reg = 0, q;
+	KRef val = 0;
 
+	for (int i = 0; cs && cs->reg && i < cs->n; i++)
+		reg |= cs->c[i].on && cs->c[i].lo == lo && cs->c[i].hi == hi;
+	q = kb_for(kb, "q", kb_idx(kb, 0), kb_idx(kb, (hi - lo + T - 1) / T),
+	           reg ? KF_UNROLL : 0);
 	kb_set(kb, var, kb_bin(kb, KO_ADD, kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL,
 	       kb_get(kb, q), kb_idx(kb, T)), kb_get(kb, tid)), kb_idx(kb, lo)));
-	kb_if(kb, kb_bin(kb, KO_LT, kb_get(kb, var), kb_idx(kb, hi)));
+	if (!reg)
+		kb_if(kb, kb_bin(kb, KO_LT, kb_get(kb, var), kb_idx(kb, hi)));
 	for (int i = 0; cs && i < cs->n; i++) {
 		const RowCache *c = &cs->c[i];
-		if (c->on && c->first == at && (hi - lo + T - 1) / T > MAX_UNROLLED_COPY)
+		if (!c->on)
+			continue;
+		if (reg) {
+			if (!(c->loops >> at & 1))
+				continue;
+			kb_set(kb, c->xv, kb_load(kb, c->sh, kb_get(kb, q)));
+			if (c->reuse_at == at) {
+				val = c->reuse_val;
+				kb_set(kb, c->xv, val);
+				kb_store(kb, c->sh, kb_get(kb, q), kb_get(kb, c->xv));
+			}
+			continue;
+		}
+		if (c->first == at && (hi - lo + T - 1) / T > MAX_UNROLLED_COPY)
 			kb_store(kb, c->sh, kb_get(kb, var), kb_load(kb, c->buf, c->idx));
-		if (c->on && c->reuse_at == at)
+		if (c->reuse_at == at)
 			kb_store(kb, c->sh, kb_get(kb, var), c->reuse_val);
 	}
 	kb_splice(kb, body);
+	if (reg) {
+		unsigned char *seen = calloc((size_t)kb->k->nnode + 1, 1);
+		if (!seen)
+			return -1;
+		relocal_expr(kb->k, val, cs, seen, 0);
+		relocal(kb->k, body, cs, seen, 0);
+		free(seen);
+	} else {
+		kb_end(kb);
+	}
 	kb_end(kb);
-	kb_end(kb);
+	return 0;
 }
 
 /* Emit the row body rs[0..n) for a block of T threads (see the comment at
- * the top of the file). */
-static void
+ * the top of the file).  0, or -1 when out of memory. */
+static int
 emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
           int drop_barrier, int64_t W, const Caches *cs)
 {
@@ -929,8 +1067,9 @@ emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
 			break;
 		case R_PAR:
 			unrolled_copies(kb, cs, i, k->node[s].var, rs[i].lo, rs[i].hi, tid, T);
-			strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T, k->node[s].body,
-			        cs, i);
+			if (strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T,
+			            k->node[s].body, cs, i) < 0)
+				return -1;
 			break;
 		case R_RED: {
 			/* the init SET is the statement before the loop */
@@ -943,8 +1082,9 @@ emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
 			k->node[init].next = 0;
 			unrolled_copies(kb, cs, i, k->node[s].var, rs[i].lo, rs[i].hi, tid, T);
 			kb_splice(kb, init);
-			strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T, k->node[s].body,
-			        cs, i);
+			if (strided(kb, k->node[s].var, rs[i].lo, rs[i].hi, tid, T,
+			            k->node[s].body, cs, i) < 0)
+				return -1;
 			if (W > 1 && T % W == 0) {
 				/* each subgroup reduces its lanes in lockstep (no shared
 				 * memory, no barrier); lane 0 of each puts the subgroup's
@@ -993,6 +1133,7 @@ emit_rows(KB *kb, const RowStmt *rs, int n, int tid, int64_t T, int logT,
 		}
 		}
 	}
+	return 0;
 }
 
 /* ---- vector lanes for element-wise maps ---------------------------------- *
@@ -1300,9 +1441,20 @@ map_nest(S *st, KB *kb, KRef s, int at)
 		 * most), and a block per row up to 32 times the grid's usual
 		 * size (a block looping over rows waits at each row's barriers):
 		 * H200, layernorm 8192^2: 53% -> 75% of copy, docs/BENCHMARKS.md */
+		int64_t per = 16;
 		for (T = 32; T < maxr && T < o->threads; T *= 2)
 			;
-		while (maxr / T > 16 && T < maxT)
+		if (o->row_regs > per) {
+			/* a row kept in registers: up to row_regs elements a
+			 * thread (H200, layernorm 8192^2 inreg: 32 elements over
+			 * 256 threads 0.140 ms, 16 over 512 0.161 ms) */
+			Caches pre;
+			if (scan_rows(k, rs, nrow, &pre) < 0)
+				return burn_fail(st->c, BURN_ERR_NOMEM, "schedule: out of memory"), -1;
+			if (pre.any)
+				per = o->row_regs;
+		}
+		while (maxr / T > per && T < maxT)
 			T *= 2;
 		B = total < o->max_blocks * 32 ? total : o->max_blocks * 32;
 	} else {
@@ -1360,9 +1512,9 @@ map_nest(S *st, KB *kb, KRef s, int at)
 		set_vars(kb, kb_get(kb, lin), nl, ext, lo, vars);
 	if (nrow) {
 		Caches cs;
-		if (plan_onchip(st, kb, rs, nrow, o->row_cache, &cs) < 0)
+		if (plan_onchip(st, kb, rs, nrow, o->row_cache, o->row_regs, T, &cs) < 0 ||
+		    emit_rows(kb, rs, nrow, tid, T, logT, o->drop_barrier, o->subgroup, &cs) < 0)
 			return burn_fail(st->c, BURN_ERR_NOMEM, "schedule: out of memory"), -1;
-		emit_rows(kb, rs, nrow, tid, T, logT, o->drop_barrier, o->subgroup, &cs);
 	}
 	else if (V > 1)
 		emit_vec(kb, &vp, body, lin, V, nl, ext, lo, vars);

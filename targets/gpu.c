@@ -43,5 +43,6 @@ const Target target_gpu = {
 		 * blocks per multiprocessor) */
 		.block_threads = 256,
 		.grid_blocks = 64,
+		.row_regs = 32,          /* as the cuda target */
 	},
 };

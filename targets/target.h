@@ -51,6 +51,8 @@ typedef struct TargetTune {
 	int block_threads;       /* GPU: threads per block of a mapped nest */
 	int64_t grid_blocks;     /* GPU: at most this many blocks; larger nests
 	                          * loop over the grid (grid-stride) */
+	int row_regs;            /* GPU: elements of a row a thread may keep in
+	                          * registers (the inreg step); 0: never */
 } TargetTune;
 
 /* The tuning constants of a host CPU with AVX2 and FMA, which the cpu

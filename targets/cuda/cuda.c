@@ -34,6 +34,7 @@ const Target target_cuda = {
 		.thread_min_work = 0,
 		.block_threads = 256,
 		.grid_blocks = 2048,     /* ~16 blocks per multiprocessor */
+		.row_regs = 32,          /* ptxas keeps them in registers */
 	},
 	.ops = {
 		.isnan = 1, .isinf = 1,  /* testp */

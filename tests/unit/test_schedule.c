@@ -25,6 +25,8 @@ typedef struct Shape {
 	int input_loads;           /* loads of the model's input (global) */
 	int vcopies;               /* vector copies */
 	int row_stores;            /* stores into shared rows (over 64 wide) */
+	int local;                 /* local buffers */
+	int unrolled;              /* KF_UNROLL loops */
 } Shape;
 
 static void
@@ -44,6 +46,7 @@ walk(const KKernel *k, KRef s, Shape *sh)
 			if ((n->flags & KF_THREAD_X) && hi - lo > sh->threads)
 				sh->threads = hi - lo;
 		}
+		sh->unrolled += n->kind == KS_FOR && (n->flags & KF_UNROLL);
 		if (n->kind == KS_FOR || n->kind == KS_IF) {
 			walk(k, n->body, sh);
 			walk(k, n->orelse, sh);
@@ -84,7 +87,7 @@ mark_live(const KKernel *k, KRef s, unsigned char *live)
  * target, which schedules it), run it; returns the interpreter's
  * status, the fused kernel's shape in *sh, and checks results when OK. */
 static int
-run_case(const char *name, const GpuSchedOpts *o, Shape *sh, Ctx *c)
+run_case_on(const char *name, const GpuSchedOpts *o, const Target *t, Shape *sh, Ctx *c)
 {
 	char path[1024];
 	Compiled *m;
@@ -103,14 +106,15 @@ run_case(const char *name, const GpuSchedOpts *o, Shape *sh, Ctx *c)
 		cr_assert_eq(pass_legalize(c, &m->prog, NULL), BURN_OK, "%s", c->msg);
 	} else {   /* the gpu target's own pipeline and schedule */
 		CompileOpts co = { 0 };
-		co.target = &target_gpu;
+		co.target = t;
 		cr_assert_eq(burn_compile_file(c, path, &co, &m), BURN_OK, "%s", c->msg);
 		cr_assert_eq(m->prog.nkernel, 1, "one fused kernel");
 	}
 	memset(sh, 0, sizeof *sh);
 	walk(m->prog.kernel[0], m->prog.kernel[0]->body, sh);
 	for (int b = 0; b < m->prog.kernel[0]->nbuf; b++)
-		sh->shared += m->prog.kernel[0]->buf[b].space == KS_SHARED;
+		sh->shared += m->prog.kernel[0]->buf[b].space == KS_SHARED,
+		sh->local += m->prog.kernel[0]->buf[b].space == KS_LOCAL;
 	{
 		const KKernel *k = m->prog.kernel[0];
 		unsigned char *live = calloc((size_t)k->nnode, 1);
@@ -152,6 +156,12 @@ run_case(const char *name, const GpuSchedOpts *o, Shape *sh, Ctx *c)
 	burn_compiled_destroy(m);
 	arena_free(&a);
 	return rc;
+}
+
+static int
+run_case(const char *name, const GpuSchedOpts *o, Shape *sh, Ctx *c)
+{
+	return run_case_on(name, o, &target_gpu, sh, c);
 }
 
 Test(schedule, layernorm_is_one_kernel_of_block_reductions)
@@ -202,6 +212,9 @@ Test(schedule, rows_on_chip)
 {
 	Ctx c;
 	Shape sh;
+	Target shared = target_gpu;   /* the gpu target without registers for rows */
+
+	shared.tune.row_regs = 0;
 
 	burn_ctx_init(&c, "test");
 	cr_assert_eq(run_case("rmsnorm_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
@@ -214,15 +227,39 @@ Test(schedule, rows_on_chip)
 	cr_assert_eq(sh.input_loads, 2, "the row loaded once: %d", sh.input_loads);
 	cr_assert_eq(sh.vcopies, 0, "64-wide rows: no 16-byte pieces for 32 threads");
 	cr_assert_eq(run_case("layernorm_composed", &gpu_onchip, &sh, &c), BURN_OK, "%s", c.msg);
-	/* the gpu target's rows of 1024 over 256 threads: one 16-byte copy per
-	 * thread and a barrier (the loops read other threads' pieces) */
-	cr_assert_eq(run_case("softmax_wide", NULL, &sh, &c), BURN_OK, "%s", c.msg);
+	/* the gpu target's rows of 1024 over 256 threads in shared memory:
+	 * one 16-byte copy per thread and a barrier (the loops read other
+	 * threads' pieces) */
+	cr_assert_eq(run_case_on("softmax_wide", NULL, &shared, &sh, &c), BURN_OK, "%s", c.msg);
 	cr_assert_eq(sh.input_loads, 1, "one vector copy of the input: %d", sh.input_loads);
 	cr_assert_eq(sh.vcopies, 1, "vector copies %d", sh.vcopies);
 	/* the sum's exp(x - max) left in the copy for the write loop */
 	cr_assert_eq(sh.row_stores, 1, "exponentials kept: %d stores", sh.row_stores);
-	cr_assert_eq(run_case("layernorm_wide", NULL, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_eq(run_case_on("layernorm_wide", NULL, &shared, &sh, &c), BURN_OK, "%s", c.msg);
 	cr_assert_eq(sh.vcopies, 1, "vector copies %d", sh.vcopies);
+}
+
+/* With registers for rows (the gpu and cuda targets: inreg), each thread
+ * keeps its 4 elements of a 1024-wide row in a private array: 4 loads of
+ * the input, no copy in shared memory (the reductions' partials only),
+ * and every loop over the row unrolled so the array's indices are
+ * constants; the exponentials still computed once. */
+Test(schedule, rows_in_registers)
+{
+	Ctx c;
+	Shape sh;
+
+	burn_ctx_init(&c, "test");
+	cr_assert_eq(run_case("softmax_wide", NULL, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_eq(sh.input_loads, 4, "the row's 4 elements loaded once: %d", sh.input_loads);
+	cr_assert_eq(sh.vcopies, 0, "vector copies %d", sh.vcopies);
+	cr_assert_eq(sh.shared, 1, "the partials only: %d", sh.shared);
+	cr_assert_eq(sh.local, 1, "the row's registers: %d", sh.local);
+	cr_assert_eq(sh.unrolled, 3, "max, sum and write loops unrolled: %d", sh.unrolled);
+	cr_assert_eq(run_case("layernorm_wide", NULL, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_eq(sh.input_loads, 4, "the row's 4 elements loaded once: %d", sh.input_loads);
+	cr_assert_eq(sh.local, 1, "the row's registers: %d", sh.local);
+	cr_assert_eq(sh.shared, 1, "the partials only: %d", sh.shared);
 }
 
 /* Issue 7's seeded bug: a block reduction without its barriers. */
