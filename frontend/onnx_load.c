@@ -549,9 +549,10 @@ decode_tensor(Loader *L, const Onnx__TensorProto *tp, Arena *a, const char *what
 	if (dt == DT_STRING)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED,
 		                 "%s '%s': string tensors are not supported", what, nm);
-	if ((es = dtype_size(dt)) <= 0)
+	if (dtype_bits(dt) <= 0)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED,
 		                 "%s '%s': data type %d is not supported", what, nm, dt);
+	es = dtype_is_packed(dt) ? 1 : dtype_size(dt);   /* packed: bytes */
 	if (tp->segment)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED,
 		                 "%s '%s': segmented tensors are not supported", what, nm);
@@ -570,7 +571,7 @@ decode_tensor(Loader *L, const Onnx__TensorProto *tp, Arena *a, const char *what
 	}
 	if (maxb <= 0)
 		maxb = INT64_MAX;
-	if (burn_mul_ovf(numel, es, &nbytes) || nbytes > maxb ||
+	if (dtype_nbytes(dt, numel, &nbytes) || nbytes > maxb ||
 	    (uint64_t)nbytes >= SIZE_MAX / 2)
 		return burn_fail(c, BURN_ERR_LIMIT,
 		                 "%s '%s': %lld elements of %s exceed the tensor size limit "
@@ -617,7 +618,8 @@ decode_tensor(Loader *L, const Onnx__TensorProto *tp, Arena *a, const char *what
 		src = tp->int32_data, have = tp->n_int32_data, srcsize = 4;
 		break;
 	}
-	want = cplx ? 2 * numel : numel;
+	/* packed types: one byte (two or four elements) per int32 */
+	want = cplx ? 2 * numel : dtype_is_packed(dt) ? nbytes : numel;
 	if ((uint64_t)have != (uint64_t)want)
 		return burn_fail(c, BURN_ERR_INVALID,
 		                 "%s '%s': data size mismatch: %zu values, its shape needs %lld",
@@ -680,7 +682,7 @@ input_type(Loader *L, Graph *g, int v, const Onnx__ValueInfoProto *vi, int root)
 		                 "input '%s': string tensors are not supported", nm);
 	if (dt == DT_UNDEF && root)
 		return burn_fail(c, BURN_ERR_INVALID, "input '%s' has no element type", nm);
-	if (dt != DT_UNDEF && dtype_size(dt) <= 0)
+	if (dt != DT_UNDEF && dtype_bits(dt) <= 0)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED,
 		                 "input '%s': data type %d is not supported", nm, dt);
 	val = GV(g, v);

@@ -364,55 +364,127 @@ arena_grow(Arena *a, void *old, size_t elem, size_t oldn, size_t want)
 
 /* ---- element types -------------------------------------------------- */
 
+/* The dtype table: one row per ONNX TensorProto.DataType burncc knows.
+ *   bits   storage bits per element; below 8 the type is packed, several
+ *          elements to a byte, the first in the low bits (ONNX's int4,
+ *          uint4, float4e2m1, int2, uint2), so a tensor of n elements
+ *          takes ceil(n * bits / 8) bytes (dtype_nbytes)
+ *   expr   the type kernel expressions compute it in: f32 for the storage
+ *          floats, i8 or u8 for the packed integers (kir.h)
+ *   flags  DF_* below */
+enum {
+	DF_FLOAT = 1,    /* a floating type (dtype_is_float) */
+	DF_INT = 2,      /* an integer type, not bool (dtype_is_int) */
+	DF_SIGNED = 4,   /* signed integer or float */
+	DF_STORAGE = 8,  /* float bits in memory, f32 in expressions */
+	DF_CASTONLY = 16,/* converted only (Cast, CastLike, QuantizeLinear,
+	                  * DequantizeLinear), as ONNX's type constraints say */
+	DF_F8 = 32,      /* one of the five float8 formats */
+};
+
+#define FLT (DF_FLOAT | DF_SIGNED)
+#define SI (DF_INT | DF_SIGNED)
+#define SF (FLT | DF_STORAGE)
+#define NARROW (SF | DF_CASTONLY)
+
 static const struct {
 	const char *name, *ctype;
-	int size;
+	int bits, flags, expr;
 } dtinfo[] = {
-	[DT_F32]    = {"f32", "float", 4},
-	[DT_U8]     = {"u8", "uint8_t", 1},
-	[DT_I8]     = {"i8", "int8_t", 1},
-	[DT_U16]    = {"u16", "uint16_t", 2},
-	[DT_I16]    = {"i16", "int16_t", 2},
-	[DT_I32]    = {"i32", "int32_t", 4},
-	[DT_I64]    = {"i64", "int64_t", 8},
-	[DT_STRING] = {"str", NULL, 0},
-	[DT_BOOL]   = {"bool", "uint8_t", 1},
-	[DT_F16]    = {"f16", "uint16_t", 2},
-	[DT_F64]    = {"f64", "double", 8},
-	[DT_U32]    = {"u32", "uint32_t", 4},
-	[DT_U64]    = {"u64", "uint64_t", 8},
-	[DT_C64]    = {"c64", NULL, 0},
-	[DT_C128]   = {"c128", NULL, 0},
-	[DT_BF16]   = {"bf16", "uint16_t", 2},
+	[DT_F32]    = {"f32", "float", 32, FLT, DT_F32},
+	[DT_U8]     = {"u8", "uint8_t", 8, DF_INT, DT_U8},
+	[DT_I8]     = {"i8", "int8_t", 8, SI, DT_I8},
+	[DT_U16]    = {"u16", "uint16_t", 16, DF_INT, DT_U16},
+	[DT_I16]    = {"i16", "int16_t", 16, SI, DT_I16},
+	[DT_I32]    = {"i32", "int32_t", 32, SI, DT_I32},
+	[DT_I64]    = {"i64", "int64_t", 64, SI, DT_I64},
+	[DT_STRING] = {"str", NULL, 0, 0, DT_UNDEF},
+	[DT_BOOL]   = {"bool", "uint8_t", 8, 0, DT_BOOL},
+	[DT_F16]    = {"f16", "uint16_t", 16, SF, DT_F32},
+	[DT_F64]    = {"f64", "double", 64, FLT, DT_F64},
+	[DT_U32]    = {"u32", "uint32_t", 32, DF_INT, DT_U32},
+	[DT_U64]    = {"u64", "uint64_t", 64, DF_INT, DT_U64},
+	[DT_C64]    = {"c64", NULL, 0, 0, DT_UNDEF},
+	[DT_C128]   = {"c128", NULL, 0, 0, DT_UNDEF},
+	[DT_BF16]   = {"bf16", "uint16_t", 16, SF, DT_F32},
 	/* float8: one byte, converted to and from f32 like f16 */
-	[DT_F8E4M3FN]   = {"float8e4m3fn", "uint8_t", 1},
-	[DT_F8E4M3FNUZ] = {"float8e4m3fnuz", "uint8_t", 1},
-	[DT_F8E5M2]     = {"float8e5m2", "uint8_t", 1},
-	[DT_F8E5M2FNUZ] = {"float8e5m2fnuz", "uint8_t", 1},
-	[DT_F8E8M0]     = {"float8e8m0", "uint8_t", 1},
+	[DT_F8E4M3FN]   = {"float8e4m3fn", "uint8_t", 8, NARROW | DF_F8, DT_F32},
+	[DT_F8E4M3FNUZ] = {"float8e4m3fnuz", "uint8_t", 8, NARROW | DF_F8, DT_F32},
+	[DT_F8E5M2]     = {"float8e5m2", "uint8_t", 8, NARROW | DF_F8, DT_F32},
+	[DT_F8E5M2FNUZ] = {"float8e5m2fnuz", "uint8_t", 8, NARROW | DF_F8, DT_F32},
+	[DT_F8E8M0]     = {"float8e8m0", "uint8_t", 8, NARROW | DF_F8, DT_F32},
+	/* packed: two or four to a byte, low bits first; the C type is the
+	 * byte a buffer of them is made of */
+	[DT_U4]      = {"u4", "uint8_t", 4, DF_INT | DF_CASTONLY, DT_U8},
+	[DT_I4]      = {"i4", "uint8_t", 4, SI | DF_CASTONLY, DT_I8},
+	[DT_F4E2M1]  = {"float4e2m1", "uint8_t", 4, NARROW, DT_F32},
+	[DT_U2]      = {"u2", "uint8_t", 2, DF_INT | DF_CASTONLY, DT_U8},
+	[DT_I2]      = {"i2", "uint8_t", 2, SI | DF_CASTONLY, DT_I8},
 };
+
+#undef FLT
+#undef SI
+#undef SF
+#undef NARROW
 
 #define NDT ((int)(sizeof dtinfo / sizeof dtinfo[0]))
 
+static int
+flags(int dt)
+{
+	return dt > 0 && dt < NDT ? dtinfo[dt].flags : 0;
+}
+
+int
+dtype_bits(int dt)
+{
+	return dt > 0 && dt < NDT ? dtinfo[dt].bits : 0;
+}
+
+/* Whole bytes only: a packed type has no size of its own. */
 int
 dtype_size(int dt)
 {
-	return dt > 0 && dt < NDT ? dtinfo[dt].size : 0;
+	int b = dtype_bits(dt);
+
+	return b % 8 ? 0 : b / 8;
+}
+
+int
+dtype_is_packed(int dt)
+{
+	int b = dtype_bits(dt);
+
+	return b > 0 && b < 8;
+}
+
+int
+dtype_nbytes(int dt, int64_t n, int64_t *out)
+{
+	int b = dtype_bits(dt);
+
+	*out = 0;
+	if (b <= 0 || n < 0)
+		return 1;
+	if (b % 8 == 0)
+		return burn_mul_ovf(n, b / 8, out);
+	if (n > INT64_MAX - 7)
+		return 1;
+	*out = n / (8 / b) + (n % (8 / b) != 0);
+	return 0;
+}
+
+int
+dtype_expr(int dt)
+{
+	return dt > 0 && dt < NDT ? dtinfo[dt].expr : DT_UNDEF;
 }
 
 const char *
 dtype_name(int dt)
 {
-	/* ONNX types we do not compute with, named for error messages */
-	static const char *const other[] = {
-		"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
-		"uint4", "int4", "float4e2m1", "float8e8m0", "uint2", "int2",
-	};
-
 	if (dt > 0 && dt < NDT && dtinfo[dt].name)
 		return dtinfo[dt].name;
-	if (dt >= 17 && dt < 17 + (int)(sizeof other / sizeof other[0]))
-		return other[dt - 17];
 	return dt == DT_UNDEF ? "?" : "invalid";
 }
 
@@ -438,47 +510,44 @@ dtype_ctype(int dt)
 int
 dtype_is_float(int dt)
 {
-	return dt == DT_F16 || dt == DT_BF16 || dt == DT_F32 || dt == DT_F64 ||
-	       dtype_is_f8(dt);
+	return (flags(dt) & DF_FLOAT) != 0;
 }
 
 int
 dtype_is_f8(int dt)
 {
-	return (dt >= DT_F8E4M3FN && dt <= DT_F8E5M2FNUZ) || dt == DT_F8E8M0;
+	return (flags(dt) & DF_F8) != 0;
 }
 
-/* f16, bf16 and float8 live in memory as bit patterns and compute in f32. */
+/* f16, bf16, float8 and float4 live in memory as bit patterns and compute
+ * in f32. */
 int
 dtype_is_storage(int dt)
 {
-	return dt == DT_F16 || dt == DT_BF16 || dtype_is_f8(dt);
+	return (flags(dt) & DF_STORAGE) != 0;
+}
+
+int
+dtype_cast_only(int dt)
+{
+	return (flags(dt) & DF_CASTONLY) != 0;
 }
 
 int
 dtype_is_int(int dt)
 {
-	switch (dt) {
-	case DT_U8: case DT_I8: case DT_U16: case DT_I16: case DT_I32:
-	case DT_I64: case DT_U32: case DT_U64:
-		return 1;
-	}
-	return 0;
+	return (flags(dt) & DF_INT) != 0;
 }
 
 /* Signed integers and the floating types (they have a sign too). */
 int
 dtype_is_signed(int dt)
 {
-	switch (dt) {
-	case DT_I8: case DT_I16: case DT_I32: case DT_I64:
-		return 1;
-	}
-	return dtype_is_float(dt);
+	return (flags(dt) & DF_SIGNED) != 0;
 }
 
 int
 dtype_supported(int dt)
 {
-	return dtype_is_float(dt) || dtype_is_int(dt) || dt == DT_BOOL;
+	return (flags(dt) & (DF_FLOAT | DF_INT)) || dt == DT_BOOL;
 }

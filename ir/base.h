@@ -116,7 +116,12 @@ enum DType {
 	DT_COUNT_ = 27
 };
 
-int dtype_size(int dt);            /* bytes per element, 0 if unsupported */
+int dtype_size(int dt);            /* bytes per element, 0 if unsupported or packed */
+int dtype_bits(int dt);            /* bits per element in memory, 0 if unsupported */
+/* The bytes n elements of dt take, ceil(n * bits / 8) (packed types share
+ * bytes); 1 on overflow or an unsupported dt. */
+int dtype_nbytes(int dt, int64_t n, int64_t *out);
+int dtype_expr(int dt);            /* the type kernel expressions compute dt in */
 const char *dtype_name(int dt);    /* "f32", "i64", ...; "?" if unknown */
 int dtype_from_name(const char *s);/* inverse of dtype_name, DT_UNDEF if none */
 const char *dtype_ctype(int dt);   /* "float", "int64_t", ...; NULL if none */
@@ -132,6 +137,18 @@ int dtype_supported(int dt);       /* one we can compute with */
 enum { DT_F8E4M3FN = 17, DT_F8E4M3FNUZ = 18, DT_F8E5M2 = 19, DT_F8E5M2FNUZ = 20,
        DT_F8E8M0 = 24 };
 int dtype_is_f8(int dt);           /* the five float8 types above */
-int dtype_is_storage(int dt);      /* f16 bf16 float8: bits in memory, f32 in expressions */
+int dtype_is_storage(int dt);      /* f16 bf16 float8 float4: bits in memory, f32 in expressions */
+
+/* The packed sub-byte types (ONNX numbers): two (4-bit) or four (2-bit)
+ * elements to a byte, the first element in the low bits, so a tensor of n
+ * takes ceil(n * bits / 8) bytes; the last byte's unused bits are 0.  They
+ * are types of buffers only: kernels compute int4/int2 in i8, uint4/uint2
+ * in u8 and float4e2m1 (a storage float, like float8) in f32, and
+ * passes/legalize.c turns their loads and stores into byte ones (kir.h). */
+enum { DT_U4 = 21, DT_I4 = 22, DT_F4E2M1 = 23, DT_U2 = 25, DT_I2 = 26 };
+int dtype_is_packed(int dt);       /* fewer than 8 bits: the five above */
+/* Converted only, never computed on (float8, float4, the packed ints):
+ * Cast, CastLike, QuantizeLinear and DequantizeLinear take them. */
+int dtype_cast_only(int dt);
 
 #endif

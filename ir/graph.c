@@ -212,7 +212,7 @@ graph_set_const(Ctx *c, Graph *g, int v, int dtype, int rank,
 	if (v < 0 || v >= g->nval)
 		return burn_fail(c, BURN_ERR_INTERNAL, "constant: bad value index %d", v);
 	val = &g->val[v];
-	sz = dtype_size(dtype);
+	sz = dtype_bits(dtype);
 	if (sz == 0)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED,
 		                 "constant '%s': unsupported dtype %s (%d)",
@@ -231,7 +231,7 @@ graph_set_const(Ctx *c, Graph *g, int v, int dtype, int rank,
 			                 "constant '%s': element count overflows",
 			                 val->name);
 	}
-	if (burn_mul_ovf(numel, sz, &nbytes) ||
+	if (dtype_nbytes(dtype, numel, &nbytes) ||
 	    (c && nbytes > c->limits.max_tensor_bytes))
 		return burn_fail(c, BURN_ERR_LIMIT,
 		                 "constant '%s': %lld elements of %s, over --max-tensor-bytes (%lld)",
@@ -290,9 +290,9 @@ value_numel(const Value *v)
 int64_t
 value_nbytes(const Value *v)
 {
-	int64_t n = value_numel(v), sz = dtype_size(v->dtype);
+	int64_t n = value_numel(v);
 
-	if (n < 0 || sz == 0 || burn_mul_ovf(n, sz, &n))
+	if (n < 0 || dtype_nbytes(v->dtype, n, &n))
 		return -1;
 	return n;
 }
@@ -664,6 +664,11 @@ value_get_f(const Value *v, int64_t i)
 	const unsigned char *p = v->data;
 	int sz = dtype_size(v->dtype);
 
+	if (v->dtype == DT_F4E2M1 && p && i >= 0) {   /* s ee m: ONNX's values */
+		static const double f4[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+		int f = (p[i / 2] >> (i % 2 * 4)) & 15;
+		return f & 8 ? -f4[f & 7] : f4[f & 7];
+	}
 	if (!p || sz == 0 || i < 0)
 		return 0;
 	p += i * sz;
@@ -681,8 +686,15 @@ int64_t
 value_get_i(const Value *v, int64_t i)
 {
 	const unsigned char *p = v->data;
-	int sz = dtype_size(v->dtype);
+	int sz = dtype_size(v->dtype), w = dtype_bits(v->dtype);
 
+	if (dtype_is_packed(v->dtype) && dtype_is_int(v->dtype) && p && i >= 0) {
+		/* field i of its byte, low bits first; sign-extended if signed */
+		int f = (p[i / (8 / w)] >> (i % (8 / w) * w)) & ((1 << w) - 1);
+		return dtype_is_signed(v->dtype) && f >> (w - 1) ? f - (1 << w) : f;
+	}
+	if (v->dtype == DT_F4E2M1)
+		return (int64_t)value_get_f(v, i);
 	if (!p || sz == 0 || i < 0)
 		return 0;
 	p += i * sz;

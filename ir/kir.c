@@ -105,6 +105,16 @@ kop_needs_legal(int op, int dt, const KCaps *caps)
 }
 
 int
+kir_stores_packed(const KKernel *k)
+{
+	for (KRef i = 1; i < k->nnode; i++)
+		if (k->node[i].kind == KS_STORE && k->node[i].buf >= 0 &&
+		    k->node[i].buf < k->nbuf && dtype_is_packed(k->buf[k->node[i].buf].dtype))
+			return 1;
+	return 0;
+}
+
+int
 kir_bits_dtype(int dt)
 {
 	if (!dtype_is_storage(dt))
@@ -565,7 +575,7 @@ kb_load(KB *kb, int buf, KRef idx)
 
 	n->buf = buf;
 	n->a = idx;
-	n->dtype = dtype_is_storage(dt) ? DT_F32 : dt;
+	n->dtype = dtype_expr(dt);
 	return r;
 }
 
@@ -896,6 +906,8 @@ kb_cast(KB *kb, int dtype, KRef a)
 
 	if (dtype_is_storage(dtype))
 		return kb_cast_f8(kb, dtype, a, 0);
+	if (dtype_is_packed(dtype))   /* int4 ...: their expression type */
+		dtype = dtype_expr(dtype);
 	if (dtype == from)
 		return a;
 	if (kb_is_const_i(k, a, &v)) {
@@ -1252,7 +1264,7 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 	if (n->lanes < 1)
 		return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: node %d: lanes %d",
 		                 k->name, e, n->lanes);
-	if (!dtype_supported(dt) || dtype_is_storage(dt))
+	if (!dtype_supported(dt) || dtype_is_storage(dt) || dtype_is_packed(dt))
 		return burn_fail(c, BURN_ERR_INTERNAL,
 		                 "kir %s: node %d: bad dtype %s", k->name, e,
 		                 dtype_name(dt));
@@ -1282,7 +1294,9 @@ vexpr(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, KRef user)
 			                 "kir %s: node %d: load of fragment b%d (tile ops only)",
 			                 k->name, e, n->buf);
 		bd = k->buf[n->buf].dtype;
-		if (dtype_is_storage(bd))   /* f32, or the bits (legalised) */
+		if (dtype_is_packed(bd))    /* legalisation retypes the buffer */
+			bd = dtype_expr(bd);
+		else if (dtype_is_storage(bd))   /* f32, or the bits (legalised) */
 			bd = dt == kir_bits_dtype(bd) ? dt : DT_F32;
 		if (bd != dt)
 			return burn_fail(c, BURN_ERR_INTERNAL,
@@ -1639,7 +1653,9 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop,
 				                 "kir %s: store %d to fragment b%d (tile ops only)",
 				                 k->name, s, n->buf);
 			bd = k->buf[n->buf].dtype;
-			if (dtype_is_storage(bd))   /* f32, or the bits */
+			if (dtype_is_packed(bd))
+				bd = dtype_expr(bd);
+			else if (dtype_is_storage(bd))   /* f32, or the bits */
 				bd = k->node[n->b].dtype == kir_bits_dtype(bd)
 				   ? kir_bits_dtype(bd) : DT_F32;
 			if (k->node[n->b].dtype != bd)
@@ -1745,7 +1761,7 @@ kir_verify(Ctx *c, const KKernel *k)
 	}
 	for (i = 0; i < k->nvar; i++)
 		if (!dtype_supported(k->var[i].dtype) ||
-		    dtype_is_storage(k->var[i].dtype))
+		    dtype_is_storage(k->var[i].dtype) || dtype_is_packed(k->var[i].dtype))
 			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: bad var %s dtype",
 			                 k->name, k->var[i].name);
 	if (k->ndim < 0 || k->ndim > k->nvar)
@@ -1815,7 +1831,8 @@ legal_expr(Legal *L, KRef e)
 		return BURN_OK;
 	case KE_LOAD: {
 		int bd = k->buf[n->buf].dtype;
-		if (dtype_is_storage(bd) && !storage_ok(L->caps, bd, n->dtype))
+		if (dtype_is_packed(bd) ||
+		    (dtype_is_storage(bd) && !storage_ok(L->caps, bd, n->dtype)))
 			return LFAIL(BURN_ERR_INTERNAL, "%s %s: node %d: %s load not "
 			             "legalised", L->who, k->name, e, dtype_name(bd));
 		if (n->b) {
@@ -1880,8 +1897,8 @@ legal_block(Legal *L, KRef s)
 			int bd = k->buf[n->buf].dtype;
 			TRY(legal_expr(L, n->a));
 			TRY(legal_expr(L, n->b));
-			if (dtype_is_storage(bd) &&
-			    !storage_ok(L->caps, bd, k->node[n->b].dtype))
+			if (dtype_is_packed(bd) || (dtype_is_storage(bd) &&
+			    !storage_ok(L->caps, bd, k->node[n->b].dtype)))
 				return LFAIL(BURN_ERR_INTERNAL, "%s %s: store %d: %s store "
 				             "not legalised", L->who, k->name, s,
 				             dtype_name(bd));

@@ -625,6 +625,10 @@ void kprog_print(FILE *f, const KProgram *p);
 int kprog_parse(Ctx *c, KProgram *p, const char *text, size_t len);
 /* Check the kernel: refs in range, types consistent, every buffer index of a
  * store/load in bounds when it is a constant.  Returns status. */
+/* Does k store into a packed buffer (int4 ...: dtype_is_packed)?  Such a
+ * store rewrites a byte it shares with its neighbours (passes/legalize.c),
+ * so schedules run the kernel on one thread. */
+int kir_stores_packed(const KKernel *k);
 int kir_verify(Ctx *c, const KKernel *k);
 /* Check that k is ready for a renderer: kir_verify, then what
  * legalisation (passes/legalize.c) must have removed for a target with

@@ -58,7 +58,7 @@ check_shape(Ctx *c, const Value *v)
 			                 "value '%s': dim %d is %lld", v->name, i,
 			                 (long long)v->dim[i]);
 	if (v->data) {
-		if (dtype_size(v->dtype) == 0)
+		if (dtype_bits(v->dtype) == 0)
 			return burn_fail(c, BURN_ERR_INTERNAL,
 			                 "constant '%s' has dtype %s", v->name,
 			                 dtype_name(v->dtype));

@@ -86,7 +86,7 @@ static int check_size(Ctx *c, const Value *v)
 		if (v->dim[i] < 0 || burn_mul_ovf(n, v->dim[i] ? v->dim[i] : 1, &n))
 			return burn_fail(c, BURN_ERR_LIMIT, "value '%s': element count "
 			                 "overflows", v->name);
-	if (burn_mul_ovf(n, dtype_size(v->dtype), &b) || b > c->limits.max_tensor_bytes)
+	if (dtype_nbytes(v->dtype, n, &b) || b > c->limits.max_tensor_bytes)
 		return burn_fail(c, BURN_ERR_LIMIT, "value '%s' needs more than the "
 		                 "tensor size limit --max-tensor-bytes (%lld)", v->name,
 		                 (long long)c->limits.max_tensor_bytes);
@@ -184,9 +184,10 @@ static int foldable(const Graph *g, const Node *n)
 	return out_bytes <= in_bytes || out_bytes <= FOLD_FREE_BYTES;
 }
 
-/* The ops that take float8 values: conversions and (de)quantization, and
- * the moves that copy values unchanged (a float8 load and store through f32
- * is exact).  No other op computes with float8. */
+/* The ops that take the cast-only types (float8, float4, the packed
+ * integers: dtype_cast_only): conversions and (de)quantization, and the
+ * moves that copy values unchanged (a load and store through the
+ * expression type is exact).  No other op computes with them. */
 static int f8_op(int op)
 {
 	switch (op) {
@@ -214,7 +215,7 @@ int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left)
 			return burn_fail(c, BURN_ERR_INTERNAL, "input '%s' has no type",
 			                 v->name);
 		if (v && (!dtype_supported(v->dtype) ||
-		          (dtype_is_f8(v->dtype) && !f8_op(n->op))))
+		          (dtype_cast_only(v->dtype) && !f8_op(n->op))))
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' has "
 			                 "unsupported dtype %s", v->name,
 			                 dtype_name(v->dtype));
@@ -228,7 +229,7 @@ int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left)
 		if (v->dtype == DT_UNDEF || v->rank < 0)
 			continue;   /* optional output the op does not produce */
 		if (!dtype_supported(v->dtype) ||
-		    (dtype_is_f8(v->dtype) && !f8_op(n->op)))
+		    (dtype_cast_only(v->dtype) && !f8_op(n->op)))
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "output '%s' has "
 			                 "unsupported dtype %s", v->name,
 			                 dtype_name(v->dtype));

@@ -229,10 +229,13 @@ f2i(L *l, int to, KRef x)
  * A format is a sign bit, then exponent bits with bias b and m mantissa
  * bits.  nan says where NaN lives: SN_IEEE (exponent all ones; also the
  * infinities), SN_FN (all bits but the sign set; no infinities), SN_FNUZ
- * (the pattern 0x80 only; no infinities and no -0).  maxc is the largest
- * finite code, ovf the code beyond it (inf or NaN), nanc the NaN code.
+ * (the pattern 0x80 only; no infinities and no -0), SN_NONE (float4e2m1:
+ * no NaN, no infinities; everything finite saturates, and ONNX's Cast
+ * maps NaN to 0x8, the code of -0).  maxc is the largest finite code, ovf
+ * the code beyond it (inf or NaN; float4e2m1: maxc again), nanc the code
+ * a NaN becomes.
  */
-enum { SN_IEEE, SN_FN, SN_FNUZ };
+enum { SN_IEEE, SN_FN, SN_FNUZ, SN_NONE };
 
 typedef struct SFmt {
 	int w, m, b, nan;
@@ -248,6 +251,7 @@ sfmt(int dt, SFmt *f)
 		{ DT_F8E4M3FNUZ,  { 8, 3, 8, SN_FNUZ, 0x7f, 0x80, 0x80 } },
 		{ DT_F8E5M2,      { 8, 2, 15, SN_IEEE, 0x7b, 0x7c, 0x7f } },
 		{ DT_F8E5M2FNUZ,  { 8, 2, 16, SN_FNUZ, 0x7f, 0x80, 0x80 } },
+		{ DT_F4E2M1,      { 4, 1, 1, SN_NONE, 0x7, 0x7, 0x8 } },
 	};
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
 		if (tab[i].dt == dt) {
@@ -420,7 +424,7 @@ storage_f32(L *l, const KNode *n)
 	int bd = l->kb.k->buf[n->buf].dtype;
 	KRef v = n->kind == KS_STORE ? n->b : 0;
 
-	return dtype_is_storage(bd) && !native(l, bd) &&
+	return dtype_is_storage(bd) && !dtype_is_packed(bd) && !native(l, bd) &&
 	       (v ? l->kb.k->node[v].dtype : n->dtype) == DT_F32;
 }
 
@@ -451,6 +455,121 @@ storage_value(L *l, int dt, KRef v)
 	KRef c = encode(l, dt, v, KC_NOSAT | KC_NEAREST);
 
 	return c ? kb_cast(&l->kb, kir_bits_dtype(dt), c) : 0;
+}
+
+/* ---- packed sub-byte types: int4, uint4, int2, uint2, float4e2m1 -------- *
+ *
+ * A packed buffer holds 8 / w elements of w bits in each byte, element i
+ * in bits (i % (8 / w)) * w and up of byte i / (8 / w) (ONNX: low nibble
+ * first).  Its loads and stores are legalised here into byte loads and
+ * stores, shifts and masks; the buffer itself becomes a u8 buffer of
+ * ceil(count * w / 8) bytes (packed_bufs), so no renderer and no
+ * interpreter sees a packed type.  A load yields the expression type
+ * (dtype_expr): the field sign-extended for int4/int2, zero-extended for
+ * uint4/uint2, decoded (decode, SN_NONE) for float4e2m1.  A store writes
+ * the low w bits of an integer (ONNX's Cast to int4 wraps: -9 -> 7) or
+ * the float4e2m1 code of an f32 (nearest even, saturating, NaN -> 0x8)
+ * into its field: the byte is read, the field cleared and set.  Two
+ * elements share a byte, so a kernel that stores into a packed buffer is
+ * never split between threads by a schedule (passes/schedule.c,
+ * schedule_gpu.c: packed_store).
+ */
+
+/* Element index i (i64) of a packed buffer of w bits: the byte index and
+ * the field's shift in bits (u32). */
+static void
+packed_at(L *l, int w, KRef i, KRef *byte, KRef *sh)
+{
+	int per = 8 / w, lg = per == 2 ? 1 : 2;
+
+	*byte = bin(l, KO_SHRM, i, ci(l, DT_I64, lg));
+	*sh = kb_cast(&l->kb, DT_U32, bin(l, KO_SHLM, bin(l, KO_BAND, i, ci(l, DT_I64, per - 1)),
+	                                 ci(l, DT_I64, w == 4 ? 2 : 1)));
+}
+
+/* The byte at index byte of buffer b, as u32 (a u8 load: the buffer is
+ * retyped u8 at the end of legalisation). */
+static KRef
+packed_byte(L *l, int b, KRef byte, KRef guard)
+{
+	KRef z = ci(l, DT_U8, 0), r;
+
+	r = guard ? kb_load_guard(&l->kb, b, byte, guard, z) : kb_load(&l->kb, b, byte);
+	if (r != z && l->kb.k->node[r].kind == KE_LOAD)
+		l->kb.k->node[r].dtype = DT_U8;
+	return kb_cast(&l->kb, DT_U32, r);
+}
+
+/* A load n of packed buffer n.buf: the field, extended or decoded. */
+static KRef
+packed_load(L *l, KNode n)
+{
+	int bd = l->kb.k->buf[n.buf].dtype, w = dtype_bits(bd);
+	uint32_t mask = (1u << w) - 1, sbit = 1u << (w - 1);
+	KRef byte, sh, f, v;
+
+	if (n.lanes != 1)
+		return 0;
+	packed_at(l, w, n.a, &byte, &sh);
+	f = uop(l, KO_BAND, bin(l, KO_SHRM, packed_byte(l, n.buf, byte, n.b), sh), mask);
+	if (bd == DT_F4E2M1)
+		v = decode(l, bd, f);
+	else if (dtype_is_signed(bd))   /* (f ^ sbit) - sbit, in i32 */
+		v = kb_cast(&l->kb, dtype_expr(bd),
+		            bin(l, KO_SUB, kb_cast(&l->kb, DT_I32, uop(l, KO_BXOR, f, sbit)),
+		                ci(l, DT_I32, sbit)));
+	else
+		v = kb_cast(&l->kb, dtype_expr(bd), f);
+	return n.b && v ? sel(l, n.b, v, n.c) : v;
+}
+
+/* Rewrite store s (operands legal) into packed buffer s.buf as a store of
+ * the byte with its field replaced. */
+static int
+packed_store(L *l, KRef s)
+{
+	KNode *n = &l->kb.k->node[s];
+	int b = n->buf, bd = l->kb.k->buf[b].dtype, w = dtype_bits(bd);
+	uint32_t mask = (1u << w) - 1;
+	KRef byte, sh, code, old, v = n->b, i = n->a;
+
+	if (n->lanes != 1)
+		return 0;
+	if (bd == DT_F4E2M1)
+		code = encode(l, bd, v, 0);
+	else
+		code = uop(l, KO_BAND, kb_cast(&l->kb, DT_U32, v), mask);
+	if (!code)
+		return 0;
+	packed_at(l, w, i, &byte, &sh);
+	old = packed_byte(l, b, byte, 0);
+	v = bin(l, KO_BOR, bin(l, KO_BAND, old, kb_un(&l->kb, KO_BITNOT,
+	                                                   bin(l, KO_SHLM, u32c(l, mask), sh))),
+	        bin(l, KO_SHLM, code, sh));
+	v = kb_cast(&l->kb, DT_U8, v);
+	n = &l->kb.k->node[s];   /* the node array may have moved */
+	n->a = byte;
+	n->b = v;
+	return 1;
+}
+
+/* Every packed buffer of k becomes the u8 buffer of its bytes. */
+static void
+packed_bufs(L *l)
+{
+	KKernel *k = l->kb.k;
+
+	for (int i = 0; i < k->nbuf; i++) {
+		KBuf *b = &k->buf[i];
+		int w = dtype_bits(b->dtype);
+		if (!dtype_is_packed(b->dtype))
+			continue;
+		b->dtype = DT_U8;
+		b->count = b->count / (8 / w) + (b->count % (8 / w) != 0);
+		if (b->ext > 0)   /* (ext + per - 1) >> lg */
+			b->ext = bin(l, KO_SHRM, bin(l, KO_ADD, b->ext, ci(l, DT_I64, 8 / w - 1)),
+			             ci(l, DT_I64, w == 4 ? 1 : 2));
+	}
 }
 
 /* ---- f32 transcendentals as polynomials ---------------------------------- *
@@ -1529,6 +1648,8 @@ rebuild(L *l, KNode n)
 
 	switch (n.kind) {
 	case KE_LOAD:
+		if (dtype_is_packed(kb->k->buf[n.buf].dtype))
+			return packed_load(l, n);
 		if (storage_f32(l, &n))
 			return storage_load(l, n);
 		r = n.b ? kb_load_guard(kb, n.buf, n.a, n.b, n.c) : kb_load(kb, n.buf, n.a);
@@ -1583,7 +1704,7 @@ needs(L *l, const KNode *n, const KRef *map, KRef e)
 		return 1;
 	switch (n->kind) {
 	case KE_LOAD:
-		return storage_f32(l, n);
+		return dtype_is_packed(k->buf[n->buf].dtype) || storage_f32(l, n);
 	case KE_UN: case KE_BIN:
 		return kop_needs_legal(n->op, k->node[n->a].dtype, l->caps);
 	case KE_CAST:
@@ -1661,6 +1782,12 @@ kir_legalize(Ctx *c, KProgram *p, KKernel *k, const KCaps *caps)
 			                 k->name, s);
 		k->node[s].b = v;
 	}
+	for (KRef s = 1; s < n0; s++)
+		if (k->node[s].kind == KS_STORE && dtype_is_packed(k->buf[k->node[s].buf].dtype) &&
+		    !packed_store(&l, s))
+			return burn_fail(c, BURN_ERR_INTERNAL, "legalize %s: packed store %d",
+			                 k->name, s);
+	packed_bufs(&l);
 	return BURN_OK;
 }
 

@@ -148,7 +148,7 @@ static int
 check_dtype(Ctx *c, int op, int dt, const char *what)
 {
 	if (!dtype_supported(dt) ||
-	    (dtype_is_f8(dt) && op != OP_Cast && op != OP_CastLike))
+	    (dtype_cast_only(dt) && op != OP_Cast && op != OP_CastLike))
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s dtype %s is not supported",
 		                 what, dtname(dt));
 	return BURN_OK;
@@ -180,6 +180,22 @@ out_dtype(Ctx *c, Graph *g, Node *n, int *out)
 	}
 	return check_dtype(c, op, *out, op == OP_Cast || op == OP_CastLike ?
 	                   "target" : "output");
+}
+
+/* Cast of x to packed integer type `to` (int4, uint4, int2, uint2), in its
+ * expression type: ONNX keeps the low bits (-9 -> 7 for int4; a float is
+ * first truncated to i32), sign-extended for the signed types, so a value
+ * cast within a fused kernel equals the one a store and load give. */
+static KRef
+wrap_packed(KB *kb, int to, KRef x)
+{
+	int64_t mask = ((int64_t)1 << dtype_bits(to)) - 1, sbit = (mask + 1) / 2;
+
+	x = kb_bin(kb, KO_BAND, kb_cast(kb, DT_I32, x), kb_const_i(kb, DT_I32, mask));
+	if (dtype_is_signed(to))
+		x = kb_bin(kb, KO_SUB, kb_bin(kb, KO_BXOR, x, kb_const_i(kb, DT_I32, sbit)),
+		           kb_const_i(kb, DT_I32, sbit));
+	return kb_cast(kb, dtype_expr(to), x);
 }
 
 /* Cast's rounding to float8 type `to` (KCastRound): saturate (default 1)
@@ -361,7 +377,7 @@ infer_elem(Ctx *c, Graph *g, Node *n)
 static int
 compute_type(int dt)
 {
-	return dtype_is_storage(dt) ? DT_F32 : dt;
+	return dtype_expr(dt);
 }
 
 /* The constant v at dtype dt. */
@@ -684,8 +700,10 @@ op_expr(KB *kb, Graph *g, Node *n, const KRef *in, int odt)
 		return isinf_expr(kb, n, dt, x);
 	case OP_Cast: case OP_CastLike: {
 		int to = NOUT(g, n, 0)->dtype;
-		if (dtype_is_f8(to))
-			return kb_cast_f8(kb, to, x, f8_rounding(n, to));
+		if (dtype_is_storage(to) && dtype_cast_only(to))   /* float8, float4 */
+			return kb_cast_f8(kb, to, x, dtype_is_f8(to) ? f8_rounding(n, to) : 0);
+		if (dtype_is_packed(to))   /* int4...: the low bits, as ONNX wraps */
+			return wrap_packed(kb, to, x);
 		return kb_dtype(kb->k, x) == odt ? x : kb_cast(kb, odt, x);
 	}
 	case OP_Div:

@@ -36,20 +36,26 @@ static Value *out_opt(Graph *g, Node *n, int k)
 /* Expression dtype of a buffer: f16/bf16 load as f32. */
 static int edt(int dt)
 {
-	return dtype_is_storage(dt) ? DT_F32 : dt;
+	return dtype_expr(dt);
 }
 
-/* The quantized integer types and their ranges. */
+/* The quantized integer types (up to 32 bits, packed ones included) and
+ * their ranges. */
 static int qrange(int dt, double *lo, double *hi)
 {
-	switch (dt) {
-	case DT_U8: *lo = 0; *hi = 255; return 1;
-	case DT_I8: *lo = -128; *hi = 127; return 1;
-	case DT_U16: *lo = 0; *hi = 65535; return 1;
-	case DT_I16: *lo = -32768; *hi = 32767; return 1;
-	case DT_I32: *lo = -2147483648.0; *hi = 2147483647.0; return 1;
-	}
-	return 0;
+	int b = dtype_bits(dt);
+
+	if (!dtype_is_int(dt) || b > 32)
+		return 0;
+	*lo = dtype_is_signed(dt) ? -ldexp(1, b - 1) : 0;
+	*hi = dtype_is_signed(dt) ? ldexp(1, b - 1) - 1 : ldexp(1, b) - 1;
+	return 1;
+}
+
+/* A float type quantization rounds to: float8 but e8m0, float4e2m1. */
+static int qfloat(int dt)
+{
+	return dtype_is_storage(dt) && dtype_cast_only(dt) && dt != DT_F8E8M0;
 }
 
 /* Round a computed f32 value to the precision of dt when dt is 16-bit, the
@@ -180,7 +186,7 @@ int infer_quant(Ctx *c, Graph *g, Node *n)
 	}
 	if (!out)
 		out = DT_U8;
-	if (!qrange(out, &lo, &hi) && (!dtype_is_f8(out) || out == DT_F8E8M0))
+	if (!qrange(out, &lo, &hi) && !qfloat(out))
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "quantized type %s (%d) is "
 		                 "not supported", dtype_name(out), out);
 	if (!dtype_is_float(s->dtype))
@@ -229,7 +235,7 @@ int lower_quant(Lower *lw, Node *n)
 		q = kb_cast(&kb, prec, q);
 	if (zp)
 		z = kb_load(&kb, bz, si);
-	if (dtype_is_f8(y->dtype)) {
+	if (qfloat(y->dtype)) {
 		if (z)
 			q = kb_bin(&kb, KO_ADD, q, kb_cast(&kb, kb_dtype(kb.k, q), z));
 		q = kb_cast(&kb, DT_F32, q);
@@ -255,7 +261,7 @@ int infer_dequant(Ctx *c, Graph *g, Node *n)
 	TRY(need_in(c, g, n, 0, &x));
 	TRY(need_in(c, g, n, 1, &s));
 	if (!qrange(x->dtype, &lo, &hi) &&
-	    (!dtype_is_f8(x->dtype) || x->dtype == DT_F8E8M0))
+	    !qfloat(x->dtype))
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "quantized type %s is not "
 		                 "supported", dtype_name(x->dtype));
 	if (!dtype_is_float(s->dtype))
@@ -295,7 +301,7 @@ int lower_dequant(Lower *lw, Node *n)
 	xi = index_linear(&kb, x->rank, vars, st);
 	si = qindex(&kb, &m, x->rank, vars);
 	/* integers subtract exactly in i64; float8 loads are f32 */
-	it = dtype_is_f8(x->dtype) ? ct : DT_I64;
+	it = qfloat(x->dtype) ? ct : DT_I64;
 	d = kb_cast(&kb, it, kb_load(&kb, bx, xi));
 	if (zp)
 		d = kb_bin(&kb, KO_SUB, d, kb_cast(&kb, it, kb_load(&kb, bz, si)));

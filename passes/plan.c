@@ -301,6 +301,12 @@ static int64_t unit_of(const Graph *g, int v, const Plan *pl, int64_t *raw)
 	const Value *val = GV(g, v);
 	int64_t key = 0, n = dtype_size(val->dtype);
 
+	if (dtype_is_packed(val->dtype)) {   /* bytes shared: static sizes only */
+		for (int k = 0; k < val->rank; k++)
+			if (val->sym[k])
+				return -1;
+		return (*raw = value_nbytes(val)) < 0 ? -1 : 0;
+	}
 	if (val->rank < 0 || n <= 0)
 		return -1;
 	for (int k = 0; k < val->rank; k++) {

@@ -239,6 +239,8 @@ decide_threads(S *s, KProgram *p, KKernel *k)
 	KStep d = kstep_make(KST_SERIAL, 0, 0, 0, 0), got;
 	int ncan = 0, nv, nb;
 
+	if (kir_stores_packed(k))   /* neighbours share bytes: one thread */
+		return BURN_OK;
 	outer_loops(s, k->body);
 	for (int i = 0; i < s->nloops && !s->err; i++) {
 		if (!can_thread(s, s->loops[i], &nv, &nb))

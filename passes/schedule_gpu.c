@@ -1552,7 +1552,7 @@ pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 		st.nreduced = 0;
 		for (s = k->body; s; s = k->node[s].next)
 			ntop++;
-		if (!ntop)
+		if (!ntop || kir_stores_packed(k))   /* packed: one thread (kir.h) */
 			continue;
 		if (!(tops = malloc((size_t)ntop * sizeof *tops)))
 			return burn_fail(c, BURN_ERR_NOMEM, "schedule: out of memory");

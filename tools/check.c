@@ -291,8 +291,20 @@ static double f8_to_double(uint8_t c, int dt)
 	return c & 0x80 ? -v : v;
 }
 
+/* Field i of a packed tensor (ONNX: element 0 in the low bits of byte 0),
+ * as the w-bit unsigned number it holds. */
+static int packed_field(const void *p, int w, int64_t i)
+{
+	return (((const uint8_t *)p)[i / (8 / w)] >> (i % (8 / w) * w)) & ((1 << w) - 1);
+}
+
 static double elem_f(const void *p, int dt, int64_t i)
 {
+	if (dt == DT_F4E2M1) {   /* s.ee.m, bias 1: 0 0.5 1 1.5 2 3 4 6 */
+		int c = packed_field(p, 4, i), e = (c >> 1) & 3, m = c & 1;
+		double v = e ? ldexp(2 + m, e - 2) : 0.5 * m;
+		return c & 8 ? -v : v;
+	}
 	if (dtype_is_f8(dt))
 		return f8_to_double(((const uint8_t *)p)[i], dt);
 	switch (dt) {
@@ -306,6 +318,10 @@ static double elem_f(const void *p, int dt, int64_t i)
 
 static int64_t elem_i(const void *p, int dt, int64_t i)
 {
+	if (dtype_is_packed(dt)) {   /* int4, uint4, int2, uint2 */
+		int w = dtype_bits(dt), f = packed_field(p, w, i);
+		return dtype_is_signed(dt) && f >> (w - 1) ? f - (1 << w) : f;
+	}
 	switch (dt) {
 	case DT_U8: case DT_BOOL: return ((const uint8_t *)p)[i];
 	case DT_I8: return ((const int8_t *)p)[i];

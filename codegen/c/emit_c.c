@@ -370,6 +370,8 @@ void emit_c_data(FILE *f, const char *id, const char *attr, int dtype,
 {
 	int64_t es = dtype_size(dtype);
 
+	if (es <= 0)   /* packed (int4 ...): the bytes */
+		es = 1;
 	if (nb > LITERAL_MAX) {
 		int64_t rows = (nb + LITERAL_MAX - 1) / LITERAL_MAX;
 		fprintf(f, "static const union { unsigned char b[%lld][%d]; %s v[%lld]; } "
@@ -450,11 +452,11 @@ static int size_macros(Ctx *c, const Graph *g, const char *up, const char **in_i
 			dup = !strcmp(name[i], name[j]);
 		if (dup)
 			snprintf(name[i], sizeof name[i], "%s_%d", in ? "INPUT" : "OUTPUT", k);
-		if (!value_shape_known(v) || value_nbytes(v) < 0 || dtype_size(v->dtype) <= 0)
+		/* a packed tensor (int4 ...) takes ceil(numel * bits / 8) bytes */
+		if (!value_shape_known(v) || value_nbytes(v) < 0 || dtype_bits(v->dtype) <= 0)
 			continue;
 		fprintf(h, "#define %s_%s_BYTES %lld\n#define %s_%s_NUMEL %lld\n", up, name[i],
-		        (long long)value_nbytes(v), up, name[i],
-		        (long long)(value_nbytes(v) / dtype_size(v->dtype)));
+		        (long long)value_nbytes(v), up, name[i], (long long)value_numel(v));
 	}
 	fprintf(h, "/* Define %s_WEIGHTS_SECTION as a string (\".extflash\") when\n"
 	        " * compiling the .c to put the weights in that linker section\n"
