@@ -105,7 +105,7 @@ accepts(int op, int k)
 		return TK_INT;
 	case OP_BitShift:
 		return TK_UINT;
-	case OP_Equal: case OP_Cast: case OP_CastLike:
+	case OP_Equal: case OP_Cast: case OP_CastLike: case OP_BitCast:
 		return TK_ANY;
 	case OP_Where:
 		return k == 0 ? TK_BOOL : TK_ANY;
@@ -118,7 +118,7 @@ accepts(int op, int k)
 static int
 same_types(int op)
 {
-	return op != OP_Pow && op != OP_Cast && op != OP_CastLike;
+	return op != OP_Pow && op != OP_Cast && op != OP_CastLike && op != OP_BitCast;
 }
 
 static int
@@ -163,14 +163,26 @@ out_dtype(Ctx *c, Graph *g, Node *n, int *out)
 	if (is_compare(op) || op == OP_And || op == OP_Or || op == OP_Xor ||
 	    op == OP_Not || op == OP_IsNaN || op == OP_IsInf) {
 		*out = DT_BOOL;
-	} else if (op == OP_Cast) {
+	} else if (op == OP_Cast || op == OP_BitCast) {
 		const Attr *a = node_attr(n, "to");
+		const char *nm = op == OP_Cast ? "Cast" : "BitCast";
+		int from = input(g, n, 0)->dtype;
 		if (!a || a->type != AT_INT)
-			return burn_fail(c, BURN_ERR_INVALID, "Cast needs an int attribute 'to'");
+			return burn_fail(c, BURN_ERR_INVALID, "%s needs an int attribute 'to'", nm);
 		if (a->i <= 0 || a->i > 1000)
-			return burn_fail(c, BURN_ERR_INVALID, "Cast 'to' = %lld is not a dtype",
-			                 (long long)a->i);
+			return burn_fail(c, BURN_ERR_INVALID, "%s 'to' = %lld is not a dtype",
+			                 nm, (long long)a->i);
 		*out = (int)a->i;
+		/* BitCast reinterprets the bits of the computed types: same width,
+		 * and no storage type (f16 computes as f32, so its bits are not
+		 * the expression's) */
+		if (op == OP_BitCast && (dtype_bits(from) != dtype_bits(*out) ||
+		    dtype_is_storage(from) || dtype_is_storage(*out) ||
+		    dtype_is_packed(from) || dtype_is_packed(*out)))
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "BitCast from %s to %s: "
+			                 "only types of one width that are not storage or "
+			                 "packed types (f16, bf16, float8, int4...) are "
+			                 "supported", dtname(from), dtname(*out));
 	} else if (op == OP_CastLike) {
 		*out = input(g, n, 1)->dtype;
 	} else if (op == OP_Where) {
@@ -178,7 +190,8 @@ out_dtype(Ctx *c, Graph *g, Node *n, int *out)
 	} else {
 		*out = input(g, n, 0)->dtype;
 	}
-	return check_dtype(c, op, *out, op == OP_Cast || op == OP_CastLike ?
+	return check_dtype(c, op, *out, op == OP_Cast || op == OP_CastLike ||
+	                   op == OP_BitCast ?
 	                   "target" : "output");
 }
 
@@ -698,6 +711,12 @@ op_expr(KB *kb, Graph *g, Node *n, const KRef *in, int odt)
 	}
 	case OP_IsInf:
 		return isinf_expr(kb, n, dt, x);
+	case OP_BitCast:   /* same width (out_dtype): through the u32/u64 bits */
+		if (dtype_is_float(dt))
+			x = un(kb, KO_BITS, x);
+		if (dtype_is_float(odt))
+			return un(kb, KO_FROMBITS, kb_cast(kb, odt == DT_F64 ? DT_U64 : DT_U32, x));
+		return kb_dtype(kb->k, x) == odt ? x : kb_cast(kb, odt, x);
 	case OP_Cast: case OP_CastLike: {
 		int to = NOUT(g, n, 0)->dtype;
 		if (dtype_is_storage(to) && dtype_cast_only(to))   /* float8, float4 */
