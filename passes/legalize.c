@@ -469,7 +469,8 @@ storage_value(L *l, int dt, KRef v)
  * uint4/uint2, decoded (decode, SN_NONE) for float4e2m1.  A store writes
  * the low w bits of an integer (ONNX's Cast to int4 wraps: -9 -> 7) or
  * the float4e2m1 code of an f32 (nearest even, saturating, NaN -> 0x8)
- * into its field: the byte is read, the field cleared and set.  Two
+ * into its field: the byte is read, the field cleared and set (the last
+ * element also clears the unused bits above it, so they are 0).  Two
  * elements share a byte, so a kernel that stores into a packed buffer is
  * never split between threads by a schedule (passes/schedule.c,
  * schedule_gpu.c: packed_store).
@@ -531,7 +532,8 @@ packed_store(L *l, KRef s)
 	KNode *n = &l->kb.k->node[s];
 	int b = n->buf, bd = l->kb.k->buf[b].dtype, w = dtype_bits(bd);
 	uint32_t mask = (1u << w) - 1;
-	KRef byte, sh, code, old, v = n->b, i = n->a;
+	KRef byte, sh, code, old, last, keep, v = n->b, i = n->a;
+	KB *kb = &l->kb;
 
 	if (n->lanes != 1)
 		return 0;
@@ -543,9 +545,13 @@ packed_store(L *l, KRef s)
 		return 0;
 	packed_at(l, w, i, &byte, &sh);
 	old = packed_byte(l, b, byte, 0);
-	v = bin(l, KO_BOR, bin(l, KO_BAND, old, kb_un(&l->kb, KO_BITNOT,
-	                                                   bin(l, KO_SHLM, u32c(l, mask), sh))),
-	        bin(l, KO_SHLM, code, sh));
+	/* the bits kept: all but the field's, and for the tensor's last
+	 * element only those below it, so the last byte's unused bits are 0 */
+	last = kb->k->buf[b].ext > 0 ? bin(l, KO_SUB, kb->k->buf[b].ext, ci(l, DT_I64, 1))
+	                             : ci(l, DT_I64, kb->k->buf[b].count - 1);
+	keep = sel(l, bin(l, KO_EQ, i, last), uop(l, KO_SUB, bin(l, KO_SHLM, u32c(l, 1), sh), 1),
+	           kb_un(kb, KO_BITNOT, bin(l, KO_SHLM, u32c(l, mask), sh)));
+	v = bin(l, KO_BOR, bin(l, KO_BAND, old, keep), bin(l, KO_SHLM, code, sh));
 	v = kb_cast(&l->kb, DT_U8, v);
 	n = &l->kb.k->node[s];   /* the node array may have moved */
 	n->a = byte;

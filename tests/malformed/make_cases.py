@@ -350,6 +350,18 @@ case("init_raw_i64_short.onnx",
      model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
            inits=[raw_i64]),
      "data size mismatch")
+# a packed tensor (int4: two elements a byte) whose raw_data is shorter
+# than ceil(5 * 4 / 8) = 3 bytes: the error names it and both sizes
+xq = TensorProto()
+xq.name, xq.data_type, xq.raw_data = "xq", TensorProto.INT4, b"\x21\x43"
+xq.dims.append(5)
+case("init_int4_raw_short.onnx",
+     helper.make_model(helper.make_graph(
+         [helper.make_node("DequantizeLinear", ["xq", "scale"], ["y"], name="dq")], "g", [],
+         [helper.make_tensor_value_info("y", F, [5])],
+         initializer=[xq, numpy_helper.from_array(np.array(2.0, np.float32), "scale")]),
+         opset_imports=[helper.make_opsetid("", 25)], producer_name="burncc-malformed"),
+     "initializer 'xq': data size mismatch: raw_data has 2 bytes, its shape needs 3")
 case("ext_empty_location.onnx", model(add_w, inits=[external("w", [2, 3], "")]),
      "external data")
 case("ext_negative_offset.onnx",
