@@ -185,7 +185,7 @@ api_tensor_new(burn_ctx *ctx, int dtype, int rank, const int64_t *dims,
 	int64_t n = 1;
 
 	*out = NULL;
-	if (!dtype_supported(dtype) || dtype_is_f8(dtype) || dtype == DT_STRING)
+	if (!dtype_supported(dtype) || dtype_cast_only(dtype) || dtype == DT_STRING)
 		return burn_fail(&ctx->c, BURN_ERR_UNSUPPORTED, "dtype %d is not one "
 		                 "libburn computes with", dtype);
 	if (rank < 0 || rank > BURN_MAX_RANK || (rank > 0 && !dims))
@@ -365,7 +365,7 @@ void api_put_elem(void *data, int dt, int64_t i, double x) { put_elem(data, dt, 
 static int
 check_dtype(burn_ctx *ctx, int dt)
 {
-	if (!dtype_supported(dt) || dtype_is_f8(dt) || dt == DT_STRING ||
+	if (!dtype_supported(dt) || dtype_cast_only(dt) || dt == DT_STRING ||
 	    dt == DT_C64 || dt == DT_C128)
 		return burn_fail(&ctx->c, BURN_ERR_INVALID, "bad dtype %d", dt);
 	return BURN_OK;

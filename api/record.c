@@ -218,7 +218,7 @@ record_v(burn_ctx *ctx, int op, int nin, const int *ins, int nattr,
 		if (ctx->pv[ins[k]].sym)
 			sym = 1;
 		const Value *v = GV(g, ins[k]);
-		if (!dtype_supported(v->dtype) || dtype_is_f8(v->dtype))
+		if (!dtype_supported(v->dtype) || dtype_cast_only(v->dtype))
 			return burn_fail(&ctx->c, BURN_ERR_UNSUPPORTED, "%s: input %d has "
 			                 "dtype %s", op_table[op].name, k, dtype_name(v->dtype));
 	}
@@ -534,7 +534,7 @@ burn_cast(burn_ctx *ctx, burn_tensor *a, burn_dtype to, burn_tensor **out)
 	int ins[1];
 
 	UNARY_BEGIN(ctx, a, out);
-	if (!dtype_supported(to) || dtype_is_f8(to))
+	if (!dtype_supported(to) || dtype_cast_only(to))
 		return api_status(burn_fail(&ctx->c, BURN_ERR_INVALID, "cast: bad dtype %d", to));
 	return record_with(ctx, OP_Cast, a, 1, ins, 1, &at, out, ctx->pg->nval, ctx->pg->nnode);
 }

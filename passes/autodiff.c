@@ -404,7 +404,7 @@ static int visit(AD *a, int i, const char *reach)
 	for (int k = 0; k < n.nin; k++) {
 		const Value *v = NIN(g, &n, k);
 		want[k] = v && reach[n.in[k]] && dtype_is_float(v->dtype) &&
-		          !dtype_is_f8(v->dtype);
+		          !dtype_cast_only(v->dtype);
 		need |= want[k];
 		gin[k] = -1;
 	}
