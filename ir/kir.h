@@ -67,7 +67,11 @@
  * integer kernel IR on the bits: a load of dtype kir_bits_dtype(buffer's)
  * (u16, u8; printed `loadbits`) reads a storage buffer's pattern, and a
  * store of a value of that dtype writes it.  Only a target whose KCaps
- * has the conversion keeps the f32 forms.  `lanes` > 1 marks a vector of
+ * has the conversion keeps the f32 forms.  The packed types (int4, uint4,
+ * int2, uint2, float4e2m1: dtype_is_packed) are buffer types too: a load
+ * yields dtype_expr (i8, u8, f32), a store takes it, and legalisation
+ * rewrites both into byte accesses and retypes the buffer u8 (its bytes),
+ * so nothing after it sees a packed type.  `lanes` > 1 marks a vector of
  * that many elements (a vector load reads buf[a .. a+lanes-1]); renderers
  * that do not support vectors reject such kernels.
  */
