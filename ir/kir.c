@@ -1022,6 +1022,12 @@ kb_store(KB *kb, int buf, KRef idx, KRef val)
 	n->a = idx;
 	n->b = val;
 	append(kb, s);
+	/* a packed element shares its byte with its neighbours: the loops
+	 * around its store no longer have independent iterations */
+	if (buf >= 0 && buf < kb->k->nbuf && dtype_is_packed(kb->k->buf[buf].dtype))
+		for (int d = 0; d < kb->depth; d++)
+			if (kb->k->node[kb->open[d]].kind == KS_FOR)
+				kb->k->node[kb->open[d]].flags &= ~KF_PARALLEL;
 }
 
 void

@@ -71,7 +71,8 @@
  * int2, uint2, float4e2m1: dtype_is_packed) are buffer types too: a load
  * yields dtype_expr (i8, u8, f32), a store takes it, and legalisation
  * rewrites both into byte accesses and retypes the buffer u8 (its bytes),
- * so nothing after it sees a packed type.  `lanes` > 1 marks a vector of
+ * so nothing after it sees a packed type.  Neighbours share a byte, so
+ * kb_store into a packed buffer clears KF_PARALLEL on the loops around it.  `lanes` > 1 marks a vector of
  * that many elements (a vector load reads buf[a .. a+lanes-1]); renderers
  * that do not support vectors reject such kernels.
  */

@@ -472,8 +472,8 @@ storage_value(L *l, int dt, KRef v)
  * into its field: the byte is read, the field cleared and set (the last
  * element also clears the unused bits above it, so they are 0).  Two
  * elements share a byte, so a kernel that stores into a packed buffer is
- * never split between threads by a schedule (passes/schedule.c,
- * schedule_gpu.c: packed_store).
+ * never split between threads (kb_store clears KF_PARALLEL around such a
+ * store; passes/schedule.c and schedule_gpu.c check kir_stores_packed).
  */
 
 /* Element index i (i64) of a packed buffer of w bits: the byte index and

@@ -205,7 +205,7 @@ run(Ctx *c, KProgram *p, const Input *in, int nin, const Dims *dims)
 				continue;
 			if ((rc = extent(c, p->kernel[k], i, dims, &cnt)))
 				goto done;
-			if (burn_mul_ovf(cnt, dtype_size(b->dtype), &nb) ||
+			if (dtype_nbytes(b->dtype, cnt, &nb) ||
 			    nb > c->limits.max_tensor_bytes) {
 				rc = burn_fail(c, BURN_ERR_LIMIT, "v%d: more than "
 				               "--max-tensor-bytes at these dims", b->value);
@@ -252,6 +252,12 @@ run(Ctx *c, KProgram *p, const Input *in, int nin, const Dims *dims)
 			goto done;
 		}
 		sz = dtype_size(b->dtype);
+		if (sz <= 0) {   /* packed: several elements a byte */
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "--in v%d: %s elements "
+			               "cannot be given one by one; give the legalised "
+			               "kernel's u8 bytes", in[i].value, dtype_name(b->dtype));
+			goto done;
+		}
 		for (; *s; n++) {
 			if (n >= count) {
 				rc = burn_fail(c, BURN_ERR_INVALID, "--in v%d: more than %" PRId64
