@@ -8,9 +8,9 @@
 
 /* Row 0 is OP_NONE_: no op, no functions. */
 const OpInfo op_table[] = {
-	{"<none>", 0, 0, 0, 0, OC_OPAQUE},
-#define OP(name, mi, xi, mo, xo, cls, inf, low, grad) \
-	{#name, mi, xi, mo, xo, cls},
+	{"<none>", 0, 0, 0, 0, OC_OPAQUE, TY_NUM},
+#define OP(name, mi, xi, mo, xo, cls, ty, inf, low, grad) \
+	{#name, mi, xi, mo, xo, cls, ty},
 #include "ops.def"
 #undef OP
 };

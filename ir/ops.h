@@ -8,6 +8,10 @@ enum OpClass { OC_ELEM, OC_REDUCE, OC_MATMUL, OC_CONV, OC_MOVE, OC_SHAPE,
                OC_OPAQUE,
                OC_CONTROL /* If, Loop, Scan: expanded during inference
                            * (passes/ctrlflow.c), never lowered */ };
+/* Which dtypes an op takes (ops.def's types column): TY_NUM the ones it
+ * computes on, TY_ALL also the cast-only ones (float8, float4e2m1, the
+ * packed integers: dtype_cast_only), which it converts or moves. */
+enum OpTypes { TY_NUM, TY_ALL };
 
 enum OpId {
 	OP_NONE_ = 0,
@@ -21,6 +25,7 @@ typedef struct OpInfo {
 	const char *name;   /* ONNX op_type */
 	int min_in, max_in, min_out, max_out;
 	int cls;            /* OpClass */
+	int types;          /* OpTypes: TY_ALL takes the cast-only dtypes too */
 } OpInfo;
 
 /* The infer and lower columns of ops.def point into passes/; they are

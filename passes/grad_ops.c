@@ -1261,7 +1261,7 @@ static int grad_loss(AD *a, const Node *n, const int *gout, int *gin)
 #define nograd NULL
 const GradRule op_grad[OP_COUNT_] = {
 	NULL,
-#define OP(name, mi, xi, mo, xo, cls, inf, low, grad) grad,
+#define OP(name, mi, xi, mo, xo, cls, ty, inf, low, grad) grad,
 #include "../ir/ops.def"
 #undef OP
 };

@@ -184,20 +184,10 @@ static int foldable(const Graph *g, const Node *n)
 	return out_bytes <= in_bytes || out_bytes <= FOLD_FREE_BYTES;
 }
 
-/* The ops that take the cast-only types (float8, float4, the packed
- * integers: dtype_cast_only): conversions and (de)quantization, and the
- * moves that copy values unchanged (a load and store through the
- * expression type is exact).  No other op computes with them. */
-static int f8_op(int op)
+/* Does op take the cast-only types (ops.def's types column)? */
+static int takes_cast_only(int op)
 {
-	switch (op) {
-	case OP_Cast: case OP_CastLike: case OP_QuantizeLinear:
-	case OP_DequantizeLinear: case OP_Identity: case OP_Reshape:
-	case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: case OP_Transpose:
-	case OP_Shape: case OP_Size:
-		return 1;
-	}
-	return 0;
+	return op_table[op].types == TY_ALL;
 }
 
 /* Infer node i of g (inputs inferred) and fold it when its inputs are all
@@ -215,7 +205,7 @@ int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left)
 			return burn_fail(c, BURN_ERR_INTERNAL, "input '%s' has no type",
 			                 v->name);
 		if (v && (!dtype_supported(v->dtype) ||
-		          (dtype_cast_only(v->dtype) && !f8_op(n->op))))
+		          (dtype_cast_only(v->dtype) && !takes_cast_only(n->op))))
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' has "
 			                 "unsupported dtype %s", v->name,
 			                 dtype_name(v->dtype));
@@ -229,7 +219,7 @@ int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left)
 		if (v->dtype == DT_UNDEF || v->rank < 0)
 			continue;   /* optional output the op does not produce */
 		if (!dtype_supported(v->dtype) ||
-		    (dtype_cast_only(v->dtype) && !f8_op(n->op)))
+		    (dtype_cast_only(v->dtype) && !takes_cast_only(n->op)))
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "output '%s' has "
 			                 "unsupported dtype %s", v->name,
 			                 dtype_name(v->dtype));

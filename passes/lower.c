@@ -7,7 +7,7 @@
 
 const OpImpl op_impl[OP_COUNT_] = {
 	{NULL, NULL},
-#define OP(name, mi, xi, mo, xo, cls, inf, low, grad) {inf, low},
+#define OP(name, mi, xi, mo, xo, cls, ty, inf, low, grad) {inf, low},
 #include "../ir/ops.def"
 #undef OP
 };

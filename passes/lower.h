@@ -53,7 +53,7 @@ typedef struct Lower {
 } Lower;
 
 /* Declarations of every infer/lower function named in the op table. */
-#define OP(name, mi, xi, mo, xo, cls, inf, low, grad) \
+#define OP(name, mi, xi, mo, xo, cls, ty, inf, low, grad) \
 	int inf(Ctx *, Graph *, Node *); int low(Lower *, Node *);
 #include "../ir/ops.def"
 #undef OP

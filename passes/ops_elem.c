@@ -142,13 +142,14 @@ shape_str(const Value *v, char *buf, size_t n)
 	return buf;
 }
 
-/* Check a dtype is one op computes with; name it if not.  Float8 is only
- * converted (Cast, CastLike), as in the ONNX type constraints. */
+/* Check a dtype is one op computes with; name it if not.  The cast-only
+ * types (float8, float4, the packed ints) are taken by the ops whose
+ * types column in ops.def says TY_ALL, as in the ONNX type constraints. */
 static int
 check_dtype(Ctx *c, int op, int dt, const char *what)
 {
 	if (!dtype_supported(dt) ||
-	    (dtype_cast_only(dt) && op != OP_Cast && op != OP_CastLike))
+	    (dtype_cast_only(dt) && op_table[op].types != TY_ALL))
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s dtype %s is not supported",
 		                 what, dtname(dt));
 	return BURN_OK;
