@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "cuda_dev.h"
+#include "../../runtime/cache.h"
 #include "../../runtime/devpool.h"
 
 typedef int CUresult;
@@ -52,6 +54,8 @@ typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
 	X(GetErrorName, "cuGetErrorName", (CUresult, const char **)) \
 	X(GetErrorString, "cuGetErrorString", (CUresult, const char **))
 
+#define MAX_MODULES 64   /* loaded modules kept for reuse */
+
 struct CudaDev {
 	void *lib;
 #define X(n, s, a) CUresult (*n) a;
@@ -62,15 +66,25 @@ struct CudaDev {
 	int version, lost;
 	char desc[160];
 	DevPool pool;
+	/* loaded modules by the SHA-256 of their PTX (cuda_module_load) */
+	CudaMod *mods[MAX_MODULES];
+	int nmods;
+	uint64_t tick;
+	CudaModStats stats;
 };
 
 struct CudaMod {
 	CUmodule mod;
+	unsigned char key[32];
+	int refs;             /* users between load and unload */
+	uint64_t used;        /* d->tick at the last load */
 	/* functions looked up so far (a kernel launches once per run) */
 	int n, cap;
 	char **name;
 	CUfunction *fn;
 };
+
+static void mods_drop(CudaDev *d);
 
 static CudaDev the_dev;
 static int opened;   /* 1: open; -1: failed for good (no driver) */
@@ -202,6 +216,7 @@ cuda_open(Ctx *c, CudaDev **out)
 		/* after a sticky error: a fresh context; the old one's memory
 		 * is gone with it */
 		devpool_drop(&d->pool);
+		mods_drop(d);
 		d->PrimaryCtxReset(d->dev);
 		if ((r = d->PrimaryCtxRetain(&d->ctx, d->dev)) || (r = d->CtxSetCurrent(d->ctx)))
 			return cufail(c, d, r, "recreating the context");
@@ -223,17 +238,84 @@ cuda_driver_version(const CudaDev *d)
 	return d->version;
 }
 
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void
+mod_free(CudaDev *d, CudaMod *m)
+{
+	if (!d->lost)
+		d->ModuleUnload(m->mod);
+	for (int i = 0; i < m->n; i++)
+		free(m->name[i]);
+	free(m->name);
+	free(m->fn);
+	free(m);
+}
+
+/* Forget every module (the context they lived in is gone). */
+static void
+mods_drop(CudaDev *d)
+{
+	for (int i = 0; i < d->nmods; i++) {
+		CudaMod *m = d->mods[i];
+		for (int j = 0; j < m->n; j++)
+			free(m->name[j]);
+		free(m->name);
+		free(m->fn);
+		free(m);
+	}
+	d->nmods = 0;
+}
+
+/* A module of the PTX: the one loaded before for the same text (key:
+ * SHA-256 of the PTX; a model run again, or by another caller, compiles
+ * nothing), else the driver's JIT.  At most MAX_MODULES stay loaded: a
+ * new one unloads the least recently loaded module no one holds. */
 int
 cuda_module_load(Ctx *c, CudaDev *d, const char *ptx, CudaMod **out)
 {
 	char log[4096] = "", buf[200];
 	int opt[2] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
 	void *val[2] = { log, (void *)(uintptr_t)sizeof log };
-	CudaMod *m = calloc(1, sizeof *m);
+	unsigned char key[32];
+	BurnSha256 h;
+	CudaMod *m;
+	double t0 = now_ms();
 	CUresult r;
 
 	*out = NULL;
-	if (!m)
+	burn_sha256_init(&h);
+	burn_sha256_update(&h, ptx, strlen(ptx));
+	burn_sha256_final(&h, key);
+	d->tick++;
+	for (int i = 0; i < d->nmods; i++)
+		if (!memcmp(d->mods[i]->key, key, sizeof key)) {
+			m = d->mods[i];
+			m->refs++;
+			m->used = d->tick;
+			d->stats.reused++;
+			*out = m;
+			return BURN_OK;
+		}
+	if (d->nmods == MAX_MODULES) {
+		int old = -1;
+		for (int i = 0; i < d->nmods; i++)
+			if (!d->mods[i]->refs && (old < 0 || d->mods[i]->used < d->mods[old]->used))
+				old = i;
+		if (old >= 0) {
+			mod_free(d, d->mods[old]);
+			d->mods[old] = d->mods[--d->nmods];
+			d->stats.evicted++;
+		}
+	}
+	if (!(m = calloc(1, sizeof *m)))
 		return burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
 	if ((r = d->ModuleLoadDataEx(&m->mod, ptx, 2, opt, val))) {
 		free(m);
@@ -242,22 +324,39 @@ cuda_module_load(Ctx *c, CudaDev *d, const char *ptx, CudaMod **out)
 		return burn_fail(c, BURN_ERR_INVALID, "cuda %s: loading the PTX module: %s%s%s",
 		                 d->desc, reason(d, r, buf, sizeof buf), log[0] ? ": " : "", log);
 	}
+	memcpy(m->key, key, sizeof key);
+	m->refs = 1;
+	m->used = d->tick;
+	d->stats.loaded++;
+	d->stats.load_ms += now_ms() - t0;
+	if (d->nmods < MAX_MODULES)
+		d->mods[d->nmods++] = m;
+	else
+		m->refs = -1;    /* all held: this one is unloaded when released */
 	*out = m;
 	return BURN_OK;
 }
 
+/* Release a module from cuda_module_load: it stays loaded for the next
+ * load of the same PTX (unless it could not be kept). */
 void
 cuda_module_unload(CudaDev *d, CudaMod *m)
 {
 	if (!m)
 		return;
-	if (!d->lost)
-		d->ModuleUnload(m->mod);
-	for (int i = 0; i < m->n; i++)
-		free(m->name[i]);
-	free(m->name);
-	free(m->fn);
-	free(m);
+	if (m->refs < 0) {
+		mod_free(d, m);
+		return;
+	}
+	if (m->refs > 0)
+		m->refs--;
+}
+
+void
+cuda_module_stats(const CudaDev *d, CudaModStats *s)
+{
+	*s = d->stats;
+	s->kept = d->nmods;
 }
 
 static int
@@ -392,6 +491,13 @@ cuda_elapsed(Ctx *c, CudaDev *d, int (*work)(Ctx *, void *), void *arg, double *
 			d->EventDestroy(e[i]);
 	*ms = f;
 	return rc;
+}
+
+void
+cuda_pool_release(CudaDev *d)
+{
+	if (!d->lost)
+		devpool_release(&d->pool);
 }
 
 void

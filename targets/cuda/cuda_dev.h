@@ -33,9 +33,25 @@ const char *cuda_describe(const CudaDev *d);
 int cuda_driver_version(const CudaDev *d);
 
 /* Load PTX text (NUL-terminated) with the driver's JIT; the message of a
- * failure carries the JIT's log. */
+ * failure carries the JIT's log.  A module is kept loaded after its
+ * cuda_module_unload, and a later load of the same PTX (SHA-256) returns
+ * it without compiling (up to 64 modules; the least recently loaded one
+ * no caller holds goes first).  Across processes the driver's own JIT
+ * cache (on disk: $CUDA_CACHE_PATH, default ~/.nv/ComputeCache) keeps the
+ * compiled code; burncc does not store cubins itself, since a cubin made
+ * by the driver's JIT linker (cuLink*, the only way to get one from the
+ * driver) ran 1.25-1.75 times slower than the same PTX loaded directly
+ * (H200, docs/BENCHMARKS.md). */
 int cuda_module_load(Ctx *c, CudaDev *d, const char *ptx, CudaMod **out);
 void cuda_module_unload(CudaDev *d, CudaMod *m);
+typedef struct CudaModStats {
+	int64_t loaded;       /* modules the driver's JIT compiled */
+	int64_t reused;       /* loads served by a module kept loaded */
+	int64_t evicted;      /* kept modules unloaded to make room */
+	int64_t kept;         /* modules loaded now */
+	double load_ms;       /* wall time of the JIT loads, total */
+} CudaModStats;
+void cuda_module_stats(const CudaDev *d, CudaModStats *s);
 /* Launch entry `name` of m on a grid x 1 x 1 of block x 1 x 1 threads;
  * args[i] points at argument i's value (CUDA's kernelParams). */
 int cuda_launch(Ctx *c, CudaDev *d, CudaMod *m, const char *name,
@@ -55,6 +71,8 @@ int cuda_dtod(Ctx *c, CudaDev *d, CudaPtr dst, CudaPtr src, size_t n);
  * stream; *ms the device time between them.  Returns status. */
 int cuda_elapsed(Ctx *c, CudaDev *d, int (*work)(Ctx *, void *), void *arg, double *ms);
 
+/* Give the pool's cached blocks back to the driver (live ones stay). */
+void cuda_pool_release(CudaDev *d);
 /* Pool statistics: allocations the driver made, and requests served from
  * the cache. */
 void cuda_pool_stats(const CudaDev *d, int64_t *driver_allocs, int64_t *hits,
