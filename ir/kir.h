@@ -339,7 +339,9 @@ ksched_fma(const KSched *ks, KRef s)
  *   dot(L)          partial sums of a float dot product
  *   unroll(N)       Conv's last kernel dim unrolled when at most N wide
  *   vec(L)          lanes of a contiguous innermost loop's chunk
- *   im2col | direct 2-D f32 Conv as im2col + GEMM, or the direct loops
+ *   im2col | direct | implicit
+ *                   2-D f32 Conv as im2col + GEMM, the direct loops, or an
+ *                   implicit GEMM over padded phase planes (no im2col)
  *   grid(S,B,T)     gpu: top-level statement S (0-based, before mapping)
  *   rows(S,B,T)     as B blocks of T threads, one element per thread
  *                   (grid) or one row per block, its reductions split
@@ -372,6 +374,7 @@ ksched_fma(const KSched *ks, KRef s)
 	X(VEC,     "vec",     5, 1, 1) \
 	X(IM2COL,  "im2col",  6, 0, 0) \
 	X(DIRECT,  "direct",  6, 0, 0) \
+	X(IMPLICIT, "implicit", 6, 0, 0) \
 	X(GRID,    "grid",    7, 3, 3) \
 	X(ROWS,    "rows",    7, 3, 3) \
 	X(MMA,     "mma",     8, 3, 3) \

@@ -309,7 +309,7 @@ step(P *p, KStep *st)
 	n = p->i - at;
 	if (!n)
 		return fail(p, at, "expected a step (threads, serial, fma, nofma, tile, dot, "
-		            "unroll, vec, im2col, direct, grid, rows, mma, nomma, async, sync, "
+		            "unroll, vec, im2col, direct, implicit, grid, rows, mma, nomma, async, sync, "
 		            "onchip, offchip)%s", "");
 	memset(st, 0, sizeof *st);
 	if (n < sizeof name) {

@@ -292,7 +292,12 @@ typedef struct Mat {
 	KRef off;           /* index of element [0, 0] */
 	int64_t rs, cs;     /* strides of rows and columns (0: broadcast) */
 	int pan;            /* packed in panels (see above) */
-	int64_t last;       /* B packed: width of the last panel, 0: N % nr */
+	int64_t last;       /* B: width the last panel is read as (packed:
+	                     * its padded width; strided: columns past N are
+	                     * readable garbage), 0: N % nr */
+	int tab;            /* B strided: row k starts at off + buf[tabbuf][k]
+	                     * (an i64 constant) instead of off + k*rs */
+	int tabbuf;
 } Mat;
 
 /* One GEMM: Y[i, j] = alpha * sum_k A[i,k] * B[k,j] + beta * C[i,j] for
@@ -311,8 +316,10 @@ typedef struct GT {
 static KRef
 mat_at(KB *kb, int dt, const Mat *m, KRef r, KRef c)
 {
+	KRef row = m->tab ? kb_load(kb, m->tabbuf, r) : mul(kb, r, I(kb, m->rs));
+
 	return kb_cast(kb, dt, kb_load(kb, m->buf, add(kb, m->off,
-	               add(kb, mul(kb, r, I(kb, m->rs)), mul(kb, c, I(kb, m->cs))))));
+	               add(kb, row, mul(kb, c, I(kb, m->cs))))));
 }
 
 /*
@@ -1716,6 +1723,171 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 }
 
 /*
+ * f32 2-D convolution without groups as an implicit GEMM: no im2col
+ * matrix and no run-time panel copy of it.  X is copied once into planes
+ * padded with its zeros and split by stride phase, each plane Hs x Ws
+ * (Hs = ceil(Hp / sh), Ws = ceil(Wp / sw), Hp x Wp the padded input):
+ *
+ *   xp[((c*sh + ph)*sw + pw)*Hs*Ws + i*Ws + j] = X[n, c, i*sh + ph - pt, j*sw + pw - pl]
+ *                                                or 0 outside X
+ *
+ * Then tap (c, kh, kw) reads, for output (oh, ow), the element at
+ * tab[k] + oh*Ws + ow, where tab[k] is the plane of phase (kh*dh % sh,
+ * kw*dw % sw) plus row (kh*dh / sh) and column (kw*dw / sw) in it: B of
+ * the GEMM is K rows of the flat xp, each row contiguous from tab[k] (an
+ * i64 constant), with columns q = oh*Ws + ow over the OH x Ws grid.  The
+ * Ws - OW columns right of each output row are computed and dropped (the
+ * padding's and the phases' columns: 57 computed for 55 in SqueezeNet's
+ * 55 x 55 planes):
+ *
+ *   kernel 1: for n: xp[n] = the padded phase planes of X[n]
+ *   kernel 2: for n: y2[n] (M x OH*Ws) = W (M x K, panels packed at
+ *             compile time) * B + bias, B[k, q] = xp[n][tab[k] + q]
+ *   kernel 3: Y = y2 without the dropped columns; the fused epilogue
+ *
+ * A row's read runs past the planes by up to a row and a tap (and the
+ * last panel's padding, up to the widest tile), so xp has that much more,
+ * zeroed.  Against im2col (K x P written, then copied into panels), xp is
+ * about C*Hp*Wp floats and nothing is copied twice; the tiles read B rows
+ * from the planes, which stay in L2.  The compiler's constant tables make
+ * it: lowering only (lw->target set), the CPU form of the GEMM (gemm_cpu).
+ */
+static int
+lower_conv_igemm(Lower *lw, Node *n, CV *cv)
+{
+	Graph *g = lw->g;
+	Win *w = &cv->w;
+	int64_t sh = w->s[0], sw = w->s[1], KH = w->k[0], KW = w->k[1];
+	int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+	int64_t Hs = (H + w->pb[0] + w->pe[0] + sh - 1) / sh;
+	int64_t Ws = (W + w->pb[1] + w->pe[1] + sw - 1) / sw;
+	int64_t K = cv->C * KH * KW, P = OH * OW, NQ = OH * Ws, plane = Hs * Ws;
+	int64_t planes = cv->C * sh * sw * plane, MR, NR, nr, last, alast, tmax = 0, xsz;
+	int64_t xdim[2], ydim[2] = { cv->N * cv->M, NQ }, tdim[1] = { K };
+	int64_t *tab;
+	int xp, y2, tv, bx, bw, bb = -1, by, bxp, by2, btab, apacked, d0, dn, dm, rc;
+	KRef vn, vc, vph, vpw, vi, vj, ih, iw, ok, src, vm, voh, vow;
+	GT t;
+	KB kb;
+
+	/* the offsets table (a constant of K) */
+	if (!(tab = calloc((size_t)K, sizeof *tab)))
+		return burn_fail(lw->ctx, BURN_ERR_NOMEM, "out of memory");
+	for (int64_t c = 0; c < cv->C; c++)
+		for (int64_t kh = 0; kh < KH; kh++)
+			for (int64_t kw = 0; kw < KW; kw++) {
+				int64_t rh = kh * w->d[0], rw = kw * w->d[1];
+				int64_t o = ((c * sh + rh % sh) * sw + rw % sw) * plane +
+				            rh / sh * Ws + rw / sw;
+				tab[(c * KH + kh) * KW + kw] = o;
+				tmax = o > tmax ? o : tmax;
+			}
+	tv = graph_add_value(g, arena_printf(&g->arena, "%s.taps", NOUT(g, n, 0)->name));
+	rc = tv < 0 ? burn_fail(lw->ctx, BURN_ERR_NOMEM, "out of memory")
+	            : graph_set_const(lw->ctx, g, tv, DT_I64, 1, tdim, tab);
+	free(tab);
+	TRY(rc);
+
+	/* kernel 1: the padded phase planes of every image (a kernel of its
+	 * own: in one function with the GEMM, the C compiler keeps this loop's
+	 * vector constants in registers the GEMM tile needs) */
+	lower_begin(lw, &kb, n);
+	lower_step(lw, &kb, kstep_make(KST_IMPLICIT, 0, 0, 0, 0));
+	/* the GEMM's tile, decided here (kernel 2 takes it): the planes'
+	 * slack is the furthest element a tile reads, the last tap's row to
+	 * the end of the last panel, padded (gemm_last) */
+	nr = gemm_nr(lw, &kb, cv->M, &MR, &NR);
+	last = gemm_last(lw, NQ, nr);
+	xsz = tmax + NQ / nr * nr + (last ? last : NQ % nr);
+	xsz = xsz > planes ? xsz : planes;
+	xdim[0] = cv->N;
+	xdim[1] = xsz;
+	xp = lower_temp(lw, DT_F32, 2, xdim);
+	y2 = lower_temp(lw, DT_F32, 2, ydim);
+	bx = lower_in(lw, &kb, n, 0);
+	bxp = lower_bind(lw, &kb, xp, KA_WRITE);
+	d0 = kb.depth;
+	vn = loop(&kb, "n", cv->N, KF_PARALLEL);
+	dn = kb.depth;
+	vc = loop(&kb, "c", cv->C, KF_PARALLEL);
+	vph = loop(&kb, "ph", sh, KF_PARALLEL);
+	vpw = loop(&kb, "pw", sw, KF_PARALLEL);
+	vi = loop(&kb, "i", Hs, KF_PARALLEL);
+	ih = kb_bin(&kb, KO_SUB, madd(&kb, vph, vi, sh), I(&kb, w->pb[0]));
+	vj = loop(&kb, "j", Ws, KF_PARALLEL);
+	iw = kb_bin(&kb, KO_SUB, madd(&kb, vpw, vj, sw), I(&kb, w->pb[1]));
+	ok = kb_bin(&kb, KO_AND,
+	            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, ih, I(&kb, 0)),
+	                   kb_bin(&kb, KO_LT, ih, I(&kb, H))),
+	            kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, iw, I(&kb, 0)),
+	                   kb_bin(&kb, KO_LT, iw, I(&kb, W))));
+	src = madd(&kb, madd(&kb, iw, ih, W), madd(&kb, vc, vn, cv->C), H * W);
+	kb_store(&kb, bxp, madd(&kb, madd(&kb, madd(&kb, vj, vi, Ws),
+	                                  madd(&kb, madd(&kb, vpw, vph, sw), vc, sh * sw), plane),
+	                        vn, xsz),
+	         kb_select(&kb, ok, kb_guard_loads(&kb, ok, kb_cast(&kb, DT_F32,
+	                                                  kb_load(&kb, bx, src))),
+	                   kb_const_f(&kb, DT_F32, 0)));
+	close_to(&kb, dn);
+	if (xsz > planes) {   /* what the last rows read past the planes */
+		KRef e = kb_get(&kb, kb_for(&kb, "e", I(&kb, planes), I(&kb, xsz), KF_PARALLEL));
+		kb_store(&kb, bxp, madd(&kb, e, vn, xsz), kb_const_f(&kb, DT_F32, 0));
+	}
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+
+	/* kernel 2: the GEMM, image by image, into y2 */
+	lower_begin(lw, &kb, n);
+	lower_step(lw, &kb, kstep_make(KST_TILE, 2, (int)MR, (int)NR, 0));
+	nr = gemm_nr(lw, &kb, cv->M, &MR, &NR);
+	last = gemm_last(lw, NQ, nr);
+	if (tmax + NQ / nr * nr + last > xsz)   /* a tile of its own: no padding */
+		last = 0;
+	TRY(gemm_pack_const(lw, n, 1, K, cv->M, 1, K, MR, 0, &apacked, &alast));
+	bw = apacked >= 0 ? lower_bind(lw, &kb, apacked, KA_READ) : lower_in(lw, &kb, n, 1);
+	if (has_in(n, 2))
+		bb = lower_in(lw, &kb, n, 2);
+	bxp = lower_bind(lw, &kb, xp, KA_READ);
+	by2 = lower_bind(lw, &kb, y2, KA_WRITE);
+	btab = lower_bind(lw, &kb, tv, KA_READ);
+	d0 = kb.depth;
+	vn = loop(&kb, "n", cv->N, 0);
+	memset(&t, 0, sizeof t);
+	t.dt = DT_F32;
+	t.M = cv->M;
+	t.N = NQ;
+	t.K = K;
+	t.a = (Mat){ bw, I(&kb, 0), K, 1, apacked >= 0 };
+	t.b = (Mat){ bxp, mul(&kb, vn, I(&kb, xsz)), 0, 1, 0, last, 1, btab };
+	t.c = (Mat){ bb, I(&kb, 0), bb >= 0 ? 1 : 0, 0 };
+	t.alpha = t.beta = 1;
+	t.y = by2;
+	t.yoff = mul(&kb, vn, I(&kb, cv->M * NQ));
+	gemm_blocked(lw, &kb, NULL, &t);
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+
+	/* kernel 3: y2 without the dropped columns into Y, then the fused
+	 * epilogue (a kernel of its own too: with the copy loop in the GEMM's
+	 * function, gcc 12 spilled a B vector of the tile) */
+	lower_begin(lw, &kb, n);
+	by = lower_out(lw, &kb, n, 0);
+	by2 = lower_bind(lw, &kb, y2, KA_READ);
+	d0 = kb.depth;
+	vm = loop(&kb, "m", cv->N * cv->M, KF_PARALLEL);
+	dm = kb.depth;
+	voh = loop(&kb, "oh", OH, KF_PARALLEL);
+	vow = loop(&kb, "ow", OW, KF_PARALLEL);
+	kb_store(&kb, by, add(&kb, mul(&kb, vm, I(&kb, P)), madd(&kb, vow, voh, OW)),
+	         kb_load(&kb, by2, add(&kb, mul(&kb, vm, I(&kb, NQ)), madd(&kb, vow, voh, Ws))));
+	close_to(&kb, dm);
+	lower_epi_run(lw, &kb, n, by, mul(&kb, vm, I(&kb, P)), P);
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/*
  * for n, g, m (parallel): m' = g*Mg + m
  *   for o0..o[r-2] (parallel): one output row Y[n,m',o..,:]
  *     row = bias[m']
@@ -1763,8 +1935,15 @@ lower_conv(Lower *lw, Node *n)
 	      NIN(g, n, 0)->dtype == DT_F32 && NIN(g, n, 1)->dtype == DT_F32;
 	if (f32 && ns == 2) {
 		const KStep *want = lower_want(lw, n, KST_IM2COL);
-		im2col = (want ? want->kind : target_step(target_or_default(lw->target),
-		          KST_IM2COL, 0).kind) == KST_IM2COL;
+		int form = want ? want->kind : target_step(target_or_default(lw->target),
+		                                           KST_IM2COL, 0).kind;
+		/* the implicit form needs constant tables: not when folding; and
+		 * planes narrower than a tile in several images take im2col's
+		 * batched form (lower_conv_gemm) */
+		if (form == KST_IMPLICIT && lw->target && gemm_cpu(lw) &&
+		    !(cv.N > 1 && w->out[0] * w->out[1] < tune(lw)->gemm_nr))
+			return lower_conv_igemm(lw, n, &cv);
+		im2col = form == KST_IM2COL || form == KST_IMPLICIT;
 		if (im2col)
 			return lower_conv_gemm(lw, n, &cv, 1);
 	}
@@ -2098,13 +2277,15 @@ lower_convt(Lower *lw, Node *n)
 	TRY(convt_shape(lw->ctx, g, n, &cv));
 	ns = w->nsp;
 	/* f32 2-D without groups: GEMM + col2im or the direct scatter, the
-	 * im2col step as for Conv */
+	 * im2col step as for Conv (a target whose Conv takes the implicit
+	 * GEMM takes the GEMM form here: it has no implicit one) */
 	f32 = ns == 2 && cv.G == 1 && y->dtype == DT_F32 &&
 	      NIN(g, n, 0)->dtype == DT_F32 && NIN(g, n, 1)->dtype == DT_F32;
 	if (f32) {
 		const KStep *want = lower_want(lw, n, KST_IM2COL);
-		if ((want ? want->kind : target_step(target_or_default(lw->target),
-		     KST_IM2COL, 0).kind) == KST_IM2COL)
+		int form = want ? want->kind : target_step(target_or_default(lw->target),
+		                                           KST_IM2COL, 0).kind;
+		if (form == KST_IM2COL || (!want && form == KST_IMPLICIT))
 			return lower_convt_gemm(lw, n, &cv);
 	}
 	L = ns - 1;

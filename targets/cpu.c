@@ -90,7 +90,9 @@ KStep target_step(const Target *t, int kind, int64_t extent)
 		                                                        : u->vec_lanes_narrow, 0, 0);
 	case KST_IM2COL:
 	case KST_DIRECT:
-		return kstep_make(u->im2col ? KST_IM2COL : KST_DIRECT, 0, 0, 0, 0);
+	case KST_IMPLICIT:
+		return kstep_make(u->im2col == 2 ? KST_IMPLICIT : u->im2col ? KST_IM2COL
+		                                                     : KST_DIRECT, 0, 0, 0, 0);
 	}
 	return kstep_make(KST_NONE_, 0, 0, 0, 0);
 }

@@ -44,7 +44,9 @@ typedef struct TargetTune {
 	int vec_lanes_narrow;    /* ... for rows narrower than vec_wide_row,
 	                          * and MatMul/Gemm's row form */
 	int vec_wide_row;
-	int im2col;              /* f32 2-D Conv as im2col + GEMM (1) or direct */
+	int im2col;              /* f32 2-D Conv as im2col + GEMM (1), an
+	                          * implicit GEMM (2: no im2col matrix, the
+	                          * CPU form of the GEMM) or direct (0) */
 	int64_t thread_min_work; /* a loop nest is split across threads only if
 	                          * it runs at least this many innermost
 	                          * iterations (waking threads costs ~µs) */
@@ -68,7 +70,7 @@ typedef struct TargetTune {
 	.dot_lanes = 8, \
 	.conv_unroll = 8, \
 	.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64, \
-	.im2col = 1, \
+	.im2col = 2, \
 	.thread_min_work = 65536, \
 }
 

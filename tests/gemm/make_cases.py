@@ -60,6 +60,28 @@ def conv2d(x, w, b, pad):
     return y + f64(b)[None, :, None, None]
 
 
+def conv_ref(x, w, b, strides, pads, dil, group=1):
+    """Conv in float64: pads = [top, left, bottom, right]."""
+    n, c, hh, ww = x.shape
+    m, cg, kh, kw = w.shape
+    xp = np.pad(f64(x), ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (hh + pads[0] + pads[2] - dil[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (ww + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) // strides[1] + 1
+    y = np.zeros((n, m, oh, ow))
+    mg = m // group
+    for g in range(group):
+        for i in range(kh):
+            for j in range(kw):
+                r, q = i * dil[0], j * dil[1]
+                win = xp[:, g * cg:(g + 1) * cg, r:r + strides[0] * (oh - 1) + 1:strides[0],
+                         q:q + strides[1] * (ow - 1) + 1:strides[1]]
+                y[:, g * mg:(g + 1) * mg] += np.einsum('nchw,mc->nmhw', win,
+                                                       f64(w[g * mg:(g + 1) * mg, :, i, j]))
+    if b is not None:
+        y += f64(b)[None, :, None, None]
+    return y
+
+
 def maxpool(x, k, s, ceil):
     n, c, hh, ww = x.shape
     def out(i):
@@ -114,9 +136,8 @@ def main():
     case('conv_pointwise', [h.make_node('Conv', ['x', 'w', 'b'], ['t']),
                             h.make_node('Relu', ['t'], ['y'])],
          {'x': x}, {'w': w, 'b': bias}, {'y': np.maximum(conv2d(x, w, bias, 0), 0)})
-    # 3x3 Conv with padding: im2col writes the panels (143 columns: 4
-    # panels and 15 rest), 19 output channels (2 tiles and 3 rest rows),
-    # two images
+    # 3x3 Conv with padding (the implicit GEMM; im2col with the step
+    # `im2col`): 19 output channels (2 tiles and 3 rest rows), two images
     x, w, bias = rnd(2, 5, 11, 13), rnd(19, 5, 3, 3), rnd(19)
     case('conv_3x3_pads', [h.make_node('Conv', ['x', 'w', 'b'], ['t'], pads=[1, 1, 1, 1]),
                            h.make_node('Relu', ['t'], ['y'])],
@@ -135,6 +156,44 @@ def main():
                                h.make_node('Relu', ['t'], ['y'])],
          {'a': a, 'b': b}, {}, {'y': np.maximum(f64(a) @ f64(b), 0)})
 
+    # the implicit GEMM (lower_conv_igemm): padded phase planes read in
+    # rows of a taps table, odd shapes.  Stride 2, asymmetric pads, 3
+    # channels, 13 outputs (a tile and 5 rest rows), two images, fused Relu
+    x, w, bias = rnd(2, 3, 17, 19), rnd(13, 3, 3, 3), rnd(13)
+    ref = conv_ref(x, w, bias, [2, 2], [1, 0, 2, 1], [1, 1])
+    case('conv_implicit_s2_pads',
+         [h.make_node('Conv', ['x', 'w', 'b'], ['t'], strides=[2, 2], pads=[1, 0, 2, 1]),
+          h.make_node('Relu', ['t'], ['y'])],
+         {'x': x}, {'w': w, 'b': bias}, {'y': np.maximum(ref, 0)})
+    # dilations 2 and 3, a 3x2 kernel, no bias, 7 channels, 21 outputs
+    x, w = rnd(1, 7, 15, 12), rnd(21, 7, 3, 2)
+    case('conv_implicit_dilated',
+         [h.make_node('Conv', ['x', 'w'], ['y'], dilations=[2, 3], pads=[2, 1, 1, 2])],
+         {'x': x}, {'w': w}, {'y': conv_ref(x, w, None, [1, 1], [2, 1, 1, 2], [2, 3])})
+    # strides 3 x 2 with dilation 2 (phases of the dilated taps), 9 outputs
+    x, w, bias = rnd(1, 5, 23, 20), rnd(9, 5, 3, 3), rnd(9)
+    case('conv_implicit_s3_dil2',
+         [h.make_node('Conv', ['x', 'w', 'b'], ['y'], strides=[3, 2], dilations=[2, 2],
+                      pads=[3, 3, 3, 3])],
+         {'x': x}, {'w': w, 'b': bias},
+         {'y': conv_ref(x, w, bias, [3, 2], [3, 3, 3, 3], [2, 2])})
+    # 5x5, 17 channels, 37 outputs over 40x40 (several panels and a
+    # rest); multiples of 1/4 below 1, so every partial sum is exact in f32
+    # (K = 425 sums of normal values cancel to below the tolerance)
+    def quarters(*shape):
+        return (rng.integers(-3, 4, shape) / 4).astype(np.float32)
+    x, w, bias = quarters(1, 17, 40, 40), quarters(37, 17, 5, 5), quarters(37)
+    case('conv_implicit_5x5',
+         [h.make_node('Conv', ['x', 'w', 'b'], ['y'], pads=[2, 2, 2, 2])],
+         {'x': x}, {'w': w, 'b': bias},
+         {'y': conv_ref(x, w, bias, [1, 1], [2, 2, 2, 2], [1, 1])})
+    # groups: not a GEMM (the direct loops), checked beside the others
+    x, w, bias = rnd(1, 6, 9, 11), rnd(10, 3, 3, 3), rnd(10)
+    case('conv_groups_s2',
+         [h.make_node('Conv', ['x', 'w', 'b'], ['y'], strides=[2, 2], pads=[1, 1, 1, 1],
+                      group=2)],
+         {'x': x}, {'w': w, 'b': bias},
+         {'y': conv_ref(x, w, bias, [2, 2], [1, 1, 1, 1], [1, 1], group=2)})
 
 if __name__ == '__main__':
     main()
