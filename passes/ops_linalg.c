@@ -2440,6 +2440,56 @@ enum { POOL_MAX, POOL_AVG, POOL_LP };
  * AveragePool with count_include_pad counts taps inside the padded input
  * (ceil_mode windows may reach beyond it) and sums those inside the input.
  */
+/*
+ * A 2-D float MaxPool whose windows all lie inside the input (no padding
+ * or ceil_mode tests) and have at most tune.conv_unroll^2 taps, without
+ * indices: the taps unrolled into straight-line code inside the loop
+ * along the output row, so the C compiler vectorizes that loop (the
+ * general form's window loops inside it kept it scalar):
+ *
+ *   for nc, oh (parallel): for ow:
+ *     m = -inf; m = max(m, X[nc, oh*sh + kh*dh, ow*sw + kw*dw]) for each
+ *     tap (kh, kw), written out; Y[nc, oh, ow] = m
+ *
+ * max propagates NaN as the general form does (x where x > m or x is
+ * NaN), in a register (a max read back from Y each tap became a branch),
+ * as two selects (the || of the general form's one select is a branch in
+ * the scalar rest of each row).
+ */
+static int
+lower_maxpool_rows(Lower *lw, Node *n, const Win *w, int dt)
+{
+	const Value *x = NIN(lw->g, n, 0);
+	int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+	int bx, by, d0, m;
+	KRef vnc, voh, vow, xrow, yrow;
+	KB kb;
+
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	by = lower_out(lw, &kb, n, 0);
+	m = kb_var(&kb, dt, "m");
+	d0 = kb.depth;
+	vnc = loop(&kb, "nc", x->dim[0] * x->dim[1], KF_PARALLEL);
+	voh = loop(&kb, "oh", OH, KF_PARALLEL);
+	yrow = madd(&kb, mul(&kb, vnc, I(&kb, OH * OW)), voh, OW);
+	xrow = madd(&kb, mul(&kb, vnc, I(&kb, H * W)), voh, w->s[0] * W);
+	vow = loop(&kb, "ow", OW, KF_PARALLEL);
+	kb_set(&kb, m, kb_const_f(&kb, dt, -INFINITY));
+	for (int64_t kh = 0; kh < w->k[0]; kh++)
+		for (int64_t kw = 0; kw < w->k[1]; kw++) {
+			KRef xv = kb_load(&kb, bx, add(&kb, madd(&kb, xrow, vow, w->s[1]),
+			                               I(&kb, kh * w->d[0] * W + kw * w->d[1])));
+			KRef mx = kb_select(&kb, kb_bin(&kb, KO_GT, xv, kb_get(&kb, m)), xv,
+			                    kb_get(&kb, m));
+			kb_set(&kb, m, kb_select(&kb, kb_bin(&kb, KO_NE, xv, xv), xv, mx));
+		}
+	kb_store(&kb, by, add(&kb, yrow, vow), kb_get(&kb, m));
+	close_to(&kb, d0);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
 int
 lower_pool(Lower *lw, Node *n)
 {
@@ -2463,6 +2513,13 @@ lower_pool(Lower *lw, Node *n)
 	colmajor = attr_int(n, "storage_order", 0) != 0;
 	if (kind == POOL_LP)
 		pw = attr_int(n, "p", 2);
+	if (kind == POOL_MAX && !withidx && ns == 2 && dt == DT_F32 && x->dtype == DT_F32) {
+		int lo, hi, tests = 0;
+		for (int j = 0; j < ns; j++)
+			tests |= win_check(w.out[j], w.s[j], w.k[j], w.d[j], w.pb[j], w.in[j], &lo, &hi);
+		if (!tests && w.k[0] <= tune(lw)->conv_unroll && w.k[1] <= tune(lw)->conv_unroll)
+			return lower_maxpool_rows(lw, n, &w, dt);
+	}
 	xsz = shape_strides(ns, w.in, xsp);
 	shape_strides(ns, w.out, ysp);
 	/* column-major spatial strides for storage_order = 1 */
