@@ -310,7 +310,11 @@ typedef struct GT {
 	int y, acc;         /* output buffer, local accumulator tile */
 	KRef yoff;
 	int64_t nr;         /* columns of a full tile (gemm_blocked sets it) */
-	int bpack;          /* gemm_blocked packs a strided B at run time */
+	int bpack;          /* gemm_blocked packs a strided B at run time:
+	                     * 1 all of it, 2 only its last, partial panel
+	                     * (the full ones read strided) */
+	int hasbr;          /* the last panel's tiles read br, not b */
+	Mat br;
 } GT;
 
 static KRef
@@ -396,6 +400,17 @@ gemm_epi(Lower *lw, KB *kb, Node *n, const GT *t, KRef lo, KRef hi, int64_t rows
 	close_to(kb, d);
 }
 
+/* The GEMM the last panel's tiles compute: t, or a copy *tr reading the
+ * separately packed last panel (bpack 2). */
+static const GT *
+gemm_restb(const GT *t, GT *tr)
+{
+	*tr = *t;
+	if (t->hasbr)
+		tr->b = t->br;
+	return tr;
+}
+
 /* mr rows of Y from row i: full tiles, the N % t->nr rest, then the
  * fused epilogue on each row while the rows are in cache. */
 static void
@@ -409,8 +424,11 @@ gemm_rows(Lower *lw, KB *kb, Node *n, const GT *t, KRef i, int64_t mr)
 		gemm_tile(kb, t, i, j, mr, t->nr, t->nr);
 		close_to(kb, d);
 	}
-	if (nr > 0)
-		gemm_tile(kb, t, i, I(kb, nf * t->nr), mr, t->b.last ? t->b.last : nr, nr);
+	if (nr > 0) {
+		GT tr;
+		const GT *u = gemm_restb(t, &tr);
+		gemm_tile(kb, u, i, I(kb, nf * t->nr), mr, u->b.last ? u->b.last : nr, nr);
+	}
 	gemm_epi(lw, kb, n, t, i, 0, mr);
 }
 
@@ -529,26 +547,28 @@ gemm_bpack(const Lower *lw, int64_t M, int64_t N)
  * (packed layout: Mat; the last panel last wide, 0: N % nr) into pb, of
  * t->dt. */
 static void
-gemm_pack_b(KB *kb, const GT *t, int pb, int64_t last)
+gemm_pack_b(KB *kb, const GT *t, int pb, int64_t last, int only_rest)
 {
 	int64_t nf = t->N / t->nr, nr = t->N % t->nr;
 	int d = kb->depth;
 	KRef j, k, c;
 
-	for (int rest = 0; rest < 2; rest++) {
+	for (int rest = only_rest; rest < 2; rest++) {
 		int64_t w = rest ? (last ? last : nr) : t->nr;
 		if (rest ? nr == 0 : nf == 0)
 			continue;
 		j = rest ? I(kb, nf * t->nr) : mul(kb, loop(kb, "j0", nf, KF_PARALLEL), I(kb, t->nr));
 		k = loop(kb, "k", t->K, KF_PARALLEL);
 		c = loop(kb, "c", rest ? nr : w, KF_PARALLEL);
-		kb_store(kb, pb, add(kb, mul(kb, j, I(kb, t->K)), madd(kb, c, k, w)),
+		kb_store(kb, pb, add(kb, only_rest ? I(kb, 0) : mul(kb, j, I(kb, t->K)),
+		                     madd(kb, c, k, w)),
 		         mat_at(kb, t->dt, &t->b, k, add(kb, j, c)));
 		close_to(kb, d);
 		if (rest && last) {   /* the padding columns */
 			k = loop(kb, "k", t->K, KF_PARALLEL);
 			c = kb_get(kb, kb_for(kb, "c", I(kb, nr), I(kb, last), KF_PARALLEL));
-			kb_store(kb, pb, add(kb, mul(kb, j, I(kb, t->K)), madd(kb, c, k, w)),
+			kb_store(kb, pb, add(kb, only_rest ? I(kb, 0) : mul(kb, j, I(kb, t->K)),
+			                     madd(kb, c, k, w)),
 			         cnum(kb, t->dt, 0));
 			close_to(kb, d);
 		}
@@ -586,12 +606,21 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 	mf = t->M / MR;
 	mr = t->M % MR;
 	t->acc = kb_buf(kb, t->dt, MR * NR, -1, KS_LOCAL, KA_RW);
-	if (t->bpack && !t->b.pan) {
+	if (t->bpack == 1 && !t->b.pan) {
 		int64_t last = gemm_last(lw, t->N, t->nr);
 		int64_t dim[2] = { t->K, t->N / t->nr * t->nr + (last ? last : t->N % t->nr) };
 		int pb = lower_bind(lw, kb, lower_temp(lw, t->dt, 2, dim), KA_RW);
-		gemm_pack_b(kb, t, pb, last);
+		gemm_pack_b(kb, t, pb, last, 0);
 		t->b = (Mat){ pb, I(kb, 0), 0, 0, 1, last };
+	} else if (t->bpack == 2 && !t->b.pan && t->N % t->nr) {
+		/* the last panel alone, K x last: its tile reads it as panel
+		 * nf of a packed B (offset back by nf*nr*K) */
+		int64_t last = gemm_last(lw, t->N, t->nr), nf0 = t->N / t->nr * t->nr;
+		int64_t dim[2] = { t->K, last ? last : t->N % t->nr };
+		int pb = lower_bind(lw, kb, lower_temp(lw, t->dt, 2, dim), KA_RW);
+		gemm_pack_b(kb, t, pb, last, 1);
+		t->hasbr = 1;
+		t->br = (Mat){ pb, I(kb, -nf0 * t->K), 0, 0, 1, last };
 	}
 	nf = t->N / t->nr;
 	nrest = t->N % t->nr;
@@ -610,13 +639,16 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 		int db = kb->depth;
 		for (int rest = 0; rest < 2; rest++) {
 			KRef j, it;
+			GT tr;
+			const GT *u;
 			if (rest ? nrest == 0 : nf == 0)
 				continue;
 			j = rest ? I(kb, nf * t->nr)
 			         : mul(kb, loop(kb, "j0", nf, KF_PARALLEL), I(kb, t->nr));
 			it = TB == 1 ? lo : kb_get(kb, kb_for(kb, "it", lo, hi, KF_PARALLEL));
-			gemm_tile(kb, t, mul(kb, it, I(kb, MR)), j, MR,
-			          !rest ? t->nr : t->b.last ? t->b.last : nrest,
+			u = rest ? gemm_restb(t, &tr) : t;
+			gemm_tile(kb, u, mul(kb, it, I(kb, MR)), j, MR,
+			          !rest ? t->nr : u->b.last ? u->b.last : nrest,
 			          rest ? nrest : t->nr);
 			close_to(kb, db);
 		}
@@ -1698,6 +1730,11 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 	/* copied into panels (im2col writing them directly costs a division
 	 * per element, more than the copy) */
 	t.bpack = gemm_bpack(lw, cv->M, NP);
+	/* pointwise, few rows (SqueezeNet's squeeze convs): the copy costs
+	 * about what reading X costs the tiles, so only the last panel is
+	 * copied (so that its tile vectorizes) and the full ones read X */
+	if (pw && gemm_cpu(lw) && cv->M <= tune(lw)->gemm_pack_tiles * tune(lw)->gemm_mr)
+		t.bpack = 2;
 	t.c = (Mat){ bb, I(&kb, 0), bb >= 0 ? 1 : 0, 0 };
 	t.alpha = t.beta = 1;
 	t.y = bat ? by2 : by;

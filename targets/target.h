@@ -35,6 +35,10 @@ typedef struct TargetTune {
 	int gemm_mc;             /* rows of A a panel of B is read for while
 	                          * it is in cache (the CPU form of the
 	                          * blocked GEMM; 0: one row of tiles) */
+	int gemm_pack_tiles;     /* a pointwise Conv of at most this many
+	                          * tiles of rows (M <= this * gemm_mr) copies
+	                          * only X's last, partial panel, and its
+	                          * tiles read the full ones from X itself */
 	int dot_lanes;           /* partial sums of a float dot product (the C
 	                          * compiler vectorizes across them) */
 	int conv_unroll;         /* unroll Conv's last kernel dim up to this */
@@ -66,7 +70,7 @@ typedef struct TargetTune {
 #define TARGET_TUNE_HOST_CPU { \
 	.gemm_mr = 8, .gemm_nr = 32, \
 	.gemm_nr_max = 128, .gemm_nr_step = 16, \
-	.gemm_mc = 64, \
+	.gemm_mc = 64, .gemm_pack_tiles = 4, \
 	.dot_lanes = 8, \
 	.conv_unroll = 8, \
 	.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64, \

@@ -6,7 +6,8 @@
 #    not the original;
 #  - a B known at run time, large enough, is copied into panels by the
 #    kernel (a K x N f32 scratch buffer, its last panel padded with zero
-#    columns to a multiple of 16);
+#    columns to a multiple of 16); a pointwise Conv with few rows copies
+#    only the last panel (K x 16) and reads the full ones from X;
 #  - a 2-D f32 Conv wider than 1x1 is an implicit GEMM (the step
 #    `implicit`: padded phase planes read through a constant taps table,
 #    no im2col matrix), and the step `im2col` still gives im2col;
@@ -32,6 +33,9 @@ grep -q '^/\* b: f32 \*/' "$out.c" && fail "matmul_b_const: the unpacked B is st
 	fail "matmul_b_runtime: B is not copied into panels"
 "$B" --emit=kernels "$C/gemm_transb_runtime/model.onnx" | grep -q 'f32\[4800\] global .* rw' ||
 	fail "gemm_transb_runtime: B is not copied into panels"
+# a pointwise Conv of 20 rows copies only X's last panel: 37 x 16 floats
+"$B" --emit=kernels "$C/conv_pointwise_few_rows/model.onnx" | grep -q 'f32\[592\] global .* rw' ||
+	fail "conv_pointwise_few_rows: not only the last panel copied"
 
 M=$C/conv_implicit_s2_pads/model.onnx
 "$B" --emit=schedule "$M" | grep -q '^k_conv: .*implicit' ||

@@ -194,6 +194,13 @@ def main():
                       group=2)],
          {'x': x}, {'w': w, 'b': bias},
          {'y': conv_ref(x, w, bias, [2, 2], [1, 1, 1, 1], [1, 1], group=2)})
+    # pointwise Conv with few rows (20 <= tune.gemm_pack_tiles * gemm_mr):
+    # only the last panel of X (15 of 143 columns, padded to 16) is copied,
+    # the full panels are read from X; 2 tiles and 4 rest rows, fused Relu
+    x, w, bias = rnd(1, 37, 11, 13), rnd(20, 37, 1, 1), rnd(20)
+    case('conv_pointwise_few_rows', [h.make_node('Conv', ['x', 'w', 'b'], ['t']),
+                                     h.make_node('Relu', ['t'], ['y'])],
+         {'x': x}, {'w': w, 'b': bias}, {'y': np.maximum(conv2d(x, w, bias, 0), 0)})
 
 if __name__ == '__main__':
     main()
