@@ -85,6 +85,12 @@ typedef struct Node {
 	int *out;            /* value indices, -1 = omitted optional output */
 	Attr *attr;
 	int dead;            /* removed by a pass; dropped by graph_compact */
+	/* A node of a run-time If's branch (passes/ctrlflow.c): needed only
+	 * when bool value guard - 1 is true (guard_neg 0) or false (1); 0:
+	 * always.  Its outputs are read only by nodes of the same branch and
+	 * the If's select, so running it anyway is never wrong: the guard
+	 * lets the launch list skip it (Launch.guard). */
+	int guard, guard_neg;
 } Node;
 
 struct Graph {

@@ -461,6 +461,8 @@ void kprog_print_schedule(FILE *f, const struct KProgram *p);
 typedef struct KKernel {
 	const char *name;   /* unique within the program, a C identifier */
 	const char *ops;    /* the graph ops it implements, for --emit=kernels */
+	int guard, guard_neg;  /* the guard its graph nodes share (graph.h:
+	                        * Node.guard), 0: none; the plan binds it */
 	const char *grid;   /* gpu: the block/thread mapping applied (printable) */
 	int nbuf, nvar, nnode;
 	int capbuf, capvar, capnode;

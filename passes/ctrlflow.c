@@ -51,6 +51,8 @@ struct Env {
 	int *map;        /* per value of sub: the main graph's value, or -1 */
 	const char *prefix;  /* "NODE/ITER" of the copies' names */
 	Env *up;         /* the enclosing subgraph being copied, or NULL */
+	int guard, guard_neg;  /* the copies' Node.guard: a run-time If's
+	                        * branch, or inherited from up */
 };
 
 static int expand(Ctx *c, Graph *g, int i, const Node *src, Env *up,
@@ -220,11 +222,11 @@ static int resolve(Ctx *c, Graph *g, Env *e, int v, int *out)
  * bound to in[0..sub->nin-1] (values of g); out[k] gets the value of g
  * that sub's output k is.
  */
-static int copy_sub(Ctx *c, Graph *g, const Node *at, const Graph *sub,
-                    const int *in, Env *up, const char *prefix, int *out,
-                    InferBudget *left)
+static int copy_sub_guarded(Ctx *c, Graph *g, const Node *at, const Graph *sub,
+                            const int *in, Env *up, const char *prefix,
+                            int *out, InferBudget *left, int guard, int neg)
 {
-	Env e = { sub, NULL, prefix, up };
+	Env e = { sub, NULL, prefix, up, guard, neg };
 
 	/* messages name the control-flow node; inferring a copy resets them */
 	c->node = at->name;
@@ -268,6 +270,8 @@ static int copy_sub(Ctx *c, Graph *g, const Node *at, const Graph *sub,
 		snprintf(name, sizeof name, "%s/%s", prefix, sn->name);
 		if ((idx = graph_add_node(g, sn->op, name, sn->nin, ins, sn->nout, outs)) < 0)
 			return nomem(c);
+		g->node[idx].guard = e.guard;
+		g->node[idx].guard_neg = e.guard_neg;
 		if (sn->domain && *sn->domain &&
 		    !(g->node[idx].domain = arena_strdup(&g->arena, sn->domain)))
 			return nomem(c);
@@ -283,6 +287,15 @@ static int copy_sub(Ctx *c, Graph *g, const Node *at, const Graph *sub,
 	for (int k = 0; k < sub->nout; k++)
 		TRY(resolve(c, g, &e, sub->out[k], &out[k]));
 	return BURN_OK;
+}
+
+/* copy_sub_guarded with the enclosing copy's guard (none at the top). */
+static int copy_sub(Ctx *c, Graph *g, const Node *at, const Graph *sub,
+                    const int *in, Env *up, const char *prefix, int *out,
+                    InferBudget *left)
+{
+	return copy_sub_guarded(c, g, at, sub, in, up, prefix, out, left,
+	                        up ? up->guard : 0, up ? up->guard_neg : 0);
 }
 
 /* Add node op(in) with one new output named prefix/what, inferred and
@@ -407,14 +420,18 @@ static int expand_if(Ctx *c, Graph *g, const Node *n, const Node *src,
 				         n->out[k], left, NULL));
 		return BURN_OK;
 	}
-	/* cond known at run time: both branches, then a select per output */
+	/* cond known at run time: both branches, each guarded by cond so
+	 * that the launch list may skip the untaken one, then a select per
+	 * output */
 	int cond = n->in[0], shp[2];
 	int64_t zero = 0, none[1] = { 0 };
-	TRY(copy_sub(c, g, n, br[0], NULL, up, prefix[0], res[0], left));
-	TRY(copy_sub(c, g, n, br[1], NULL, up, prefix[1], res[1], left));
 	shp[0] = cond;
 	TRY(new_i64(c, g, n->name, "cond_shape", 1, &zero, none, &shp[1]));
 	TRY(add1(c, g, OP_Reshape, n->name, "cond", 2, shp, -1, left, &cond));
+	TRY(copy_sub_guarded(c, g, n, br[0], NULL, up, prefix[0], res[0], left,
+	                     cond + 1, 0));
+	TRY(copy_sub_guarded(c, g, n, br[1], NULL, up, prefix[1], res[1], left,
+	                     cond + 1, 1));
 	for (int k = 0; k < n->nout; k++) {
 		const Value *a = GV(g, res[0][k]), *b = GV(g, res[1][k]);
 		int w[3] = { cond, res[0][k], res[1][k] };

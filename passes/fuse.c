@@ -1167,13 +1167,34 @@ static int scratch_init(Ctx *c, Graph *g, Scratch *sh)
 }
 
 /* Lower every node, one kernel per fusion group at the group's root. */
+/* The kernels first.. of p implement node i, or group gid (its members
+ * precede its root i): they get the guard all those nodes share (a
+ * run-time If's branch, graph.h), none when the nodes differ. */
+static void kernel_guard(const Graph *g, const int *group, int gid, int i,
+                         KProgram *p, int first)
+{
+	int guard = g->node[i].guard, neg = g->node[i].guard_neg;
+
+	for (int j = 0; gid >= 0 && j < i && guard; j++)
+		if (!g->node[j].dead && group[j] == gid &&
+		    (g->node[j].guard != guard || g->node[j].guard_neg != neg))
+			guard = 0;
+	for (int k = first; k < p->nkernel; k++) {
+		p->kernel[k]->guard = guard;
+		p->kernel[k]->guard_neg = guard ? neg : 0;
+	}
+}
+
 int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
                      const Target *t)
 {
 	Lower lw = { c, g, p, NULL, t };
 	Fuser f = { c, g };
 	Scratch sh;
-	int rc;
+	int rc, any_guard = 0;
+
+	for (int i = 0; i < g->nnode; i++)
+		any_guard |= !g->node[i].dead && g->node[i].guard;
 
 	f.group = fu ? fu->group : NULL;
 	f.grp = fu ? fu->grp : NULL;
@@ -1221,6 +1242,8 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
 			rc = lower_group(&f, &lw, &sh, gid);
 		for (int k = first; k < p->nkernel && !rc; k++)
 			rc = kir_verify(c, p->kernel[k]);
+		if (any_guard && first < p->nkernel)
+			kernel_guard(g, f.group, gid, i, p, first);
 		if (!rc) {
 			c->node = NULL;
 			c->op = NULL;

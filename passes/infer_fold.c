@@ -341,8 +341,11 @@ int pass_lower(Ctx *c, Graph *g, KProgram *p, const Target *t)
 			continue;
 		enter(c, n);
 		TRY(op_impl[n->op].lower(&lw, n));
-		for (int k = first; k < p->nkernel; k++)
+		for (int k = first; k < p->nkernel; k++) {
 			TRY(kir_verify(c, p->kernel[k]));
+			p->kernel[k]->guard = n->guard;
+			p->kernel[k]->guard_neg = n->guard_neg;
+		}
 		leave(c);
 	}
 	return BURN_OK;

@@ -112,6 +112,36 @@ bad:
 }
 
 int
+launch_skip(Ctx *c, const Graph *g, const Plan *plan, const Launch *l,
+            const int64_t *dims, const LaunchMem *mem, int *skip)
+{
+	const LaunchArg *e = l->guard;
+	const unsigned char *at = NULL;
+	int64_t off;
+
+	*skip = 0;
+	if (!e)
+		return BURN_OK;
+	switch (e->kind) {
+	case LK_ARENA:
+		TRY(eval(c, plan, &e->offset, dims, &off));
+		if (off < 0 || off >= mem->arena_bytes)
+			return burn_fail(c, BURN_ERR_INTERNAL, "a guard outside the arena");
+		at = (const unsigned char *)mem->arena + off;
+		break;
+	case LK_INPUT:
+		if (e->index < 0 || e->index >= g->nin)
+			return burn_fail(c, BURN_ERR_INTERNAL, "a guard's bad input");
+		at = mem->in[e->index];
+		break;
+	default:
+		return burn_fail(c, BURN_ERR_INTERNAL, "a guard of kind %d", e->kind);
+	}
+	*skip = (*at != 0) == (l->guard_neg != 0);
+	return BURN_OK;
+}
+
+int
 launch_passthrough(Ctx *c, const Graph *g, const Plan *plan,
                    const int64_t *dims, const void *const *in, void *const *out)
 {
@@ -172,7 +202,12 @@ plan_run_interp_each(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan
 			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 			break;
 		}
-		rc = launch_bind(c, g, plan, kk, &plan->launch[k], dims, &mem, bufs, kd);
+		int skip = 0;
+		rc = launch_skip(c, g, plan, &plan->launch[k], dims, &mem, &skip);
+		if (!rc && skip)
+			continue;   /* the untaken branch of a run-time If */
+		if (!rc)
+			rc = launch_bind(c, g, plan, kk, &plan->launch[k], dims, &mem, bufs, kd);
 		if (!rc)
 			rc = kir_interp_dims(c, kk, bufs, kd, NULL);
 		if (!rc && after)

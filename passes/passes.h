@@ -103,6 +103,13 @@ typedef struct Launch {
 	const LaunchArg *arg;  /* one per KS_GLOBAL buffer, in buffer order */
 	int ndim;              /* the kernel's dim parameters (kir.h) */
 	const DimExpr *const *dim;  /* the value of each, over the plan's dims */
+	/* Run-time control flow: when guard is not NULL, the kernel runs
+	 * only if the one bool byte guard binds is non-zero (guard_neg 0) or
+	 * zero (guard_neg 1): a run-time If's branch (passes/ctrlflow.c).
+	 * Skipping is an optimisation a walker may omit: the branches'
+	 * results are selected afterwards, so running both is also right. */
+	const LaunchArg *guard;
+	int guard_neg;
 } Launch;
 
 /* GPU schedule (schedule_gpu.c): map parallel loop nests onto blocks of
@@ -184,6 +191,10 @@ typedef struct LaunchMem {
 int launch_bind(Ctx *c, const Graph *g, const Plan *plan, const KKernel *kk,
                 const Launch *l, const int64_t *dims, const LaunchMem *mem,
                 void **bufs, int64_t *kdims);
+/* Whether launch l is skipped at this run: its guard (if any) read from
+ * memory bound as launch_bind binds; every host-memory walker asks it. */
+int launch_skip(Ctx *c, const Graph *g, const Plan *plan, const Launch *l,
+                const int64_t *dims, const LaunchMem *mem, int *skip);
 /* After the kernels: the outputs no kernel wrote (constants, inputs passed
  * through, a second output naming the same value) copied into out. */
 int launch_passthrough(Ctx *c, const Graph *g, const Plan *plan,

@@ -75,6 +75,98 @@ static int too_big(Ctx *c)
 	                 (long long)c->limits.max_arena_bytes);
 }
 
+/* Where graph value v0 (its storage, aliases followed) is, into e. */
+static int
+bind_value(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out,
+           const DimExpr *const *doff, int v0, LaunchArg *e)
+{
+	int v = kprog_storage(p, v0);
+
+	memset(e, 0, sizeof *e);
+	e->value = v;
+	e->index = -1;
+	if (value_shape_known(GV(g, v)))
+		e->bytes.c = value_nbytes(GV(g, v));
+	else if (!(e->bytes.e = plan_value_bytes(a, g, v, out->ndims, out->dims)))
+		return burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no size over "
+		                 "the plan's dims", GV(g, v)->name);
+	if (GV(g, v)->data) {
+		e->kind = LK_WEIGHT;
+	} else if (out->offset[v] >= 0) {
+		e->kind = LK_ARENA;
+		if (doff[v])
+			e->offset.e = doff[v];
+		else
+			e->offset.c = out->offset[v];
+	} else {
+		for (int i = 0; i < g->nin && e->index < 0; i++)
+			if (g->in[i] == v) {
+				e->kind = LK_INPUT;
+				e->index = i;
+			}
+		for (int i = 0; i < g->nout && e->index < 0; i++)
+			if (g->out[i] == v) {
+				e->kind = LK_OUTPUT;
+				e->index = i;
+			}
+		if (e->index < 0)
+			return burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no "
+			                 "storage", GV(g, v)->name);
+	}
+	return BURN_OK;
+}
+
+/* Does a global buffer of kernel kk live in storage s? */
+static int
+binds(const KProgram *p, const KKernel *kk, int s)
+{
+	for (int b = 0; b < kk->nbuf; b++)
+		if (kk->buf[b].space == KS_GLOBAL && kk->buf[b].value >= 0 &&
+		    kprog_storage(p, kk->buf[b].value) == s)
+			return 1;
+	return 0;
+}
+
+/*
+ * Kernel k's guard (a run-time If's branch, KKernel.guard) as a binding
+ * of its bool, when the value is sure to hold the condition while k runs:
+ * a graph input, or a value some kernel before k binds (so it is computed
+ * by then) and some kernel after k binds (so its memory is not reused in
+ * between: the If's select reads it last).  Otherwise, a condition fused
+ * away into a kernel or a constant, k runs unguarded, which is right too.
+ */
+static int
+bind_guard(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out,
+           const DimExpr *const *doff, int k, Launch *l)
+{
+	const KKernel *kk = p->kernel[k];
+	int v = kk->guard - 1, s, before = 0, after = 0;
+	LaunchArg *e;
+
+	if (v < 0 || v >= g->nval || GV(g, v)->dtype != DT_BOOL ||
+	    value_numel(GV(g, v)) != 1)
+		return BURN_OK;
+	s = kprog_storage(p, v);
+	if (s < 0 || s >= g->nval || GV(g, s)->data)
+		return BURN_OK;
+	for (int i = 0; i < g->nin; i++)
+		if (g->in[i] == s)
+			before = after = 1;
+	if (!before && out->offset[s] >= 0)
+		for (int j = 0; j < p->nkernel; j++)
+			if (j != k && binds(p, p->kernel[j], s))
+				*(j < k ? &before : &after) = 1;
+	if (!before || !after)
+		return BURN_OK;
+	if (!(e = arena_alloc(a, sizeof *e)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	TRY(bind_value(c, g, p, a, out, doff, v, e));
+	e->buf = -1;
+	l->guard = e;
+	l->guard_neg = kk->guard_neg;
+	return BURN_OK;
+}
+
 /*
  * The launch list: each kernel's global buffers bound to memory.  Aliases
  * are followed first (a reshape is its input's memory); then constant data
@@ -97,51 +189,19 @@ launch_list(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out,
 		if (!arg)
 			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 		for (int b = 0; b < kk->nbuf; b++) {
-			int v;
 			LaunchArg *e = &arg[n];
 			if (kk->buf[b].space != KS_GLOBAL)
 				continue;
 			if (kk->buf[b].value < 0 || kk->buf[b].value >= g->nval)
 				return burn_fail(c, BURN_ERR_INTERNAL, "kernel %s: global buffer "
 				                 "b%d is bound to no value", kk->name, b);
-			v = kprog_storage(p, kk->buf[b].value);
-			memset(e, 0, sizeof *e);
+			TRY(bind_value(c, g, p, a, out, doff, kk->buf[b].value, e));
 			e->buf = b;
-			e->value = v;
-			e->index = -1;
-			if (value_shape_known(GV(g, v)))
-				e->bytes.c = value_nbytes(GV(g, v));
-			else if (!(e->bytes.e = plan_value_bytes(a, g, v, out->ndims,
-			                                         out->dims)))
-				return burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no "
-				                 "size over the plan's dims", GV(g, v)->name);
-			if (GV(g, v)->data) {
-				e->kind = LK_WEIGHT;
-			} else if (out->offset[v] >= 0) {
-				e->kind = LK_ARENA;
-				if (doff[v])
-					e->offset.e = doff[v];
-				else
-					e->offset.c = out->offset[v];
-			} else {
-				for (int i = 0; i < g->nin && e->index < 0; i++)
-					if (g->in[i] == v) {
-						e->kind = LK_INPUT;
-						e->index = i;
-					}
-				for (int i = 0; i < g->nout && e->index < 0; i++)
-					if (g->out[i] == v) {
-						e->kind = LK_OUTPUT;
-						e->index = i;
-					}
-				if (e->index < 0)
-					return burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no "
-					                 "storage", GV(g, v)->name);
-			}
 			n++;
 		}
 		ls[k].narg = n;
 		ls[k].arg = arg;
+		TRY(bind_guard(c, g, p, a, out, doff, k, &ls[k]));
 		/* dim parameters by name: the kernel's hint is the dim's name */
 		if (kk->ndim > 0) {
 			const DimExpr **dv = arena_alloc(a, sizeof *dv * (size_t)kk->ndim);

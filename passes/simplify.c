@@ -375,6 +375,11 @@ static int cse(Ctx *c, Graph *g, Redirect *repl)
 		for (int k = 0; k < n->nout; k++)
 			if (n->out[k] >= 0)
 				replace_uses(repl, n->out[k], g->node[found].out[k]);
+		/* one node now serves both: a run-time If's branches (guards,
+		 * graph.h) that differ leave it unguarded */
+		if (g->node[found].guard != n->guard ||
+		    g->node[found].guard_neg != n->guard_neg)
+			g->node[found].guard = g->node[found].guard_neg = 0;
 		n->dead = 1;
 	}
 	free(slot);

@@ -668,6 +668,45 @@ static int emit_dyn_sizes(Ctx *c, const Graph *g, const Plan *plan, const char *
 	return BURN_OK;
 }
 
+/* The C expression of the memory launch argument e binds (kernel kname's
+ * call, or a guard's condition). */
+static int print_arg(Ctx *c, FILE *fc, const Graph *g, const LaunchArg *e,
+                     int freestanding, const char **in_id, const char **out_id,
+                     const char *const *dim_id, const char *kname)
+{
+	const Value *val = GV(g, e->value);
+
+	switch (e->kind) {
+	case LK_WEIGHT:
+		fprintf(fc, "w%d.v", e->value);
+		break;
+	case LK_ARENA:
+		/* freestanding: through void *, which -Wcast-align accepts
+		 * (the plan aligns every offset to BURN_ARENA_ALIGN) */
+		if (e->offset.e) {
+			fprintf(fc, "(%s *)%s(A + ", dtype_ctype(val->dtype),
+			        freestanding ? "(void *)" : "");
+			dx_print_c(fc, e->offset.e, dim_id);
+			fputc(')', fc);
+			break;
+		}
+		fprintf(fc, "(%s *)%s(A + %lld)", dtype_ctype(val->dtype),
+		        freestanding ? "(void *)" : "", (long long)e->offset.c);
+		break;
+	case LK_INPUT:
+	case LK_OUTPUT:
+		if (e->index < 0 || e->index >= (e->kind == LK_INPUT ? g->nin : g->nout))
+			return burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: bad "
+			                 "argument index", kname);
+		fputs(e->kind == LK_INPUT ? in_id[e->index] : out_id[e->index], fc);
+		break;
+	default:
+		return burn_fail(c, BURN_ERR_INTERNAL, "value %d has no storage",
+		                 e->value);
+	}
+	return BURN_OK;
+}
+
 int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
                   const EmitC *o, FILE *fc, FILE *fh)
 {
@@ -800,43 +839,21 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	/* the kernel calls: every argument as the plan's launch list binds it */
 	for (int k = 0; k < p->nkernel; k++) {
 		const Launch *l = &plan->launch[k];
+		/* a run-time If's branch runs only when its condition says */
+		if (l->guard) {
+			fprintf(fc, "\tif (%s*(const unsigned char *)(const void *)(",
+			        l->guard_neg ? "!" : "");
+			if ((rc = print_arg(c, fc, g, l->guard, o->freestanding, in_id,
+			                    out_id, dim_id, p->kernel[k]->name)))
+				goto done;
+			fprintf(fc, "))\n\t");
+		}
 		fprintf(fc, "\t%s(", p->kernel[k]->name);
 		for (int i = 0; i < l->narg; i++) {
-			const LaunchArg *e = &l->arg[i];
-			const Value *val = GV(g, e->value);
 			fprintf(fc, "%s", i ? ", " : "");
-			switch (e->kind) {
-			case LK_WEIGHT:
-				fprintf(fc, "w%d.v", e->value);
-				break;
-			case LK_ARENA:
-				/* freestanding: through void *, which
-				 * -Wcast-align accepts (the plan aligns every
-				 * offset to BURN_ARENA_ALIGN) */
-				if (e->offset.e) {
-					fprintf(fc, "(%s *)%s(A + ", dtype_ctype(val->dtype),
-					        o->freestanding ? "(void *)" : "");
-					dx_print_c(fc, e->offset.e, dim_id);
-					fputc(')', fc);
-					break;
-				}
-				fprintf(fc, "(%s *)%s(A + %lld)", dtype_ctype(val->dtype),
-				        o->freestanding ? "(void *)" : "", (long long)e->offset.c);
-				break;
-			case LK_INPUT:
-			case LK_OUTPUT:
-				if (e->index < 0 || e->index >= (e->kind == LK_INPUT ? g->nin : g->nout)) {
-					rc = burn_fail(c, BURN_ERR_INTERNAL, "launch of %s: bad "
-					               "argument index", p->kernel[k]->name);
-					goto done;
-				}
-				fputs(e->kind == LK_INPUT ? in_id[e->index] : out_id[e->index], fc);
-				break;
-			default:
-				rc = burn_fail(c, BURN_ERR_INTERNAL, "value %d has no "
-				               "storage", e->value);
+			if ((rc = print_arg(c, fc, g, &l->arg[i], o->freestanding, in_id,
+			                    out_id, dim_id, p->kernel[k]->name)))
 				goto done;
-			}
 		}
 		/* dim arguments, after the buffers */
 		for (int i = 0; i < l->ndim; i++) {

@@ -717,9 +717,12 @@ llvm_jit_run(Ctx *c, const LlvmJit *j, const Compiled *m, const void *const *in,
 	}
 	mem = (LaunchMem){in, out, arena, m->plan.arena_bytes};
 	for (int k = 0; k < p->nkernel && !rc; k++) {
-		rc = launch_bind(c, g, &m->plan, p->kernel[k], &m->plan.launch[k],
-		                 NULL, &mem, bufs, dims);
-		if (!rc)
+		int skip = 0;
+		rc = launch_skip(c, g, &m->plan, &m->plan.launch[k], NULL, &mem, &skip);
+		if (!rc && !skip)
+			rc = launch_bind(c, g, &m->plan, p->kernel[k], &m->plan.launch[k],
+			                 NULL, &mem, bufs, dims);
+		if (!rc && !skip)
 			j->fn[k](bufs, dims);
 	}
 	/* outputs no kernel wrote: constants and inputs passed through */

@@ -208,11 +208,18 @@ expect 0 0 "" "$burncc" check -j 1 "$here/old_forms"
 ok "check: Reshape-1, Slice-1, TopK-1, Pad-2"
 # control flow expanded (passes/ctrlflow.c): a Loop whose fused body reads
 # its carried value and an outer one, an If nested in a Loop, a run-time If
-# both ways, a Loop in a Loop reading two outer levels, a reversed Scan
+# both ways (elementwise branches, and MatMul branches of their own
+# kernels), a Loop in a Loop reading two outer levels, a reversed Scan
 # along axis 1, Scan-8 over a batch of 2
 expect 0 0 "" "$burncc" check -j 1 "$here/control_flow"
-[ -z "$why" ] && ! grep -qx "7 passed, 0 failed" "$tmp/stdout" && why="$(tail -1 "$tmp/stdout")"
+[ -z "$why" ] && ! grep -qx "9 passed, 0 failed" "$tmp/stdout" && why="$(tail -1 "$tmp/stdout")"
 ok "check: Loop, If in Loop, Loop in Loop, run-time If, Scan, Scan-8"
+# the run-time If's else branch (Neg, MatMul) is guarded in the launch
+# list: the C calls its two kernels only when the condition is false
+expect 0 0 "" "$burncc" "$here/control_flow/if_guarded_true/model.onnx" --emit=c
+n=$(grep -c 'if (!\*(const unsigned char \*)(const void \*)(in_c))' "$tmp/stdout")
+[ -z "$why" ] && [ "$n" != 2 ] && why="$n guarded calls, not 2"
+ok "run-time If: the untaken branch's kernels are skipped"
 expect 1 0 "" "$burncc" check -j 1 "$here/check_broken"
 [ -z "$why" ] && ! grep -q "^FAIL relu: .*test_data_set_0/input_0.pb: not a TensorProto" \
 	"$tmp/stdout" && why="$(head -1 "$tmp/stdout")"

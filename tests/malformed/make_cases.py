@@ -626,6 +626,22 @@ ifm = model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_b,
             inputs=[vi("x", F, [2, 3]), vi("c", B, [])])
 check_case("control_flow", "if_runtime_true", ifm, [x23, np.array(True)], [np.maximum(x23, 0)])
 check_case("control_flow", "if_runtime_false", ifm, [x23, np.array(False)], [-x23])
+# a run-time If whose branches are kernels of their own (MatMuls): the
+# launch list guards them with the condition, so only the taken one runs
+w34 = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5) / 7
+then_b = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["a"], name="tmm")],
+                           "then", [], [vi("a", F, [2, 4])])
+else_b = helper.make_graph([helper.make_node("Neg", ["x"], ["nx"], name="en"),
+                            helper.make_node("MatMul", ["nx", "w"], ["b0"], name="emm"),
+                            helper.make_node("Relu", ["b0"], ["b"], name="er")],
+                           "else", [], [vi("b", F, [2, 4])])
+ifm = model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_b,
+                              else_branch=else_b)],
+            inputs=[vi("x", F, [2, 3]), vi("c", B, [])],
+            outputs=[vi("y", F, [2, 4])], inits=[numpy_helper.from_array(w34, "w")])
+check_case("control_flow", "if_guarded_true", ifm, [x23, np.array(True)], [x23 @ w34])
+check_case("control_flow", "if_guarded_false", ifm, [x23, np.array(False)],
+           [np.maximum(-x23 @ w34, 0)])
 # Scan-9 over axis 1 backwards, its scan output along axis 1
 x34 = np.arange(12, dtype=np.float32).reshape(3, 4) / 3 - 1
 body = helper.make_graph(
