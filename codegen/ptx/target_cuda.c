@@ -161,7 +161,15 @@ launch_all(Ctx *c, Run *r, const Compiled *m, const void *const *in)
 	for (int i = 0; i < m->prog.nkernel && !rc; i++) {
 		const KKernel *k = m->prog.kernel[i];
 		const Launch *l = &m->plan.launch[i];
-		int n;
+		LaunchMem mem = { in, NULL, NULL, 0 };
+		int n, skip = 0;
+		/* a run-time If's branch whose condition is an input, read on
+		 * the host (one on the device runs anyway: passes.h) */
+		if (l->guard && l->guard->kind == LK_INPUT &&
+		    (rc = launch_skip(c, m->g, &m->plan, l, NULL, &mem, &skip)))
+			break;
+		if (skip)
+			continue;
 		if ((rc = ptx_segments(c, k, seg, PTX_MAX_SEG, &n)))
 			break;
 		for (int a = 0; a < l->narg && !rc; a++) {

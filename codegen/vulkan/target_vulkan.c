@@ -247,8 +247,18 @@ vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, v
 		rc = vkd_buf_create(c, r.d, (size_t)spill, &r.spill);
 	if (!rc)
 		rc = vkd_cmd_begin(c, r.d, &r.cmd);
-	for (int i = 0; i < m->prog.nkernel && !rc; i++)
-		rc = record_kernel(c, &r, m, i, &ks[i], in);
+	for (int i = 0; i < m->prog.nkernel && !rc; i++) {
+		/* a run-time If's branch whose condition is an input: known
+		 * while recording (one on the device runs anyway: passes.h) */
+		const Launch *l = &m->plan.launch[i];
+		LaunchMem mem = { in, NULL, NULL, 0 };
+		int skip = 0;
+		if (l->guard && l->guard->kind == LK_INPUT &&
+		    (rc = launch_skip(c, g, &m->plan, l, NULL, &mem, &skip)))
+			break;
+		if (!skip)
+			rc = record_kernel(c, &r, m, i, &ks[i], in);
+	}
 	if (!rc)
 		rc = vkd_cmd_run(c, r.cmd, "running the model's kernels");
 	for (int i = 0; i < g->nout && !rc; i++) {
