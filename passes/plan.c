@@ -87,6 +87,11 @@ bind_value(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out,
 	e->index = -1;
 	if (value_shape_known(GV(g, v)))
 		e->bytes.c = value_nbytes(GV(g, v));
+	else if (dtype_is_packed(GV(g, v)->dtype))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "value '%s' is %s, packed "
+		                 "several to a byte, so its size must be known when "
+		                 "compiling (give --dim)", GV(g, v)->name,
+		                 dtype_name(GV(g, v)->dtype));
 	else if (!(e->bytes.e = plan_value_bytes(a, g, v, out->ndims, out->dims)))
 		return burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no size over "
 		                 "the plan's dims", GV(g, v)->name);
