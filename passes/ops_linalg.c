@@ -1802,7 +1802,7 @@ lower_conv_igemm(Lower *lw, Node *n, CV *cv)
 	int64_t planes = cv->C * sh * sw * plane, MR, NR, nr, last, alast, tmax = 0, xsz;
 	int64_t xdim[2], ydim[2] = { cv->N * cv->M, NQ }, tdim[1] = { K };
 	int64_t *tab;
-	int xp, y2, tv, bx, bw, bb = -1, by, bxp, by2, btab, apacked, d0, dn, dm, rc;
+	int xp, y2, tv, bx, bw, bb = -1, by, bxp, by2, btab, apacked, d0, dn, rc;
 	KRef vn, vc, vph, vpw, vi, vj, ih, iw, ok, src, vm, voh, vow;
 	GT t;
 	KB kb;
@@ -1904,21 +1904,22 @@ lower_conv_igemm(Lower *lw, Node *n, CV *cv)
 	close_to(&kb, d0);
 	lower_end(lw, &kb);
 
-	/* kernel 3: y2 without the dropped columns into Y, then the fused
-	 * epilogue (a kernel of its own too: with the copy loop in the GEMM's
-	 * function, gcc 12 spilled a B vector of the tile) */
+	/* kernel 3: y2 without the dropped columns into Y, through the fused
+	 * epilogue in the same pass (a kernel of its own too: with the copy
+	 * loop in the GEMM's function, gcc 12 spilled a B vector of the tile) */
 	lower_begin(lw, &kb, n);
 	by = lower_out(lw, &kb, n, 0);
 	by2 = lower_bind(lw, &kb, y2, KA_READ);
 	d0 = kb.depth;
 	vm = loop(&kb, "m", cv->N * cv->M, KF_PARALLEL);
-	dm = kb.depth;
 	voh = loop(&kb, "oh", OH, KF_PARALLEL);
 	vow = loop(&kb, "ow", OW, KF_PARALLEL);
-	kb_store(&kb, by, add(&kb, mul(&kb, vm, I(&kb, P)), madd(&kb, vow, voh, OW)),
-	         kb_load(&kb, by2, add(&kb, mul(&kb, vm, I(&kb, NQ)), madd(&kb, vow, voh, Ws))));
-	close_to(&kb, dm);
-	lower_epi_run(lw, &kb, n, by, mul(&kb, vm, I(&kb, P)), P);
+	{
+		KRef lin = add(&kb, mul(&kb, vm, I(&kb, P)), madd(&kb, vow, voh, OW));
+		kb_store(&kb, by, lin, lower_epi_value(lw, &kb, n, lin,
+		         kb_load(&kb, by2, add(&kb, mul(&kb, vm, I(&kb, NQ)),
+		                               madd(&kb, vow, voh, Ws)))));
+	}
 	close_to(&kb, d0);
 	lower_end(lw, &kb);
 	return BURN_OK;
