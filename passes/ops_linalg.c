@@ -600,7 +600,7 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 {
 	const TargetTune *tu = tune(lw);
 	int64_t MR, NR, mf, mr, nf, nrest, TB, nib;
-	int d = kb->depth;
+	int d = kb->depth, elem;
 
 	t->nr = gemm_nr(lw, kb, t->M, &MR, &NR);
 	mf = t->M / MR;
@@ -631,6 +631,13 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 		nib = 2;
 		TB = (mf + 1) / 2;
 	}
+	/* one element a tile on a GPU (tile(1,1), a block a row): the fused
+	 * epilogue right after each element, so the row and column loops
+	 * stay one nest of parallel loops that schedule_gpu maps onto M*N
+	 * threads, instead of a row of N elements and its epilogue a thread */
+	elem = MR == 1 && t->nr == 1 && TB == 1 && lw->epi &&
+	       &lw->g->node[lw->epi->anchor] == n &&
+	       target_or_default(lw->target)->max_block_threads > 0;
 	if (mf > 0) {
 		KRef ib = loop(kb, "i0", nib, KF_PARALLEL);
 		KRef lo = mul(kb, ib, I(kb, TB));
@@ -650,9 +657,14 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 			gemm_tile(kb, u, mul(kb, it, I(kb, MR)), j, MR,
 			          !rest ? t->nr : u->b.last ? u->b.last : nrest,
 			          rest ? nrest : t->nr);
+			if (elem)
+				lower_epi_run(lw, kb, n, t->y, add(kb, t->yoff,
+				              add(kb, mul(kb, it, I(kb, t->N)), j)), 1);
 			close_to(kb, db);
 		}
-		gemm_epi(lw, kb, n, t, mul(kb, lo, I(kb, MR)), TB == 1 ? 0 : mul(kb, hi, I(kb, MR)), MR);
+		if (!elem)
+			gemm_epi(lw, kb, n, t, mul(kb, lo, I(kb, MR)), TB == 1 ? 0 :
+			         mul(kb, hi, I(kb, MR)), MR);
 		close_to(kb, d);
 	}
 	if (mr > 0) {

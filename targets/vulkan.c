@@ -33,12 +33,18 @@ const Target target_vulkan = {
 	.subgroup = 0,
 	.index_bits = 64,
 	.tune = {
-		.gemm_mr = 16, .gemm_nr = 16,
+		/* one output element a thread (tile 1x1: M*N threads, each
+		 * looping over K, a fused epilogue applied per element):
+		 * register tiles of 16x16 gave a few threads hundreds of
+		 * thousands of loop iterations each, and lavapipe's back end
+		 * ends an invocation after 65535 (Mesa gallivm's loop limiter):
+		 * the MLP, LeNet and BERT came out wrong */
+		.gemm_mr = 1, .gemm_nr = 1,
 		.gemm_nr_max = 128, .gemm_nr_step = 16,
 		.dot_lanes = 32,
 		.conv_unroll = 8,
 		.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64,
-		.im2col = 1,
+		.im2col = 0,
 		.thread_min_work = 0,
 		.block_threads = 256,
 		.grid_blocks = 1024,

@@ -59,10 +59,11 @@ warnings.filterwarnings('ignore', category=RuntimeWarning)
 # skipped where burncc is built without it (diff_interp exits 77)
 # cuda-*: the cuda target on the GPU (diff_interp --backend cuda), only when
 # asked for: $BURNCC_DIFF_VARIANTS, a comma-separated list, replaces the
-# default seven (e.g. cuda-fused,cuda-nofuse on the GPU machine)
+# default seven (e.g. cuda-fused,cuda-nofuse on the GPU machine);
+# vulkan-*: the vulkan target (lavapipe here), likewise only when asked for
 VARIANTS = ['c-fused', 'c-nofuse', 'interp-fused', 'interp-nofuse', 'interp-gpu',
             'llvm-fused', 'llvm-nofuse']
-ALL_VARIANTS = VARIANTS + ['cuda-fused', 'cuda-nofuse']
+ALL_VARIANTS = VARIANTS + ['cuda-fused', 'cuda-nofuse', 'vulkan-fused', 'vulkan-nofuse']
 if os.environ.get('BURNCC_DIFF_VARIANTS'):
     VARIANTS = os.environ['BURNCC_DIFF_VARIANTS'].split(',')
     for _v in VARIANTS:
@@ -157,7 +158,7 @@ def run_variants(env, wd, model, feeds, variants=VARIANTS):
                     log = 'run: exit %d %s' % (rc, log)
         else:
             tg = ['--target', 'gpu'] if var.endswith('gpu') else []
-            if var.startswith('llvm-') or var.startswith('cuda-'):
+            if var.split('-')[0] in ('llvm', 'cuda', 'vulkan'):
                 tg = ['--backend', var.split('-')[0]]
             rc, log = sh([env.interp] + nf + tg + [mpath, wd, od])
             if rc == 77:
