@@ -30,13 +30,14 @@ const Target target_gpu = {
 	.index_bits = 32,        /* where a kernel's i64 values provably fit
 	                          * (passes/index_width.c); else 64 */
 	.tune = {
-		/* one MMA tile per register tile */
-		.gemm_mr = 16, .gemm_nr = 16,
+		/* as the cuda target: one thread per output element for
+		 * MatMul/Gemm outside the mma template and for Conv */
+		.gemm_mr = 1, .gemm_nr = 1,
 		.gemm_nr_max = 128, .gemm_nr_step = 16,
 		.dot_lanes = 32,     /* a warp's lanes */
 		.conv_unroll = 8,
 		.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64,
-		.im2col = 1,
+		.im2col = 0,
 		.thread_min_work = 0,
 		/* 256 threads a block; 64 blocks keep the interpreter's runs of
 		 * the conformance suite short (a device target will want a few

@@ -288,6 +288,7 @@ typedef struct TimeArg {
 	Run *r;
 	const Compiled *m;
 	const void *const *in;
+	CudaGraph *graph;        /* the launches captured, or NULL */
 	CudaPtr dst, src;
 	size_t bytes;
 } TimeArg;
@@ -297,7 +298,29 @@ time_model(Ctx *c, void *arg)
 {
 	TimeArg *t = arg;
 
+	if (t->graph)
+		return cuda_graph_launch(c, t->r->d, t->graph);
 	return launch_all(c, t->r, t->m, t->in);
+}
+
+/* The model's launches captured as a CUDA graph (inputs and weights are
+ * on the device already: only launches and memsets are recorded), unless
+ * BURNCC_CUDA_GRAPH=0. */
+static int
+capture(Ctx *c, TimeArg *t)
+{
+	const char *e = getenv("BURNCC_CUDA_GRAPH");
+	int rc;
+
+	if (e && *e == '0')
+		return BURN_OK;
+	TRY(cuda_capture_begin(c, t->r->d));
+	rc = launch_all(c, t->r, t->m, t->in);
+	if (rc) {
+		cuda_capture_end(c, t->r->d, 0, &t->graph);
+		return rc;
+	}
+	return cuda_capture_end(c, t->r->d, 1, &t->graph);
 }
 
 static int
@@ -310,7 +333,9 @@ time_copy(Ctx *c, void *arg)
 
 /* Backend.time: one untimed run (module loaded, weights and inputs
  * uploaded), then `runs` runs of the launches alone, each between two
- * events; and as the yardstick, the driver's device-to-device copy of the
+ * events: replays of the launches captured once as a CUDA graph (one
+ * submission a run), or with BURNCC_CUDA_GRAPH=0 the launches one by
+ * one; and as the yardstick, the driver's device-to-device copy of the
  * model's input bytes, timed the same way. */
 static int
 cuda_time(Ctx *c, const Compiled *m, const void *const *in, int runs, double *ms,
@@ -331,8 +356,12 @@ cuda_time(Ctx *c, const Compiled *m, const void *const *in, int runs, double *ms
 		rc = launch_all(c, &r, m, in);
 	if (!rc)
 		rc = cuda_sync(c, r.d, "running the model's kernels");
+	if (!rc)
+		rc = capture(c, &t);
 	for (int i = 0; i < runs && !rc; i++)
 		rc = cuda_elapsed(c, r.d, time_model, &t, &ms[i]);
+	if (r.d)
+		cuda_graph_free(r.d, t.graph);
 	for (int i = 0; i < g->nin; i++)
 		if (r.in && r.in[i] && value_nbytes(GV(g, g->in[i])) > (int64_t)t.bytes) {
 			t.src = r.in[i];

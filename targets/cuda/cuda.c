@@ -25,12 +25,19 @@ const Target target_cuda = {
 	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K8_F32,
 	.index_bits = 32,
 	.tune = {
-		.gemm_mr = 16, .gemm_nr = 16,
+		/* MatMul/Gemm outside the mma template (a fused epilogue, other
+		 * dtypes) and Conv: one thread per output element (tile 1x1, the
+		 * epilogue applied per element; the direct Conv loops), so the
+		 * whole output is one mapped nest.  16x16 register tiles and
+		 * im2col left a few threads (or one: im2col's batch loop is not
+		 * mappable) with all the work: H200, bert_tiny 195 ms, lenet
+		 * 25.6 ms (docs/BENCHMARKS.md) */
+		.gemm_mr = 1, .gemm_nr = 1,
 		.gemm_nr_max = 128, .gemm_nr_step = 16,
 		.dot_lanes = 32,
 		.conv_unroll = 8,
 		.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64,
-		.im2col = 1,
+		.im2col = 0,
 		.thread_min_work = 0,
 		.block_threads = 256,
 		.grid_blocks = 2048,     /* ~16 blocks per multiprocessor */

@@ -16,12 +16,14 @@
 
 typedef int CUresult;
 typedef int CUdevice;
-typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent, *CUgraph, *CUgraphExec;
 
 #define CU_ATTR_CC_MAJOR 75
 #define CU_ATTR_CC_MINOR 76
 #define CU_JIT_ERROR_LOG_BUFFER 5
 #define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
+#define CU_STREAM_NON_BLOCKING 1
+#define CU_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
 
 /* The driver entry points used, one X-macro row each: name, symbol, args */
 #define CUFNS(X) \
@@ -45,6 +47,15 @@ typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
 	X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CudaPtr, const void *, size_t)) \
 	X(MemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CudaPtr, size_t)) \
 	X(MemsetD8, "cuMemsetD8_v2", (CudaPtr, unsigned char, size_t)) \
+	X(MemsetD8Async, "cuMemsetD8Async", (CudaPtr, unsigned char, size_t, CUstream)) \
+	X(StreamCreate, "cuStreamCreate", (CUstream *, unsigned)) \
+	X(StreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream, int)) \
+	X(StreamEndCapture, "cuStreamEndCapture", (CUstream, CUgraph *)) \
+	X(GraphInstantiate, "cuGraphInstantiateWithFlags", (CUgraphExec *, CUgraph, \
+	  unsigned long long)) \
+	X(GraphLaunch, "cuGraphLaunch", (CUgraphExec, CUstream)) \
+	X(GraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec)) \
+	X(GraphDestroy, "cuGraphDestroy", (CUgraph)) \
 	X(MemcpyDtoD, "cuMemcpyDtoD_v2", (CudaPtr, CudaPtr, size_t)) \
 	X(EventCreate, "cuEventCreate", (CUevent *, unsigned)) \
 	X(EventRecord, "cuEventRecord", (CUevent, CUstream)) \
@@ -66,6 +77,9 @@ struct CudaDev {
 	int version, lost;
 	char desc[160];
 	DevPool pool;
+	/* the stream being captured into a graph (cuda_capture_begin): launches
+	 * and memsets go there meanwhile; NULL: the default stream */
+	CUstream cap, cur;
 	/* loaded modules by the SHA-256 of their PTX (cuda_module_load) */
 	CudaMod *mods[MAX_MODULES];
 	int nmods;
@@ -217,6 +231,7 @@ cuda_open(Ctx *c, CudaDev **out)
 		 * is gone with it */
 		devpool_drop(&d->pool);
 		mods_drop(d);
+		d->cap = d->cur = NULL;
 		d->PrimaryCtxReset(d->dev);
 		if ((r = d->PrimaryCtxRetain(&d->ctx, d->dev)) || (r = d->CtxSetCurrent(d->ctx)))
 			return cufail(c, d, r, "recreating the context");
@@ -401,7 +416,7 @@ cuda_launch(Ctx *c, CudaDev *d, CudaMod *m, const char *name, unsigned grid,
 	char what[200];
 
 	TRY(function(c, d, m, name, &f));
-	if ((r = d->LaunchKernel(f, grid, 1, 1, block, 1, 1, 0, NULL, args, NULL))) {
+	if ((r = d->LaunchKernel(f, grid, 1, 1, block, 1, 1, 0, d->cur, args, NULL))) {
 		snprintf(what, sizeof what, "kernel %s: launch of %u x %u threads", name, grid, block);
 		return cufail(c, d, r, what);
 	}
@@ -457,9 +472,84 @@ cuda_dtoh(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n)
 int
 cuda_memset0(Ctx *c, CudaDev *d, CudaPtr dst, size_t n)
 {
-	CUresult r = n ? d->MemsetD8(dst, 0, n) : 0;
+	CUresult r = !n ? 0 : d->cur ? d->MemsetD8Async(dst, 0, n, d->cur) : d->MemsetD8(dst, 0, n);
 
 	return r ? cufail(c, d, r, "memset") : BURN_OK;
+}
+
+/* ---- graphs -------------------------------------------------------------- */
+
+struct CudaGraph {
+	CUgraph g;
+	CUgraphExec x;
+};
+
+int
+cuda_capture_begin(Ctx *c, CudaDev *d)
+{
+	CUresult r;
+
+	if (d->cur)
+		return burn_fail(c, BURN_ERR_INTERNAL, "cuda: a capture is already open");
+	if (!d->cap && (r = d->StreamCreate(&d->cap, CU_STREAM_NON_BLOCKING)))
+		return cufail(c, d, r, "creating the capture stream");
+	if ((r = d->StreamBeginCapture(d->cap, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)))
+		return cufail(c, d, r, "beginning a graph capture");
+	d->cur = d->cap;
+	return BURN_OK;
+}
+
+int
+cuda_capture_end(Ctx *c, CudaDev *d, int ok, CudaGraph **out)
+{
+	CudaGraph *g = calloc(1, sizeof *g);
+	CUresult r;
+	int rc = BURN_OK;
+
+	*out = NULL;
+	if (!d->cur) {
+		free(g);
+		return burn_fail(c, BURN_ERR_INTERNAL, "cuda: no capture is open");
+	}
+	d->cur = NULL;
+	if (!g) {
+		CUgraph tmp = NULL;
+		if (!d->StreamEndCapture(d->cap, &tmp) && tmp)
+			d->GraphDestroy(tmp);
+		return burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
+	}
+	if ((r = d->StreamEndCapture(d->cap, &g->g)))
+		rc = cufail(c, d, r, "ending a graph capture");
+	else if (ok && (r = d->GraphInstantiate(&g->x, g->g, 0)))
+		rc = cufail(c, d, r, "instantiating the captured graph");
+	if (rc || !ok) {
+		cuda_graph_free(d, g);
+		return rc;
+	}
+	*out = g;
+	return BURN_OK;
+}
+
+int
+cuda_graph_launch(Ctx *c, CudaDev *d, CudaGraph *g)
+{
+	CUresult r = d->GraphLaunch(g->x, NULL);
+
+	return r ? cufail(c, d, r, "launching the model's graph") : BURN_OK;
+}
+
+void
+cuda_graph_free(CudaDev *d, CudaGraph *g)
+{
+	if (!g)
+		return;
+	if (!d->lost) {
+		if (g->x)
+			d->GraphExecDestroy(g->x);
+		if (g->g)
+			d->GraphDestroy(g->g);
+	}
+	free(g);
 }
 
 int

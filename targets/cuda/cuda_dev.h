@@ -59,6 +59,20 @@ int cuda_launch(Ctx *c, CudaDev *d, CudaMod *m, const char *name,
 /* Wait for the work queued so far; what names the work for messages. */
 int cuda_sync(Ctx *c, CudaDev *d, const char *what);
 
+/* CUDA graphs: between cuda_capture_begin and cuda_capture_end, launches
+ * and memsets (nothing else: no allocation, copy or synchronisation) are
+ * recorded on a stream of their own instead of running; the end gives
+ * the recording as a graph (ok 0: the work failed, the capture is only
+ * closed and nothing is returned), which cuda_graph_launch runs on the
+ * default stream as one submission, as often as wanted: for a model
+ * whose kernels are short, the host's launch overhead goes (issue 9).
+ * Returns status. */
+typedef struct CudaGraph CudaGraph;
+int cuda_capture_begin(Ctx *c, CudaDev *d);
+int cuda_capture_end(Ctx *c, CudaDev *d, int ok, CudaGraph **out);
+int cuda_graph_launch(Ctx *c, CudaDev *d, CudaGraph *g);
+void cuda_graph_free(CudaDev *d, CudaGraph *g);
+
 /* Device memory from the pool (size 0 gives a valid 256-byte block). */
 int cuda_alloc(Ctx *c, CudaDev *d, size_t bytes, CudaPtr *out);
 void cuda_free(CudaDev *d, CudaPtr p);
