@@ -70,4 +70,32 @@ void dsl_vm_interrupt(DslVm *vm);
  */
 int dsl_vm_trace(DslVm *vm, const char *entry, Graph **out);
 
+/*
+ * train(model, data, key=value, ..., metrics=[...]) in a script (docs/DSL.md,
+ * "Training").  The library checks the call's shape (a model function, a
+ * data directory, keywords whose values are numbers, strings or booleans,
+ * metric names) and hands it to the hook its driver set; the training itself
+ * is the driver's (tools/train.c, what `burncc train` runs).  Without a hook
+ * train() is an error.
+ */
+typedef struct DslTrainCall {
+	const char *src;          /* the running script's name (messages) */
+	const char *entry;        /* the model function's name: dsl_vm_trace */
+	const char *data;         /* the data directory */
+	int nkey;                 /* keywords but model, data and metrics */
+	const char *const *key;   /* borrowed, for the call */
+	const char *const *str;   /* str[i]: the value if a string, else NULL */
+	const double *num;        /* num[i]: the value if a number (true 1, false 0) */
+	/* filled by the hook: */
+	int bad;                  /* the keyword at fault when it fails, else -1 */
+	int nepoch;               /* epochs run: hist[3 e + 0..2] is epoch e's */
+	double *hist;             /* mean train loss, test loss, test accuracy
+	                           * (malloc'd by the hook, freed by the library) */
+} DslTrainCall;
+
+/* The hook trains as asked, or fails with its message in c; arg is the
+ * one given to dsl_vm_set_train.  It may call dsl_vm_trace on vm. */
+typedef int (*DslTrainFn)(void *arg, DslVm *vm, DslTrainCall *call, Ctx *c);
+void dsl_vm_set_train(DslVm *vm, DslTrainFn fn, void *arg);
+
 #endif

@@ -1238,6 +1238,13 @@ dsl_vm_create(burn_ctx *ctx, FILE *out, uint64_t seed)
 }
 
 void
+dsl_vm_set_train(DslVm *vm, DslTrainFn fn, void *arg)
+{
+	vm->train = fn;
+	vm->train_arg = arg;
+}
+
+void
 dsl_vm_destroy(DslVm *vm)
 {
 	if (!vm)

@@ -108,6 +108,8 @@ struct DslVm {
 	int edepth;               /* eval depth */
 	uint64_t seed;            /* the next parameter's seed */
 	volatile sig_atomic_t stop;
+	DslTrainFn train;         /* train()'s hook (dsl_vm_set_train), or NULL */
+	void *train_arg;
 };
 
 #define DSL_MAX_CALLS 100   /* user function calls in calls */

@@ -80,6 +80,7 @@ has_attr(int op, const char *name)
 	X(BI_RAND, "rand") X(BI_RANDN, "randn") X(BI_SEED, "seed") \
 	X(BI_SYNC, "sync") X(BI_LEN, "len") \
 	X(BI_LOAD_ST, "load_safetensors") X(BI_LOAD_RAW, "load_raw") \
+	X(BI_TRAIN, "train") \
 	X(BI_LINEAR, "Linear") X(BI_CONV2D, "Conv2d") X(BI_LAYERNORM, "LayerNorm") \
 	X(BI_EMBEDDING, "Embedding") X(BI_DROPOUT, "Dropout") X(BI_GELU, "Gelu") \
 	X(BI_RELU, "Relu") X(BI_SIGMOID, "Sigmoid") X(BI_TANH, "Tanh") \
@@ -611,6 +612,150 @@ load_raw(DslVm *vm, DslPos pos, const char *path, burn_dtype dt, int rank,
 	return st ? vm_burn(vm, pos, st, "load_raw") : BURN_OK;
 }
 
+/* train()'s metrics, the columns of DslTrainCall.hist */
+static const char *const train_metrics[3] = { "loss", "test_loss", "accuracy" };
+
+/*
+ * train(model, data, key=value, ..., metrics=["loss", "test_loss", "accuracy"])
+ *
+ * model is a function with typed parameters (what AOT compiles: `fn main(x:
+ * f32[64, 784])`), data a directory.  The other keywords go to the driver's
+ * hook as they are (numbers, strings, booleans); the hook names the one at
+ * fault, and the error is put at it.  Returns one list per metric asked
+ * (all three by default), each the metric's value after every epoch.
+ */
+static int
+call_train(DslVm *vm, DslPos pos, int n, Val *arg, const char *const *key,
+           const DslPos *apos, Val *out)
+{
+	DslTrainCall tc;
+	Ctx c;
+	const Val *model = NULL, *data = NULL, *metrics = NULL;
+	const char **k = NULL, **str = NULL;
+	double *num = NULL;
+	DslPos *kpos = NULL, mpos = pos;
+	int npos = 0, rc = BURN_OK, want[3] = { 0, 1, 2 }, nwant = 3;
+	Obj *res;
+
+	memset(&tc, 0, sizeof tc);
+	k = calloc((size_t)n + 1, sizeof *k);
+	str = calloc((size_t)n + 1, sizeof *str);
+	num = calloc((size_t)n + 1, sizeof *num);
+	kpos = calloc((size_t)n + 1, sizeof *kpos);
+	if (!k || !str || !num || !kpos) {
+		rc = burn_fail(&vm->c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	for (int i = 0; i < n && !rc; i++) {
+		DslPos ap = apos ? apos[i] : pos;
+		const char *kw = key ? key[i] : NULL;
+		if (!kw) {
+			if (npos == 2)
+				rc = vm_fail(vm, ap, BURN_ERR_INVALID, "train takes two positional "
+				             "arguments (model, data), then keywords");
+			else if (npos++ == 0)
+				model = &arg[i];
+			else
+				data = &arg[i];
+		} else if (!strcmp(kw, "model") || !strcmp(kw, "data")) {
+			const Val **slot = kw[0] == 'm' ? &model : &data;
+			if (*slot)
+				rc = vm_fail(vm, ap, BURN_ERR_INVALID, "argument '%s' of train given "
+				             "twice", kw);
+			*slot = &arg[i];
+		} else if (!strcmp(kw, "metrics")) {
+			metrics = &arg[i];
+			mpos = ap;
+		} else if (arg[i].kind == VK_STR || arg[i].kind == VK_NUM) {
+			k[tc.nkey] = kw;
+			str[tc.nkey] = arg[i].kind == VK_STR ? arg[i].s : NULL;
+			num[tc.nkey] = arg[i].num;
+			kpos[tc.nkey++] = ap;
+		} else {
+			rc = vm_fail(vm, ap, BURN_ERR_INVALID, "train's '%s' takes a number, a "
+			             "string or a boolean, not %s", kw, val_kind_name(&arg[i]));
+		}
+	}
+	if (rc)
+		goto done;
+	if (!model || model->kind != VK_FN) {
+		rc = vm_fail(vm, pos, BURN_ERR_INVALID, "train(model, data, ...) needs the "
+		             "model as a function with typed parameters (fn main(x: f32[64, "
+		             "784]) { ... }), not %s", model ? val_kind_name(model) : "nothing");
+		goto done;
+	}
+	if (!data || data->kind != VK_STR) {
+		rc = vm_fail(vm, pos, BURN_ERR_INVALID, "train(model, data, ...) needs the "
+		             "data as a directory name (\"/usr/share/datasets/fashion-mnist\")");
+		goto done;
+	}
+	if (metrics) {
+		if (metrics->kind != VK_LIST || metrics->o->n < 1 || metrics->o->n > 3) {
+			rc = vm_fail(vm, mpos, BURN_ERR_INVALID, "metrics is a list of 1 to 3 "
+			             "names: \"loss\", \"test_loss\", \"accuracy\"");
+			goto done;
+		}
+		nwant = metrics->o->n;
+		for (int i = 0; i < nwant && !rc; i++) {
+			const Val *m = &metrics->o->v[i];
+			want[i] = -1;
+			for (int j = 0; j < 3; j++)
+				if (m->kind == VK_STR && !strcmp(m->s, train_metrics[j]))
+					want[i] = j;
+			if (want[i] < 0)
+				rc = vm_fail(vm, mpos, BURN_ERR_INVALID, "unknown metric %s%s%s: "
+				             "\"loss\", \"test_loss\" or \"accuracy\"",
+				             m->kind == VK_STR ? "'" : "",
+				             m->kind == VK_STR ? m->s : val_kind_name(m),
+				             m->kind == VK_STR ? "'" : "");
+		}
+		if (rc)
+			goto done;
+	}
+	if (!vm->train) {
+		rc = vm_fail(vm, pos, BURN_ERR_INVALID, "train() runs under burncc run or "
+		             "burncc repl (this program set no trainer)");
+		goto done;
+	}
+	tc.src = vm_srcname(vm);
+	tc.entry = model->fn->name;
+	tc.data = data->s;
+	tc.key = k;
+	tc.str = str;
+	tc.num = num;
+	tc.bad = -1;
+	burn_ctx_init(&c, NULL);
+	if ((rc = vm->train(vm->train_arg, vm, &tc, &c))) {
+		DslPos at = tc.bad >= 0 && tc.bad < tc.nkey ? kpos[tc.bad] : pos;
+		rc = vm_fail(vm, at, rc, "train: %s", c.msg[0] ? c.msg : burn_code_name(rc));
+		goto done;
+	}
+	if (!(res = obj_new(vm, OB_LIST, nwant))) {
+		rc = vm->c.code;
+		goto done;
+	}
+	out->kind = VK_LIST;
+	out->o = res;
+	for (int i = 0; i < nwant && !rc; i++) {
+		Obj *col = obj_new(vm, OB_LIST, tc.nepoch);
+		if (!col) {
+			rc = vm->c.code;
+			break;
+		}
+		res->v[i].kind = VK_LIST;
+		res->v[i].o = col;
+		for (int e = 0; e < tc.nepoch; e++)
+			col->v[e] = val_num(tc.hist[3 * e + want[i]], 0);
+	}
+done:
+	free(tc.hist);
+	free(k);
+	free(str);
+	free(num);
+	free(kpos);
+	return rc;
+}
+
 int
 lib_call_builtin(DslVm *vm, DslPos pos, int id, int n, Val *arg,
                  const char *const *key, const DslPos *apos, Val *out)
@@ -752,6 +897,8 @@ lib_call_builtin(DslVm *vm, DslPos pos, int id, int n, Val *arg,
 		TRY(load_safetensors(vm, pos, s[0], s[1]));
 		*out = val_dup(*s[0]);
 		return BURN_OK;
+	case BI_TRAIN:
+		return call_train(vm, pos, n, arg, key, apos, out);
 	default:
 		return make_layer(vm, pos, id, n, arg, key, apos, out);
 	}

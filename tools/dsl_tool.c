@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "dsl_tool.h"
 #include "../api/dsl.h"
+#include "train.h"
 #ifdef BURN_HAVE_LIBEDIT
 #include <editline/readline.h>
 #endif
@@ -155,6 +156,7 @@ run_main(int argc, char **argv)
 		fprintf(stderr, "burncc: out of memory\n");
 		return 1;
 	}
+	dsl_vm_set_train(vm, train_dsl, NULL);
 	running_vm = vm;
 	signal(SIGINT, on_sigint);
 	rc = dsl_vm_run_file(vm, o.script);
@@ -335,6 +337,7 @@ repl_main(int argc, char **argv)
 		burn_ctx_destroy(ctx);
 		return 1;
 	}
+	dsl_vm_set_train(vm, train_dsl, NULL);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);

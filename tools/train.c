@@ -156,14 +156,23 @@ typedef struct Model {
 
 /* Load the model as a graph whose parameters are inputs, inferred.  init
  * (if not NULL) gets a malloc'd copy of each parameter's initial data. */
-static int load_model(Ctx *c, const char *path, const char *entry, Graph **out,
-                      Model *md, void **init)
+static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
+                      Graph **out, Model *md, void **init)
 {
 	Graph *g = NULL;
 	Value *x, *y;
 
 	*out = NULL;
-	if (dsl_is_script(path))
+	if (vm) {
+		if (dsl_vm_trace(vm, entry, &g)) {
+			const char *ofile = c->file;
+			c->file = NULL;   /* the vm's message names the file */
+			burn_fail(c, dsl_vm_message(vm)[0] ? BURN_ERR_INVALID : BURN_ERR_INTERNAL,
+			          "%s", dsl_vm_message(vm));
+			c->file = ofile;
+			return c->code;
+		}
+	} else if (dsl_is_script(path))
 		TRY(dsl_trace_file(c, path, entry, &g, NULL));
 	else
 		TRY(onnx_load_file(c, path, &g));
@@ -299,6 +308,11 @@ typedef struct Opts {
 	double smoothing;         /* cross-entropy's label smoothing */
 	const char *opt_name;
 	int64_t lr_step_epochs;
+	DslVm *vm;                /* train() in a script: trace the model from
+	                           * this running vm (else from the file) */
+	double **hist;            /* train(): (*hist)[3 e ..] gets epoch e's mean
+	                           * train loss, test loss, accuracy (realloc'd) */
+	int *nhist;
 } Opts;
 
 /* The losses, each the mean over the batch (and the classes, but for
@@ -783,7 +797,7 @@ static void find_nan(const Opts *o, const Optim *op, const Model *md0,
 	burn_ctx_init(&c, o->model);
 	co.no_fuse = 1;
 	co.target = backend_find("c")->target;
-	if (load_model(&c, o->model, o->entry, &g, &md, NULL) || build_step(&c, o, op, g, &md)) {
+	if (load_model(&c, o->vm, o->model, o->entry, &g, &md, NULL) || build_step(&c, o, op, g, &md)) {
 		graph_destroy(g);
 		g = NULL;
 	} else if (burn_compile_graph(&c, g, &co, &m))
@@ -1050,7 +1064,7 @@ static int emit_step(Ctx *c, const Opts *o)
 
 	memset(&d, 0, sizeof d);
 	co.target = be->target;
-	if ((rc = load_model(c, o->model, o->entry, &g, &md, init)))
+	if ((rc = load_model(c, o->vm, o->model, o->entry, &g, &md, init)))
 		goto done;
 	/* the schedule's length needs the steps per epoch: the data's */
 	if (o->data) {
@@ -1097,7 +1111,7 @@ static int emit_step(Ctx *c, const Opts *o)
 	if (o->eval_out) {
 		burn_compiled_destroy(m);
 		m = NULL;
-		if ((rc = load_model(c, o->model, o->entry, &ge, &me, NULL)))
+		if ((rc = load_model(c, o->vm, o->model, o->entry, &ge, &me, NULL)))
 			goto done;
 		rc = burn_compile_graph(c, ge, &co, &m);
 		ge = NULL;
@@ -1150,7 +1164,7 @@ static int train(Ctx *c, const Opts *o)
 	                    &d.xte, &d.yte)))
 		goto done;
 	t0 = now_s();
-	if ((rc = load_model(c, o->model, o->entry, &g, &md, init)))
+	if ((rc = load_model(c, o->vm, o->model, o->entry, &g, &md, init)))
 		goto done;
 	if ((rc = check_data(c, &d, &md, o->model)))
 		goto done;
@@ -1187,7 +1201,7 @@ static int train(Ctx *c, const Opts *o)
 	g = NULL;
 	if (rc)
 		goto done;
-	if ((rc = load_model(c, o->model, o->entry, &ge, &me, NULL)))
+	if ((rc = load_model(c, o->vm, o->model, o->entry, &ge, &me, NULL)))
 		goto done;
 	if (me.np != md.np) {
 		rc = burn_fail(c, BURN_ERR_INTERNAL, "the model changed between loads");
@@ -1330,6 +1344,18 @@ static int train(Ctx *c, const Opts *o)
 			         "test loss %.4f  test accuracy %.2f%%  train %.2f s (cpu %.2f s)  "
 			         "eval %.2f s", ep, o->epochs, (long long)steps,
 			         steps ? ls / (double)steps : 0.0, tl, 100 * ta, tt, tc, now_s() - t1);
+			if (o->hist) {
+				double *h = realloc(*o->hist, sizeof *h * 3 * (size_t)(*o->nhist + 1));
+				if (!h) {
+					rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+					break;
+				}
+				h[3 * *o->nhist] = steps ? ls / (double)steps : 0.0;
+				h[3 * *o->nhist + 1] = tl;
+				h[3 * *o->nhist + 2] = ta;
+				*o->hist = h;
+				++*o->nhist;
+			}
 			if (dash) {
 				dash_epoch(dash, ep, t, tl, ta);
 				dash_log(dash, line);
@@ -1375,38 +1401,289 @@ done:
 	return rc;
 }
 
-static int num(const char *opt, const char *s, double *out)
+/* ---- options: the command line's and train()'s in a script ------------------ */
+
+/* The names an option gave that finish_opts resolves. */
+typedef struct Names {
+	const char *opt, *sched, *loss;
+	int have_mom, have_wd;
+} Names;
+
+static void opts_default(Opts *o, Names *nm)
 {
+	memset(o, 0, sizeof *o);
+	o->epochs = 5;
+	o->dashboard = 1;
+	o->seed = 1;
+	o->opt.lr = 1e-3;
+	o->opt.alpha = 0.99;
+	o->opt.gamma = 0.1;
+	o->lr_step_epochs = 1;
+	o->opt.beta1 = 0.9;
+	o->opt.beta2 = 0.999;
+	o->opt.eps = 1e-8;
+	*nm = (Names){ "adam", "constant", "cross_entropy", 0, 0 };
+}
+
+/* One option a ("--lr") with the value val (NULL for the flags), called
+ * what in messages ("--lr", or train()'s "lr").  Returns 0, 1 with a
+ * message in err for a bad value, 2 for an unknown option. */
+static int parse_opt(Opts *o, Names *nm, const char *a, const char *what,
+                     const char *val, char *err, size_t en)
+{
+	double v;
 	char *e;
-	*out = strtod(s, &e);
-	if (!*s || *e || !isfinite(*out)) {
-		fprintf(stderr, "burncc train: %s wants a number, got '%s'\n", opt, s);
+
+	if (!strcmp(a, "--no-dashboard") || !strcmp(a, "--nesterov") ||
+	    !strcmp(a, "--check-nan")) {
+		if (val) {
+			snprintf(err, en, "%s takes no value", what);
+			return 1;
+		}
+		if (a[2] == 'n' && a[3] == 'o')
+			o->dashboard = 0;
+		else if (a[2] == 'n')
+			o->opt.nesterov = 1;
+		else
+			o->check_nan = 1;
 		return 0;
 	}
-	return 1;
+	{
+		static const char *const known[] = {
+			"--data", "--entry", "--losses", "--save", "--load", "-o", "--eval-o",
+			"--optimizer", "--lr-schedule", "--loss", "--lr", "--momentum",
+			"--weight-decay", "--beta1", "--beta2", "--eps", "--alpha",
+			"--label-smoothing", "--clip-norm", "--lr-gamma", "--lr-step", "--warmup",
+			"--epochs", "--seed", "--train-limit", "--test-limit", "--max-steps"
+		};
+		size_t k;
+		for (k = 0; k < sizeof known / sizeof *known; k++)
+			if (!strcmp(a, known[k]))
+				break;
+		if (k == sizeof known / sizeof *known) {
+			snprintf(err, en, "unknown option %s", a);
+			return 2;
+		}
+	}
+	if (!val) {
+		snprintf(err, en, "%s needs a value (burncc train --help)", what);
+		return 1;
+	}
+	if (!strcmp(a, "--data"))
+		o->data = val;
+	else if (!strcmp(a, "--entry"))
+		o->entry = val;
+	else if (!strcmp(a, "--losses"))
+		o->losses = val;
+	else if (!strcmp(a, "--save"))
+		o->save = val;
+	else if (!strcmp(a, "--load"))
+		o->load = val;
+	else if (!strcmp(a, "-o"))
+		o->out = val;
+	else if (!strcmp(a, "--eval-o"))
+		o->eval_out = val;
+	else if (!strcmp(a, "--optimizer"))
+		nm->opt = val;
+	else if (!strcmp(a, "--lr-schedule"))
+		nm->sched = val;
+	else if (!strcmp(a, "--loss"))
+		nm->loss = val;
+	else {
+		v = strtod(val, &e);
+		if (!*val || *e || !isfinite(v)) {
+			snprintf(err, en, "%s wants a number, got '%s'", what, val);
+			return 1;
+		}
+		if (!strcmp(a, "--lr"))
+			o->opt.lr = v;
+		else if (!strcmp(a, "--momentum"))
+			o->opt.momentum = v, nm->have_mom = 1;
+		else if (!strcmp(a, "--weight-decay"))
+			o->opt.weight_decay = v, nm->have_wd = 1;
+		else if (!strcmp(a, "--beta1"))
+			o->opt.beta1 = v;
+		else if (!strcmp(a, "--beta2"))
+			o->opt.beta2 = v;
+		else if (!strcmp(a, "--eps"))
+			o->opt.eps = v;
+		else if (!strcmp(a, "--alpha"))
+			o->opt.alpha = v;
+		else if (!strcmp(a, "--label-smoothing") && v >= 0 && v < 1)
+			o->smoothing = v;
+		else if (!strcmp(a, "--clip-norm") && v > 0)
+			o->opt.clip = v;
+		else if (!strcmp(a, "--lr-gamma") && v > 0)
+			o->opt.gamma = v;
+		else if (!strcmp(a, "--lr-step") && v >= 1 && v <= 1e9 && v == floor(v))
+			o->lr_step_epochs = (int64_t)v;
+		else if (!strcmp(a, "--warmup") && v >= 0 && v <= 1e12 && v == floor(v))
+			o->opt.warmup = (int64_t)v;
+		else if (!strcmp(a, "--epochs") && v >= 1 && v <= 1e6 && v == floor(v))
+			o->epochs = (int)v;
+		else if (!strcmp(a, "--seed") && v >= 0 && v == floor(v))
+			o->seed = (uint64_t)v;
+		else if (!strcmp(a, "--train-limit") && v >= 1 && v == floor(v))
+			o->train_limit = (int64_t)v;
+		else if (!strcmp(a, "--test-limit") && v >= 1 && v == floor(v))
+			o->test_limit = (int64_t)v;
+		else if (!strcmp(a, "--max-steps") && v >= 1 && v == floor(v))
+			o->max_steps = (int64_t)v;
+		else {
+			snprintf(err, en, "bad value for %s: %s", what, val);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Resolve the names and PyTorch's defaults that depend on the optimiser.
+ * Returns 0, or 1 with a message in err and the option at fault in *bad
+ * ("--optimizer"); dash: how messages spell options ("--" or train()'s ""). */
+static int finish_opts(Opts *o, const Names *nm, const char *dash, char *err, size_t en,
+                       const char **bad)
+{
+	static const char *const kinds[] = { "sgd", "adam", "adamw", "rmsprop" };
+	static const char *const scheds[] = { "constant", "step", "cosine" };
+
+	o->opt.kind = o->opt.sched = -1;
+	for (int k = 0; k < 4; k++)
+		if (!strcmp(nm->opt, kinds[k]))
+			o->opt.kind = k;
+	for (int k = 0; k < 3; k++)
+		if (!strcmp(nm->sched, scheds[k]))
+			o->opt.sched = k;
+	if (o->opt.kind < 0) {
+		snprintf(err, en, "%soptimizer sgd, adam, adamw or rmsprop, not '%s'", dash,
+		         nm->opt);
+		*bad = "--optimizer";
+		return 1;
+	}
+	if (o->opt.sched < 0) {
+		snprintf(err, en, "%slr%sschedule constant, step or cosine, not '%s'", dash,
+		         *dash ? "-" : "_", nm->sched);
+		*bad = "--lr-schedule";
+		return 1;
+	}
+	o->opt_name = kinds[o->opt.kind];
+	o->loss = -1;
+	for (int k = 0; k < LOSS_COUNT; k++)
+		if (!strcmp(nm->loss, loss_names[k]))
+			o->loss = k;
+	if (o->loss < 0) {
+		snprintf(err, en, "%sloss cross_entropy, nll, mse, bce or l1, not '%s'", dash,
+		         nm->loss);
+		*bad = "--loss";
+		return 1;
+	}
+	if (o->smoothing > 0 && o->loss != LOSS_CE) {
+		snprintf(err, en, "%slabel%ssmoothing is cross-entropy's", dash,
+		         *dash ? "-" : "_");
+		*bad = "--label-smoothing";
+		return 1;
+	}
+	/* PyTorch's defaults: SGD's momentum is ours (0.9), AdamW's weight
+	 * decay 0.01 */
+	if (!nm->have_mom)
+		o->opt.momentum = o->opt.kind == OPTIM_SGD ? 0.9 : 0;
+	if (!nm->have_wd && o->opt.kind == OPTIM_ADAMW)
+		o->opt.weight_decay = 0.01;
+	return 0;
+}
+
+/*
+ * train(model, data, key=value, ...) in a script (api/dsl.h): each keyword
+ * is the option of the same name, '_' for '-' (lr=1e-3 is --lr 1e-3,
+ * lr_schedule="cosine" --lr-schedule cosine), booleans for the flags
+ * (nesterov=true, check_nan=true, dashboard=false), then the same run as
+ * `burncc train` on the model traced from the running script.
+ */
+int train_dsl(void *arg, DslVm *vm, DslTrainCall *tc, Ctx *c)
+{
+	Opts o;
+	Names nm;
+	const char *bad = NULL;
+	char err[512], opt[64], val[64];
+	int rc;
+
+	(void)arg;
+	opts_default(&o, &nm);
+	for (int i = 0; i < tc->nkey; i++) {
+		const char *k = tc->key[i], *v = tc->str[i];
+		int flag = !strcmp(k, "nesterov") || !strcmp(k, "check_nan") ||
+		           !strcmp(k, "dashboard");
+		size_t j;
+		if (!strcmp(k, "entry") || !strcmp(k, "o") || !strcmp(k, "eval_o")) {
+			tc->bad = i;
+			return burn_fail(c, BURN_ERR_INVALID, "'%s' is not an option of train() "
+			                 "(burncc train's)", k);
+		}
+		snprintf(opt, sizeof opt, "--%s", k);
+		for (j = 2; opt[j]; j++)
+			if (opt[j] == '_')
+				opt[j] = '-';
+		if (flag) {
+			if (v) {
+				tc->bad = i;
+				return burn_fail(c, BURN_ERR_INVALID, "%s is true or false", k);
+			}
+			if (!strcmp(k, "dashboard"))
+				o.dashboard = tc->num[i] != 0;
+			else if (tc->num[i] != 0)
+				parse_opt(&o, &nm, opt, k, NULL, err, sizeof err);
+			continue;
+		}
+		if (!v) {
+			snprintf(val, sizeof val, "%.17g", tc->num[i]);
+			v = val;
+		}
+		if ((rc = parse_opt(&o, &nm, opt, k, v, err, sizeof err))) {
+			tc->bad = i;
+			if (rc == 2)
+				return burn_fail(c, BURN_ERR_INVALID, "unknown keyword '%s' (train's "
+				                 "keywords are burncc train's options: epochs, "
+				                 "optimizer, lr, loss, ...; burncc train --help)", k);
+			return burn_fail(c, BURN_ERR_INVALID, "%s", err);
+		}
+	}
+	if (finish_opts(&o, &nm, "", err, sizeof err, &bad)) {
+		for (int i = 0; i < tc->nkey; i++) {
+			size_t j;
+			snprintf(opt, sizeof opt, "--%s", tc->key[i]);
+			for (j = 2; opt[j]; j++)
+				if (opt[j] == '_')
+					opt[j] = '-';
+			if (!strcmp(opt, bad))
+				tc->bad = i;
+		}
+		return burn_fail(c, BURN_ERR_INVALID, "%s", err);
+	}
+	o.model = tc->src;
+	o.entry = tc->entry;
+	o.data = tc->data;
+	o.vm = vm;
+	o.hist = &tc->hist;
+	o.nhist = &tc->nepoch;
+	fflush(stdout);
+	rc = train(c, &o);
+	fflush(stdout);
+	return rc;
 }
 
 int train_main(int argc, char **argv)
 {
-	Opts o = { 0 };
+	Opts o;
+	Names nm;
 	Ctx c;
 	int rc;
-	double v;
-	const char *opt_name = "adam", *sched = "constant", *loss_name = "cross_entropy";
-	int have_mom = 0, have_wd = 0;
+	char err[512];
+	const char *bad;
 
-	o.epochs = 5;
-	o.dashboard = 1;
-	o.seed = 1;
-	o.opt.lr = 1e-3;
-	o.opt.alpha = 0.99;
-	o.opt.gamma = 0.1;
-	o.lr_step_epochs = 1;
-	o.opt.beta1 = 0.9;
-	o.opt.beta2 = 0.999;
-	o.opt.eps = 1e-8;
+	opts_default(&o, &nm);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		int flag = !strcmp(a, "--no-dashboard") || !strcmp(a, "--nesterov") ||
+		           !strcmp(a, "--check-nan");
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(train_usage, stdout);
 #ifndef BURN_HAVE_CURSES
@@ -1422,126 +1699,17 @@ int train_main(int argc, char **argv)
 			o.model = a;
 			continue;
 		}
-		if (!strcmp(a, "--no-dashboard") || !strcmp(a, "--nesterov")) {
-			if (a[2] == 'n' && a[3] == 'o')
-				o.dashboard = 0;
-			else
-				o.opt.nesterov = 1;
-			continue;
-		}
-		if (!strcmp(a, "--check-nan")) {
-			o.check_nan = 1;
-			continue;
-		}
-		if (!val) {
-			fprintf(stderr, "burncc train: %s needs a value (burncc train --help)\n", a);
+		if (parse_opt(&o, &nm, a, a, flag ? NULL : val, err, sizeof err)) {
+			fprintf(stderr, "burncc train: %s\n", err);
 			return 2;
 		}
-		i++;
-		if (!strcmp(a, "--data"))
-			o.data = val;
-		else if (!strcmp(a, "--entry"))
-			o.entry = val;
-		else if (!strcmp(a, "--losses"))
-			o.losses = val;
-		else if (!strcmp(a, "--save"))
-			o.save = val;
-		else if (!strcmp(a, "--load"))
-			o.load = val;
-		else if (!strcmp(a, "-o"))
-			o.out = val;
-		else if (!strcmp(a, "--eval-o"))
-			o.eval_out = val;
-		else if (!strcmp(a, "--optimizer"))
-			opt_name = val;
-		else if (!strcmp(a, "--lr-schedule"))
-			sched = val;
-		else if (!strcmp(a, "--loss"))
-			loss_name = val;
-		else {
-			if (!num(a, val, &v))
-				return 2;
-			if (!strcmp(a, "--lr"))
-				o.opt.lr = v;
-			else if (!strcmp(a, "--momentum"))
-				o.opt.momentum = v, have_mom = 1;
-			else if (!strcmp(a, "--weight-decay"))
-				o.opt.weight_decay = v, have_wd = 1;
-			else if (!strcmp(a, "--beta1"))
-				o.opt.beta1 = v;
-			else if (!strcmp(a, "--beta2"))
-				o.opt.beta2 = v;
-			else if (!strcmp(a, "--eps"))
-				o.opt.eps = v;
-			else if (!strcmp(a, "--alpha"))
-				o.opt.alpha = v;
-			else if (!strcmp(a, "--label-smoothing") && v >= 0 && v < 1)
-				o.smoothing = v;
-			else if (!strcmp(a, "--clip-norm") && v > 0)
-				o.opt.clip = v;
-			else if (!strcmp(a, "--lr-gamma") && v > 0)
-				o.opt.gamma = v;
-			else if (!strcmp(a, "--lr-step") && v >= 1 && v <= 1e9 && v == floor(v))
-				o.lr_step_epochs = (int64_t)v;
-			else if (!strcmp(a, "--warmup") && v >= 0 && v <= 1e12 && v == floor(v))
-				o.opt.warmup = (int64_t)v;
-			else if (!strcmp(a, "--epochs") && v >= 1 && v <= 1e6 && v == floor(v))
-				o.epochs = (int)v;
-			else if (!strcmp(a, "--seed") && v >= 0 && v == floor(v))
-				o.seed = (uint64_t)v;
-			else if (!strcmp(a, "--train-limit") && v >= 1 && v == floor(v))
-				o.train_limit = (int64_t)v;
-			else if (!strcmp(a, "--test-limit") && v >= 1 && v == floor(v))
-				o.test_limit = (int64_t)v;
-			else if (!strcmp(a, "--max-steps") && v >= 1 && v == floor(v))
-				o.max_steps = (int64_t)v;
-			else {
-				fprintf(stderr, "burncc train: unknown option or bad value: %s %s\n", a, val);
-				return 2;
-			}
-		}
+		if (!flag)
+			i++;
 	}
-	{
-		static const char *const kinds[] = { "sgd", "adam", "adamw", "rmsprop" };
-		static const char *const scheds[] = { "constant", "step", "cosine" };
-		o.opt.kind = o.opt.sched = -1;
-		for (int k = 0; k < 4; k++)
-			if (!strcmp(opt_name, kinds[k]))
-				o.opt.kind = k;
-		for (int k = 0; k < 3; k++)
-			if (!strcmp(sched, scheds[k]))
-				o.opt.sched = k;
-		if (o.opt.kind < 0) {
-			fprintf(stderr, "burncc train: --optimizer sgd, adam, adamw or rmsprop, "
-			        "not '%s'\n", opt_name);
-			return 2;
-		}
-		if (o.opt.sched < 0) {
-			fprintf(stderr, "burncc train: --lr-schedule constant, step or cosine, "
-			        "not '%s'\n", sched);
-			return 2;
-		}
-		o.opt_name = kinds[o.opt.kind];
-		o.loss = -1;
-		for (int k = 0; k < LOSS_COUNT; k++)
-			if (!strcmp(loss_name, loss_names[k]))
-				o.loss = k;
-		if (o.loss < 0) {
-			fprintf(stderr, "burncc train: --loss cross_entropy, nll, mse, bce or l1, "
-			        "not '%s'\n", loss_name);
-			return 2;
-		}
-		if (o.smoothing > 0 && o.loss != LOSS_CE) {
-			fprintf(stderr, "burncc train: --label-smoothing is cross-entropy's\n");
-			return 2;
-		}
+	if (finish_opts(&o, &nm, "--", err, sizeof err, &bad)) {
+		fprintf(stderr, "burncc train: %s\n", err);
+		return 2;
 	}
-	/* PyTorch's defaults: SGD's momentum is ours (0.9), AdamW's weight
-	 * decay 0.01 */
-	if (!have_mom)
-		o.opt.momentum = o.opt.kind == OPTIM_SGD ? 0.9 : 0;
-	if (!have_wd && o.opt.kind == OPTIM_ADAMW)
-		o.opt.weight_decay = 0.01;
 	if (!o.model || (!o.data && !o.out)) {
 		fputs(train_usage, stderr);
 		return 2;
