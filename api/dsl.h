@@ -71,6 +71,16 @@ void dsl_vm_interrupt(DslVm *vm);
 int dsl_vm_trace(DslVm *vm, const char *entry, Graph **out);
 
 /*
+ * Training mode (0 off, the default) for what dsl_vm_trace traces: each
+ * Dropout(p) layer the traced call runs becomes where(u >= p, x / (1 - p),
+ * 0) with u a new f32 input of x's shape, named "dropout_noise<k>" (k from
+ * 0 in the order the layers run), after the function's own inputs: the
+ * driver fills u with uniform [0, 1) numbers every step.  Off, Dropout is
+ * the identity.
+ */
+void dsl_vm_set_training(DslVm *vm, int on);
+
+/*
  * train(model, data, key=value, ..., metrics=[...]) in a script (docs/DSL.md,
  * "Training").  The library checks the call's shape (a model function, a
  * data directory, keywords whose values are numbers, strings or booleans,

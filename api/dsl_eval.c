@@ -1245,10 +1245,25 @@ dsl_vm_set_train(DslVm *vm, DslTrainFn fn, void *arg)
 }
 
 void
+dsl_vm_set_training(DslVm *vm, int on)
+{
+	vm->training = on;
+}
+
+static void
+drop_noise(DslVm *vm)
+{
+	for (int i = 0; i < vm->nnoise; i++)
+		burn_release(vm->noise[i]);
+	vm->nnoise = 0;
+}
+
+void
 dsl_vm_destroy(DslVm *vm)
 {
 	if (!vm)
 		return;
+	drop_noise(vm);
 	for (int i = 0; i < vm->nglob; i++)
 		val_drop(vm->glob[i].v);
 	for (int i = 0; i < vm->nloc; i++)
@@ -1390,6 +1405,7 @@ dsl_vm_trace(DslVm *vm, const char *entry, Graph **out)
 
 	*out = NULL;
 	burn_ctx_init(&vm->c, NULL);
+	drop_noise(vm);
 	entry = entry ? entry : "main";
 	if (!lookup(vm, entry, &f) || f.kind != VK_FN) {
 		val_drop(f);
@@ -1397,7 +1413,7 @@ dsl_vm_trace(DslVm *vm, const char *entry, Graph **out)
 		               "compile (AOT compiles fn %s(x: f32[1, 784], ...))", entry, entry);
 	}
 	fn = f.fn;
-	in = calloc((size_t)fn->nparam + 1, sizeof *in);
+	in = calloc((size_t)fn->nparam + DSL_MAX_NOISE + 1, sizeof *in);
 	arg = calloc((size_t)fn->nparam + 1, sizeof *arg);
 	if (!in || !arg) {
 		free(in);
@@ -1441,13 +1457,16 @@ dsl_vm_trace(DslVm *vm, const char *entry, Graph **out)
 			             "tensor or a list of tensors", fn->name, val_kind_name(&res));
 		}
 	}
-	if (!rc && (st = burn_trace(vm->bc, fn->nparam, in, nout, outs, out)))
+	for (int i = 0; i < vm->nnoise; i++)   /* training mode's Dropouts */
+		in[fn->nparam + i] = vm->noise[i];
+	if (!rc && (st = burn_trace(vm->bc, fn->nparam + vm->nnoise, in, nout, outs, out)))
 		rc = vm_burn(vm, fn->pos, st, "trace");
 	val_drop(res);
 	for (int i = 0; i < fn->nparam; i++) {
 		burn_release(in[i]);
 		val_drop(arg[i]);
 	}
+	drop_noise(vm);
 	free(in);
 	free(arg);
 	return rc;

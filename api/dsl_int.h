@@ -91,6 +91,8 @@ typedef struct Bind {
 	Val v;
 } Bind;
 
+#define DSL_MAX_NOISE 16   /* Dropout layers run by one traced call */
+
 struct DslVm {
 	burn_ctx *bc;
 	FILE *out;
@@ -109,6 +111,10 @@ struct DslVm {
 	uint64_t seed;            /* the next parameter's seed */
 	volatile sig_atomic_t stop;
 	DslTrainFn train;         /* train()'s hook (dsl_vm_set_train), or NULL */
+	int training;             /* dsl_vm_set_training: Dropout masks */
+	burn_tensor *noise[DSL_MAX_NOISE];  /* the Dropouts' noise placeholders
+	                           * of the running trace (owned) */
+	int nnoise;
 	void *train_arg;
 };
 

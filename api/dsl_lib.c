@@ -509,8 +509,47 @@ lib_layer_forward(DslVm *vm, DslPos pos, Obj *ly, int n, Val *arg, Val *out)
 		break;
 	}
 	case LY_DROPOUT:
-		/* inference: the identity (no training in the DSL) */
-		r = burn_retain(x);
+		/* eval: the identity; training (a trace for burncc train): the
+		 * mask from a noise input the driver fills each step */
+		if (vm->training) {
+			burn_tensor *u = NULL, *pt = NULL, *keep = NULL, *xs = NULL, *zero = NULL;
+			char nm[32];
+			double p = ly->fcfg;
+			if (p < 0 || p >= 1) {
+				burn_release(x);
+				return vm_fail(vm, pos, BURN_ERR_INVALID, "Dropout(%g) in training: "
+				               "the probability must be in [0, 1)", p);
+			}
+			if (vm->nnoise == DSL_MAX_NOISE) {
+				burn_release(x);
+				return vm_fail(vm, pos, BURN_ERR_LIMIT, "more than %d Dropout layers "
+				               "in one traced call", DSL_MAX_NOISE);
+			}
+			snprintf(nm, sizeof nm, "dropout_noise%d", vm->nnoise);
+			if (!(st = burn_placeholder(vm->bc, BURN_F32, burn_tensor_rank(x),
+			                            burn_tensor_dims(x), nm, &u))) {
+				vm->noise[vm->nnoise++] = u;
+				st = burn_full(vm->bc, BURN_F32, 0, NULL, p, &pt);
+			}
+			if (!st) {
+				burn_tensor *in2[2] = { u, pt };
+				st = burn_op(vm->bc, "GreaterOrEqual", 2, in2, 0, NULL, 1, &keep);
+			}
+			if (!st)
+				st = burn_mul_scalar(vm->bc, x, 1 / (1 - p), &xs);
+			if (!st)
+				st = burn_full(vm->bc, BURN_F32, 0, NULL, 0, &zero);
+			if (!st) {
+				burn_tensor *in3[3] = { keep, xs, zero };
+				st = burn_op(vm->bc, "Where", 3, in3, 0, NULL, 1, &r);
+			}
+			burn_release(pt);
+			burn_release(keep);
+			burn_release(xs);
+			burn_release(zero);
+		} else {
+			r = burn_retain(x);
+		}
 		break;
 	case LY_GELU:
 		st = burn_unary(vm->bc, "Gelu", x, &r);

@@ -425,8 +425,8 @@ dsl_main(int argc, char **argv)
 /* ---- AOT ------------------------------------------------------------------ */
 
 int
-dsl_trace_file(Ctx *c, const char *path, const char *entry, Graph **out,
-               char **caret)
+dsl_trace_file(Ctx *c, const char *path, const char *entry, int training,
+               Graph **out, char **caret)
 {
 	burn_options bo = { 0 };
 	burn_ctx *ctx;
@@ -445,6 +445,7 @@ dsl_trace_file(Ctx *c, const char *path, const char *entry, Graph **out,
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	}
 	rc = dsl_vm_run_file(vm, path);
+	dsl_vm_set_training(vm, training);
 	if (!rc)
 		rc = dsl_vm_trace(vm, entry, &g);
 	if (rc) {
@@ -472,6 +473,6 @@ dsl_compile_file(Ctx *c, const char *path, const char *entry,
 	Graph *g;
 
 	*out = NULL;
-	TRY(dsl_trace_file(c, path, entry, &g, caret));
+	TRY(dsl_trace_file(c, path, entry, 0, &g, caret));
 	return burn_compile_graph(c, g, o, out);
 }

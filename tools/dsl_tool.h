@@ -21,9 +21,10 @@ int dsl_is_script(const char *path);
  * *caret (if not NULL) receives a malloc'd "source line + caret" text, or
  * NULL.
  */
-/* The same, stopping at the traced graph (caller owns it). */
-int dsl_trace_file(Ctx *c, const char *path, const char *entry, Graph **out,
-                   char **caret);
+/* The same, stopping at the traced graph (caller owns it); training:
+ * trace in training mode (dsl_vm_set_training: Dropouts' noise inputs). */
+int dsl_trace_file(Ctx *c, const char *path, const char *entry, int training,
+                   Graph **out, char **caret);
 int dsl_compile_file(Ctx *c, const char *path, const char *entry,
                      const CompileOpts *o, Compiled **out, char **caret);
 

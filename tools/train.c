@@ -53,6 +53,7 @@
 #endif
 
 #define MAX_PARAM 64
+#define MAX_NOISE 16
 
 static const char train_usage[] =
 "usage: burncc train MODEL.burn|MODEL.onnx --data DIR [options]\n"
@@ -152,19 +153,29 @@ typedef struct Model {
 	char pname[MAX_PARAM][128];
 	int prank[MAX_PARAM];
 	int64_t pdim[MAX_PARAM][BURN_MAX_RANK];
+	/* training mode's Dropout noise inputs (api/dsl.h): out of the input
+	 * list until build_step puts them last, filled every step */
+	int nn;
+	int noise[MAX_NOISE];
+	int64_t noise_n[MAX_NOISE];
 } Model;
 
 /* Load the model as a graph whose parameters are inputs, inferred.  init
  * (if not NULL) gets a malloc'd copy of each parameter's initial data. */
 static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
-                      Graph **out, Model *md, void **init)
+                      int training, Graph **out, Model *md, void **init)
 {
 	Graph *g = NULL;
 	Value *x, *y;
+	int nn = 0, noise[MAX_NOISE];
 
 	*out = NULL;
 	if (vm) {
-		if (dsl_vm_trace(vm, entry, &g)) {
+		int rc;
+		dsl_vm_set_training(vm, training);
+		rc = dsl_vm_trace(vm, entry, &g);
+		dsl_vm_set_training(vm, 0);
+		if (rc) {
 			const char *ofile = c->file;
 			c->file = NULL;   /* the vm's message names the file */
 			burn_fail(c, dsl_vm_message(vm)[0] ? BURN_ERR_INVALID : BURN_ERR_INTERNAL,
@@ -173,15 +184,26 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 			return c->code;
 		}
 	} else if (dsl_is_script(path))
-		TRY(dsl_trace_file(c, path, entry, &g, NULL));
+		TRY(dsl_trace_file(c, path, entry, training, &g, NULL));
 	else
 		TRY(onnx_load_file(c, path, &g));
-	if (g->nin != 1 || g->nout != 1) {
+	/* the Dropouts' noise inputs of a training-mode trace come after x */
+	while (g->nin > 1 + nn && nn < MAX_NOISE &&
+	       !strncmp(GV(g, g->in[1 + nn])->name, "dropout_noise", 13)) {
+		noise[nn] = g->in[1 + nn];
+		nn++;
+	}
+	if (g->nin != 1 + nn || g->nout != 1) {
 		burn_fail(c, BURN_ERR_SHAPE, "%s: the model must have one input and one "
-		          "output (has %d and %d)", path, g->nin, g->nout);
+		          "output (has %d and %d)", path, g->nin - nn, g->nout);
 		goto fail;
 	}
 	memset(md, 0, sizeof *md);
+	md->nn = nn;
+	for (int k = 0; k < nn; k++) {
+		md->noise[k] = noise[k];
+		md->noise_n[k] = value_numel(GV(g, noise[k]));
+	}
 	md->x = g->in[0];
 	for (int i = 0; i < g->nval; i++) {
 		Value *v = GV(g, i);
@@ -210,6 +232,11 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 	}
 	if (graph_check_attrs(c, g) || pass_infer_fold(c, g))
 		goto fail;
+	if (nn) {   /* x, the parameters; build_step appends the noise last */
+		for (int i = 1 + nn; i < g->nin; i++)
+			g->in[i - nn] = g->in[i];
+		g->nin -= nn;
+	}
 	x = GV(g, md->x);
 	y = GV(g, g->out[0]);
 	md->logits = g->out[0];
@@ -502,6 +529,8 @@ static int build_step(Ctx *c, const Opts *o, const Optim *op, Graph *g, const Mo
 	if (g->nin != 2 + md->np + nk + md->np * ns || g->in[0] != md->x ||
 	    g->in[1 + md->np] != labels)
 		return burn_fail(c, BURN_ERR_INTERNAL, "train step: inputs out of order");
+	for (int k = 0; k < md->nn; k++)   /* Dropout's noise: last */
+		graph_add_input(g, md->noise[k]);
 	return BURN_OK;
 }
 
@@ -797,7 +826,7 @@ static void find_nan(const Opts *o, const Optim *op, const Model *md0,
 	burn_ctx_init(&c, o->model);
 	co.no_fuse = 1;
 	co.target = backend_find("c")->target;
-	if (load_model(&c, o->vm, o->model, o->entry, &g, &md, NULL) || build_step(&c, o, op, g, &md)) {
+	if (load_model(&c, o->vm, o->model, o->entry, 1, &g, &md, NULL) || build_step(&c, o, op, g, &md)) {
 		graph_destroy(g);
 		g = NULL;
 	} else if (burn_compile_graph(&c, g, &co, &m))
@@ -1064,8 +1093,13 @@ static int emit_step(Ctx *c, const Opts *o)
 
 	memset(&d, 0, sizeof d);
 	co.target = be->target;
-	if ((rc = load_model(c, o->vm, o->model, o->entry, &g, &md, init)))
+	if ((rc = load_model(c, o->vm, o->model, o->entry, 1, &g, &md, init)))
 		goto done;
+	if (md.nn) {
+		rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "%s: Dropout in training mode is not "
+		               "in the C train step yet (its noise input)", o->model);
+		goto done;
+	}
 	/* the schedule's length needs the steps per epoch: the data's */
 	if (o->data) {
 		int64_t ntrain;
@@ -1111,7 +1145,7 @@ static int emit_step(Ctx *c, const Opts *o)
 	if (o->eval_out) {
 		burn_compiled_destroy(m);
 		m = NULL;
-		if ((rc = load_model(c, o->vm, o->model, o->entry, &ge, &me, NULL)))
+		if ((rc = load_model(c, o->vm, o->model, o->entry, 0, &ge, &me, NULL)))
 			goto done;
 		rc = burn_compile_graph(c, ge, &co, &m);
 		ge = NULL;
@@ -1148,7 +1182,7 @@ static int train(Ctx *c, const Opts *o)
 	int ns = optim_nstate(&op), nk = optim_nscalar(&op), rc;
 	int64_t ntrain, ntest, *perm = NULL, *idx = NULL, *y = NULL, t = 0, ep0 = 0;
 	Ck ck;
-	float *x = NULL, *logits = NULL, ks[3], lossv;
+	float *x = NULL, *logits = NULL, ks[3], lossv, *noise[MAX_NOISE] = { 0 };
 	const void **in = NULL;
 	void **out = NULL;
 	FILE *lf = NULL;
@@ -1164,7 +1198,7 @@ static int train(Ctx *c, const Opts *o)
 	                    &d.xte, &d.yte)))
 		goto done;
 	t0 = now_s();
-	if ((rc = load_model(c, o->vm, o->model, o->entry, &g, &md, init)))
+	if ((rc = load_model(c, o->vm, o->model, o->entry, 1, &g, &md, init)))
 		goto done;
 	if ((rc = check_data(c, &d, &md, o->model)))
 		goto done;
@@ -1201,7 +1235,7 @@ static int train(Ctx *c, const Opts *o)
 	g = NULL;
 	if (rc)
 		goto done;
-	if ((rc = load_model(c, o->vm, o->model, o->entry, &ge, &me, NULL)))
+	if ((rc = load_model(c, o->vm, o->model, o->entry, 0, &ge, &me, NULL)))
 		goto done;
 	if (me.np != md.np) {
 		rc = burn_fail(c, BURN_ERR_INTERNAL, "the model changed between loads");
@@ -1221,7 +1255,12 @@ static int train(Ctx *c, const Opts *o)
 	y = malloc(sizeof *y * (size_t)md.B);
 	x = malloc(sizeof *x * (size_t)(md.B * md.feat));
 	logits = malloc(sizeof *logits * (size_t)(md.B * md.K));
-	in = calloc((size_t)(2 + md.np + nk + md.np * ns), sizeof *in);
+	in = calloc((size_t)(2 + md.np + nk + md.np * ns + md.nn), sizeof *in);
+	for (int k = 0; k < md.nn; k++)
+		if (!(noise[k] = malloc(sizeof *noise[k] * (size_t)md.noise_n[k]))) {
+			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			goto done;
+		}
 	out = calloc((size_t)(1 + md.np * (1 + ns)), sizeof *out);
 	if (!perm || !idx || !y || !x || !logits || !in || !out) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
@@ -1278,6 +1317,15 @@ static int train(Ctx *c, const Opts *o)
 				}
 				for (int k = 0; k < nk; k++)
 					in[2 + md.np + k] = &ks[k];
+				/* Dropout's noise: uniform [0, 1), a function of the
+				 * seed and the step */
+				for (int k = 0; k < md.nn; k++) {
+					uint64_t ns_ = o->seed * 0x9E3779B97F4A7C15ull ^ (uint64_t)t << 8 ^
+					               (uint64_t)k;
+					for (int64_t e = 0; e < md.noise_n[k]; e++)
+						noise[k][e] = (float)(rng_next(&ns_) >> 40) * 0x1p-24f;
+					in[2 + md.np + nk + md.np * ns + k] = noise[k];
+				}
 				out[0] = &lossv;
 				if ((rc = prog_run(c, &step, in, out)))
 					break;
@@ -1387,6 +1435,8 @@ done:
 			free(sb[s][2 * i + 1]);
 		}
 	}
+	for (int k = 0; k < MAX_NOISE; k++)
+		free(noise[k]);
 	free(perm);
 	free(idx);
 	free(y);

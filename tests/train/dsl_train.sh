@@ -13,7 +13,8 @@
 #      options does (to 1e-6; they are the same program, so the same bits),
 #      for Adam with a cosine schedule and warm-up, and for SGD with
 #      Nesterov momentum, weight decay and clipping; the metrics train()
-#      returns are the epoch line's; burncc train on a script that calls
+#      returns are the epoch line's; with Dropout(0.5) too (training mode:
+#      other losses than without); burncc train on a script that calls
 #      train() fails there: it sets no trainer.
 set -u
 burncc=$1 src=$2 work=$3
@@ -56,14 +57,14 @@ grep -qF "t.burn:$nl:1: error: train() runs under burncc run" "$work/t.out" ||
 
 # same: name, train()'s keywords, burncc train's options
 same() {
-	name=$1
-	cp "$model" "$work/$name.burn"
+	name=$1 m=${mdl:-$model}
+	cp "$m" "$work/$name.burn"
 	printf 'let m = train(main, "%s", %s, losses="%s", metrics=["accuracy", "loss", "test_loss"]);\nprint(m);\n' \
 		"$data" "$2" "$work/$name.dsl.loss" >> "$work/$name.burn"
 	"$burncc" run "$work/$name.burn" > "$work/$name.dsl.out" 2> "$work/$name.dsl.err" ||
 		{ bad "$name: burncc run: $(cat "$work/$name.dsl.err")"; return; }
 	shift 2
-	"$burncc" train "$model" --data "$data" --losses "$work/$name.cli.loss" "$@" \
+	"$burncc" train "$m" --data "$data" --losses "$work/$name.cli.loss" "$@" \
 		> "$work/$name.cli.out" 2> "$work/$name.cli.err" ||
 		{ bad "$name: burncc train: $(cat "$work/$name.cli.err")"; return; }
 	cat "$work/$name.dsl.out"
@@ -88,5 +89,19 @@ same adam 'epochs=2, max_steps=40, train_limit=1280, test_limit=256, seed=3, lr_
 	--epochs 2 --max-steps 40 --train-limit 1280 --test-limit 256 --seed 3 --lr-schedule cosine --warmup 5 --no-dashboard
 same sgd 'epochs=1, max_steps=25, train_limit=1600, test_limit=256, optimizer="sgd", lr=0.05, nesterov=true, weight_decay=1e-4, clip_norm=5' \
 	--epochs 1 --max-steps 25 --train-limit 1600 --test-limit 256 --optimizer sgd --lr 0.05 --nesterov --weight-decay 1e-4 --clip-norm 5
+# the MLP with Dropout(0.5) after fc2: training mode in both (the noise
+# from the seed and the step), and not the losses without it
+mdl=$work/mlp_dropout.burn
+sed -e 's/    fc3: Linear$/    fc3: Linear,\n    drop: Dropout/' \
+	-e 's/let x = relu(self.fc2(x));/let x = self.drop(relu(self.fc2(x)));/' \
+	-e 's/fc3: Linear(128, 10) }/fc3: Linear(128, 10), drop: Dropout(0.5) }/' "$model" > "$mdl"
+grep -q 'Dropout(0.5)' "$mdl" && grep -q 'self.drop(' "$mdl" || bad "the Dropout model was not made"
+same dropout 'epochs=1, max_steps=25, train_limit=1600, test_limit=256' \
+	--epochs 1 --max-steps 25 --train-limit 1600 --test-limit 256
+mdl=
+same nodropout 'epochs=1, max_steps=25, train_limit=1600, test_limit=256' \
+	--epochs 1 --max-steps 25 --train-limit 1600 --test-limit 256
+cmp -s "$work/dropout.dsl.loss" "$work/nodropout.dsl.loss" &&
+	bad "Dropout(0.5) changed no loss: not active in training"
 [ $fail -eq 0 ] && echo "dsl_train: OK"
 exit $fail
