@@ -20,6 +20,11 @@ int onnx_load_bytes(Ctx *c, const uint8_t *data, size_t len, const char *dir,
                     Graph **out);
 /* Load a serialized TensorProto (the test_data_set_N/input_K.pb files) into t,
  * allocating from a.  *name (may be NULL) receives the tensor's name. */
+/* A graph input's or output's data file as its declaration (ValueDecl)
+ * says: one tensor, a sequence's *n elements (*kind VD_SEQ), or an
+ * optional's value or none (*kind -1). */
+int onnx_load_value_file(Ctx *c, const char *path, Arena *a, int decl, int *kind,
+                         Tensor **ts, int *n);
 int onnx_load_tensor_file(Ctx *c, const char *path, Arena *a, Tensor *t,
                           const char **name);
 

@@ -661,14 +661,21 @@ input_type(Loader *L, Graph *g, int v, const Onnx__ValueInfoProto *vi, int root)
 	case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
 		break;
 	case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
-		return burn_fail(c, BURN_ERR_UNSUPPORTED,
-		                 "input '%s' is a sequence; only tensors are supported", nm);
+	case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+		/* a sequence's length, an optional's presence come with the
+		 * data: graph_bind_input (a subgraph's get its caller's value) */
+		if (root) {
+			const Onnx__TypeProto *et = tp->value_case ==
+				ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type ?
+				tp->optional_type->elem_type : NULL;
+			GV(g, v)->decl = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ?
+			                 VD_SEQ : et && et->value_case ==
+			                 ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? VD_OPT_SEQ : VD_OPT;
+		}
+		return BURN_OK;
 	case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
 		return burn_fail(c, BURN_ERR_UNSUPPORTED,
 		                 "input '%s' is a map; only tensors are supported", nm);
-	case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
-		return burn_fail(c, BURN_ERR_UNSUPPORTED,
-		                 "input '%s' is an optional; only tensors are supported", nm);
 	case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
 		return burn_fail(c, BURN_ERR_UNSUPPORTED,
 		                 "input '%s' is a sparse tensor; only dense tensors are supported", nm);
@@ -727,6 +734,12 @@ output_decl(Graph *g, const Onnx__ValueInfoProto *vi, Value *d)
 	memset(d, 0, sizeof *d);
 	d->name = "";
 	d->rank = -1;
+	if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
+		d->decl = VD_SEQ;
+	if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE)
+		d->decl = tp->optional_type && tp->optional_type->elem_type &&
+		          tp->optional_type->elem_type->value_case ==
+		          ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? VD_OPT_SEQ : VD_OPT;
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
 	    !(tt = tp->tensor_type))
 		return BURN_OK;
@@ -1342,6 +1355,94 @@ onnx_load_tensor_file(Ctx *c, const char *path, Arena *a, Tensor *t,
 done:
 	if (tp)
 		onnx__tensor_proto__free_unpacked(tp, NULL);
+	free(data);
+	free(dir);
+	c->file = ofile;
+	return rc;
+}
+
+/*
+ * The data file of a graph input or output declared `decl` (ValueDecl):
+ * a TensorProto, or a SequenceProto (VD_SEQ), or an OptionalProto
+ * (VD_OPT, VD_OPT_SEQ).  *kind gets VD_TENSOR (one tensor), VD_SEQ (*n
+ * tensors, the elements) or -1 (an empty optional, none); *ts is
+ * allocated in a.
+ */
+int
+onnx_load_value_file(Ctx *c, const char *path, Arena *a, int decl, int *kind,
+                     Tensor **ts, int *n)
+{
+	const char *ofile = c->file;
+	Onnx__SequenceProto *sp = NULL;
+	Onnx__OptionalProto *op = NULL;
+	const Onnx__SequenceProto *seq = NULL;
+	const Onnx__TensorProto *one = NULL;
+	uint8_t *data = NULL;
+	char *dir = NULL;
+	size_t len;
+	Loader L = { c, NULL, 0, 0, 0 };
+	int rc;
+
+	*kind = -1;
+	*n = 0;
+	*ts = NULL;
+	if (decl == VD_TENSOR) {
+		if (!(*ts = arena_alloc(a, sizeof **ts)))
+			return nomem(c);
+		*kind = VD_TENSOR;
+		*n = 1;
+		return onnx_load_tensor_file(c, path, a, *ts, NULL);
+	}
+	c->file = path;
+	if ((rc = read_file(c, path, &data, &len)))
+		goto done;
+	if (decl == VD_SEQ) {
+		if (!(seq = sp = onnx__sequence_proto__unpack(NULL, len, data))) {
+			rc = burn_fail(c, BURN_ERR_PARSE, "not a SequenceProto or truncated protobuf");
+			goto done;
+		}
+	} else {
+		if (!(op = onnx__optional_proto__unpack(NULL, len, data))) {
+			rc = burn_fail(c, BURN_ERR_PARSE, "not an OptionalProto or truncated protobuf");
+			goto done;
+		}
+		seq = op->sequence_value;
+		one = op->tensor_value;
+	}
+	if (seq && seq->n_tensor_values > 65536) {
+		rc = burn_fail(c, BURN_ERR_LIMIT, "a sequence of %zu tensors (at most 65536)",
+		               seq->n_tensor_values);
+		goto done;
+	}
+	if (!(L.dir = dir = dir_of(path))) {
+		rc = nomem(c);
+		goto done;
+	}
+	if (seq) {
+		*kind = VD_SEQ;
+		*n = (int)seq->n_tensor_values;
+		if (!(*ts = arena_alloc(a, sizeof **ts * (size_t)(*n + 1)))) {
+			rc = nomem(c);
+			goto done;
+		}
+		for (int k = 0; k < *n; k++)
+			if ((rc = decode_tensor(&L, seq->tensor_values[k], a, "sequence element",
+			                        &(*ts)[k])))
+				goto done;
+	} else if (one) {
+		*kind = VD_TENSOR;
+		*n = 1;
+		if (!(*ts = arena_alloc(a, sizeof **ts))) {
+			rc = nomem(c);
+			goto done;
+		}
+		rc = decode_tensor(&L, one, a, "tensor", *ts);
+	}
+done:
+	if (sp)
+		onnx__sequence_proto__free_unpacked(sp, NULL);
+	if (op)
+		onnx__optional_proto__free_unpacked(op, NULL);
 	free(data);
 	free(dir);
 	c->file = ofile;

@@ -201,6 +201,65 @@ graph_add_output(Graph *g, int v)
 	g->val[v].is_output = 1;
 }
 
+static void
+set_type(Value *v, const Tensor *t)
+{
+	v->dtype = t->dtype;
+	v->rank = t->rank;
+	for (int d = 0; d < t->rank; d++) {
+		v->dim[d] = t->dim[d];
+		v->sym[d] = NULL;
+	}
+}
+
+int
+graph_bind_input(Ctx *c, Graph *g, int i, int kind, int n, const Tensor *t)
+{
+	int v = g->in[i], *in, *elem, m = 0;
+	const char *nm = g->val[v].name;
+
+	if (kind == VD_TENSOR) {
+		if (g->val[v].decl == VD_SEQ)
+			return burn_fail(c, BURN_ERR_INVALID, "input '%s' is a sequence; "
+			                 "its data is a tensor", nm);
+		set_type(&g->val[v], t);
+		g->val[v].decl = VD_TENSOR;
+		return BURN_OK;
+	}
+	if (kind < 0 && g->val[v].decl == VD_SEQ)
+		return burn_fail(c, BURN_ERR_INVALID, "input '%s' is a sequence; its "
+		                 "data is an empty optional", nm);
+	if (kind == VD_SEQ && g->val[v].decl == VD_OPT)
+		return burn_fail(c, BURN_ERR_INVALID, "input '%s' is an optional tensor; "
+		                 "its data is a sequence", nm);
+	if (kind < 0)
+		n = 0;
+	if (!(in = arena_alloc(&g->arena, sizeof *in * (size_t)(g->nin + n + 1))) ||
+	    !(elem = arena_alloc(&g->arena, sizeof *elem * (size_t)(n + 1))))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int k = 0; k < i; k++)
+		in[m++] = g->in[k];
+	for (int k = 0; k < n; k++) {
+		char *name = arena_printf(&g->arena, "%s/%d", nm, k);
+		int e = name ? graph_add_value(g, name) : -1;
+		if (e < 0)
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		g->val[e].kind = VK_INPUT;
+		set_type(&g->val[e], &t[k]);
+		in[m++] = elem[k] = e;
+	}
+	for (int k = i + 1; k < g->nin; k++)
+		in[m++] = g->in[k];
+	g->in = in;
+	g->nin = m;
+	g->val[v].kind = kind < 0 ? VK_OPTNONE : VK_SEQ;
+	g->val[v].decl = VD_TENSOR;
+	g->val[v].nelem = n;
+	g->val[v].elem = elem;
+	g->val[v].dtype = n ? t[0].dtype : DT_UNDEF;
+	return BURN_OK;
+}
+
 int
 graph_set_const(Ctx *c, Graph *g, int v, int dtype, int rank,
                 const int64_t *dim, const void *data)

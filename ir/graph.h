@@ -61,7 +61,17 @@ typedef struct Attr {
 	Graph **gs;          /* AT_GRAPHS */
 } Attr;
 
-enum ValueKind { VK_TEMP = 0, VK_INPUT, VK_CONST };
+/* VK_SEQ: an ONNX sequence of compile-time length, its elements the
+ * tensor values elem[0..nelem-1]; VK_OPTNONE: an empty optional.  Both exist
+ * only during inference (passes/ops_seq.c): the nodes making or reading
+ * them are resolved into tensor ops, and sequence graph outputs become
+ * their elements, so no later pass sees either kind. */
+enum ValueKind { VK_TEMP = 0, VK_INPUT, VK_CONST, VK_SEQ, VK_OPTNONE };
+
+/* What a graph input of the model declares (Value.decl), for the binding
+ * of sequences and optionals to data (graph_bind_input): a sequence's
+ * length, and whether an optional holds a value, come with the data. */
+enum ValueDecl { VD_TENSOR = 0, VD_SEQ, VD_OPT, VD_OPT_SEQ };
 
 typedef struct Value {
 	const char *name;
@@ -74,6 +84,9 @@ typedef struct Value {
 	int producer;        /* node index, -1 for inputs and constants */
 	int producer_out;    /* output slot of the producer */
 	int is_output;       /* listed in the graph outputs */
+	int decl;            /* ValueDecl of a graph input; VD_TENSOR else */
+	int nelem;           /* VK_SEQ: element count */
+	int *elem;           /* VK_SEQ: element values (arena) */
 } Value;
 
 typedef struct Node {
@@ -128,6 +141,16 @@ int graph_add_node(Graph *g, int op, const char *name, int nin, const int *in,
 Attr *node_add_attr(Graph *g, int node, const char *name, int type);
 void graph_add_input(Graph *g, int v);
 void graph_add_output(Graph *g, int v);
+/*
+ * Bind graph input i, declared a sequence or an optional (Value.decl), to
+ * what its data holds: kind VD_TENSOR (one tensor t[0]: the input stays,
+ * with t's type), VD_SEQ (n tensors: the input becomes n tensor inputs
+ * named "NAME/K", in its place, and its value a VK_SEQ of them) or -1 (an
+ * empty optional: VK_OPTNONE, no longer an input).  Only t's types are read.
+ * The input counts and order change: the caller binds from the last input
+ * to the first, or tracks the shift.
+ */
+int graph_bind_input(Ctx *c, Graph *g, int i, int kind, int n, const Tensor *t);
 /* Make v a constant holding a copy of t's data (dtype and shape too). */
 int graph_set_const(Ctx *c, Graph *g, int v, int dtype, int rank,
                     const int64_t *dim, const void *data);

@@ -208,6 +208,12 @@ verify(Ctx *c, const Graph *g, int depth)
 		else
 			live[x] = 1;
 	}
+	/* a bound sequence or optional input (graph_bind_input): defined by
+	 * its elements, inputs themselves */
+	for (i = 0; i < g->nval && !rc; i++)
+		if (g->val[i].producer < 0 &&
+		    (g->val[i].kind == VK_SEQ || g->val[i].kind == VK_OPTNONE))
+			live[i] = 1;
 	if (!rc && g->parent)
 		for (i = 0; i < g->nval; i++)
 			if (!live[i] && g->val[i].producer < 0 && outer(g, g->val[i].name))

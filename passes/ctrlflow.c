@@ -277,7 +277,7 @@ static int copy_sub_guarded(Ctx *c, Graph *g, const Node *at, const Graph *sub,
 			return nomem(c);
 		for (int k = 0; k < sn->nattr; k++)
 			TRY(attr_copy(c, g, idx, &sn->attr[k]));
-		if (op_table[sn->op].cls == OC_CONTROL)
+		if (op_table[sn->op].cls == OC_CONTROL || op_table[sn->op].cls == OC_SEQ)
 			TRY(expand(c, g, idx, sn, &e, left));
 		else
 			TRY(infer_fold_node(c, g, idx, &left->fold));
@@ -323,6 +323,18 @@ static int add1x(Ctx *c, Graph *g, int op, const char *prefix, const char *what,
 	if (out)
 		*out = v;
 	return BURN_OK;
+}
+
+int cf_add(Ctx *c, Graph *g, int op, const char *prefix, const char *what,
+           int nin, const int *in, int64_t axis, int res, InferBudget *left, int *out)
+{
+	return add1x(c, g, op, prefix, what, nin, in, axis, res, left, out);
+}
+
+int cf_const_i64(Ctx *c, Graph *g, const char *prefix, const char *name,
+                 int rank, const int64_t *dim, const int64_t *data, int *out)
+{
+	return new_i64(c, g, prefix, name, rank, dim, data, out);
 }
 
 static int add1(Ctx *c, Graph *g, int op, const char *prefix, const char *what,
@@ -383,6 +395,12 @@ static int stack(Ctx *c, Graph *g, const int *v, int n, int axis, int res,
 		}
 	}
 	return add1(c, g, OP_Identity, prefix, "stack", 1, u, res, left, out);
+}
+
+int cf_stack(Ctx *c, Graph *g, const int *v, int n, int axis, int res,
+             const char *prefix, InferBudget *left, int *out)
+{
+	return stack(c, g, v, n, axis, res, prefix, left, out);
 }
 
 /* ---- If ------------------------------------------------------------- */
@@ -799,7 +817,8 @@ static int expand(Ctx *c, Graph *g, int i, const Node *src, Env *up,
 
 	for (int k = 0; k < n.nin; k++) {
 		const Value *v = NIN(g, &n, k);
-		if (v && (v->dtype == DT_UNDEF || v->rank < 0))
+		if (v && v->kind != VK_SEQ && v->kind != VK_OPTNONE &&
+		    (v->dtype == DT_UNDEF || v->rank < 0))
 			return burn_fail(c, BURN_ERR_INTERNAL, "node '%s': input '%s' has "
 			                 "no type", n.name, v->name);
 	}
@@ -812,6 +831,8 @@ static int expand(Ctx *c, Graph *g, int i, const Node *src, Env *up,
 	case OP_Loop: return expand_loop(c, g, &n, src, up, left);
 	case OP_Scan: return expand_scan(c, g, &n, src, up, left);
 	}
+	if (op_table[n.op].cls == OC_SEQ)
+		return seq_expand(c, g, &n, left);
 	return burn_fail(c, BURN_ERR_INTERNAL, "node '%s': not control flow", n.name);
 }
 
@@ -827,7 +848,8 @@ int cf_expand(Ctx *c, Graph *g, int i, InferBudget *left, int *added)
 	TRY(expand(c, g, i, &src, NULL, left));
 	for (int k = 0; k < src.nout; k++)
 		if (src.out[k] >= 0 && GV(g, src.out[k])->producer < 0 &&
-		    !GV(g, src.out[k])->data)
+		    !GV(g, src.out[k])->data && GV(g, src.out[k])->kind != VK_SEQ &&
+		    GV(g, src.out[k])->kind != VK_OPTNONE)
 			return fail_at(c, &src, BURN_ERR_INTERNAL, "an output is left "
 			               "undefined");
 	/* move the nodes placed at the end to right after node i */

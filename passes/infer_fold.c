@@ -201,6 +201,19 @@ int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left)
 	enter(c, n);
 	for (int k = 0; k < n->nin; k++) {
 		const Value *v = NIN(g, n, k);
+		if (v && (v->kind == VK_SEQ || v->kind == VK_OPTNONE)) {
+			/* the sequence ops were expanded (ops_seq.c); Identity
+			 * passes a list through */
+			if (n->op != OP_Identity)
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' is %s; "
+				                 "%s takes tensors", v->name,
+				                 v->kind == VK_SEQ ? "a sequence" :
+				                 "an empty optional", op_table[n->op].name);
+			TRY(seq_alias(c, g, n->out[0], n->in[0]));
+			g->node[i].dead = 1;
+			leave(c);
+			return BURN_OK;
+		}
 		if (v && (v->dtype == DT_UNDEF || v->rank < 0))
 			return burn_fail(c, BURN_ERR_INTERNAL, "input '%s' has no type",
 			                 v->name);
@@ -245,8 +258,17 @@ int pass_infer_fold(Ctx *c, Graph *g)
 {
 	InferBudget left = { c->limits.max_fold_total, CF_MAX_COPIES };
 
-	for (int i = 0; i < g->nin; i++)
-		TRY(check_size(c, GV(g, g->in[i])));
+	for (int i = 0; i < g->nin; i++) {
+		const Value *v = GV(g, g->in[i]);
+		if (v->decl != VD_TENSOR)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' is %s: its "
+			                 "%s is known only at run time; burncc resolves "
+			                 "sequences and optionals at compile time (burncc "
+			                 "check binds them to the test data's)", v->name,
+			                 v->decl == VD_SEQ ? "a sequence" : "an optional",
+			                 v->decl == VD_SEQ ? "length" : "presence");
+		TRY(check_size(c, v));
+	}
 	for (int i = 0; i < g->nval; i++)      /* constants: also empty ones */
 		if (GV(g, i)->data && GV(g, i)->rank >= 0)
 			TRY(check_size(c, GV(g, i)));
@@ -255,7 +277,8 @@ int pass_infer_fold(Ctx *c, Graph *g)
 
 		if (g->node[i].dead)
 			continue;
-		if (op_table[g->node[i].op].cls != OC_CONTROL) {
+		if (op_table[g->node[i].op].cls != OC_CONTROL &&
+		    op_table[g->node[i].op].cls != OC_SEQ) {
 			TRY(infer_fold_node(c, g, i, &left.fold));
 			continue;
 		}
@@ -264,6 +287,7 @@ int pass_infer_fold(Ctx *c, Graph *g)
 		TRY(cf_expand(c, g, i, &left, &added));
 		i += added;
 	}
+	TRY(seq_flatten_outputs(c, g, &left));
 	graph_compact(g);
 	return BURN_OK;
 }

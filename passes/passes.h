@@ -53,6 +53,25 @@ typedef struct InferBudget {
  * placed right after it, inferred and folded; node i dies and *added gets
  * the number of nodes placed (passes/ctrlflow.c). */
 int cf_expand(Ctx *c, Graph *g, int i, InferBudget *left, int *added);
+/* Builders of ctrlflow.c for ops_seq.c: node op(in) with attribute axis
+ * (Concat, Gather) defining res (or a new value "prefix/what" in *out),
+ * inferred and folded; n values of one shape stacked along a new axis;
+ * an int64 constant. */
+int cf_add(Ctx *c, Graph *g, int op, const char *prefix, const char *what,
+           int nin, const int *in, int64_t axis, int res, InferBudget *left, int *out);
+int cf_stack(Ctx *c, Graph *g, const int *v, int n, int axis, int res,
+             const char *prefix, InferBudget *left, int *out);
+int cf_const_i64(Ctx *c, Graph *g, const char *prefix, const char *name,
+                 int rank, const int64_t *dim, const int64_t *data, int *out);
+/* Sequence and optional node n (OC_SEQ) resolved (passes/ops_seq.c): its
+ * output a compile-time list (VK_SEQ), none (VK_NONE), or defined by
+ * tensor nodes added to g, inferred and folded. */
+int seq_expand(Ctx *c, Graph *g, const Node *n, InferBudget *left);
+/* Identity of a sequence or an optional: its output the same list. */
+int seq_alias(Ctx *c, Graph *g, int dst, int src);
+/* Sequence graph outputs become their elements' outputs ("NAME/K"),
+ * empty optionals none (passes/ops_seq.c); pass_infer_fold's last step. */
+int seq_flatten_outputs(Ctx *c, Graph *g, InferBudget *left);
 int pass_dce(Ctx *c, Graph *g);
 int pass_lower(Ctx *c, Graph *g, KProgram *p, const Target *t);
 /* Fusion groups (fuse.c): which nodes become one kernel.  The Fusion is

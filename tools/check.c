@@ -411,14 +411,98 @@ static int count_pb(const char *dir, const char *kind)
 	}
 }
 
+/*
+ * Sequences and optionals in the data files.  A graph input or output
+ * declared a sequence is one SequenceProto file holding its elements, an
+ * optional one OptionalProto.  burncc resolves both at compile time: set
+ * 0's inputs bind each such input (graph_bind_input: a sequence of N
+ * becomes N tensor inputs "NAME/K", an empty optional none), and a
+ * sequence output comes out as one graph output per element, in order.
+ * So the files of a data set are read into one flat list of tensors, the
+ * elements in place of their sequence, which matches the compiled graph's
+ * inputs and outputs one to one.
+ */
+typedef struct SetFiles {
+	int nfile;
+	int *decl;      /* per file: ValueDecl of its input or output */
+	int *kind;      /* per file: VD_TENSOR, VD_SEQ or -1 (none), as read */
+	int *count;     /* per file: its tensors (1, the elements, 0) */
+	Tensor *t;      /* all files' tensors, flat (arena) */
+	int n;
+} SetFiles;
+
+static int set_files_init(SetFiles *f, int nfile)
+{
+	memset(f, 0, sizeof *f);
+	f->nfile = nfile;
+	f->decl = calloc((size_t)nfile + 1, sizeof *f->decl);
+	f->kind = calloc((size_t)nfile + 1, sizeof *f->kind);
+	f->count = calloc((size_t)nfile + 1, sizeof *f->count);
+	return f->decl && f->kind && f->count ? 0 : -1;
+}
+
+static void set_files_free(SetFiles *f)
+{
+	free(f->decl);
+	free(f->kind);
+	free(f->count);
+	memset(f, 0, sizeof *f);
+}
+
+/* Read set's files WHAT_0.pb ... into f (f->decl given), flat. */
+static int set_files_read(Ctx *c, const char *set, const char *what, Arena *a,
+                          SetFiles *f)
+{
+	char p[1200];
+	Tensor **ts = calloc((size_t)f->nfile + 1, sizeof *ts);
+	int total = 0;
+
+	if (!ts)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < f->nfile; i++) {
+		snprintf(p, sizeof p, "%s/%s_%d.pb", set, what, i);
+		if (onnx_load_value_file(c, p, a, f->decl[i], &f->kind[i], &ts[i],
+		                         &f->count[i])) {
+			free(ts);
+			return c->code ? c->code : BURN_ERR_IO;
+		}
+		total += f->count[i];
+	}
+	f->n = total;
+	if (!(f->t = arena_alloc(a, sizeof *f->t * (size_t)(total + 1)))) {
+		free(ts);
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0, k = 0; i < f->nfile; i++)
+		for (int j = 0; j < f->count[i]; j++)
+			f->t[k++] = ts[i][j];
+	free(ts);
+	return BURN_OK;
+}
+
+/* Bind g's sequence and optional inputs to f's (set 0's) data. */
+static int bind_inputs(Ctx *c, Graph *g, const SetFiles *f)
+{
+	int at = f->n;
+
+	for (int i = f->nfile - 1; i >= 0; i--) {
+		at -= f->count[i];
+		if (f->decl[i] != VD_TENSOR &&
+		    graph_bind_input(c, g, i, f->kind[i], f->count[i], &f->t[at]))
+			return c->code;
+	}
+	return BURN_OK;
+}
+
 /* A target that runs in process (Backend.run; the gpu target: its
  * schedules run by the interpreter with GPU semantics) instead of writing
  * C: every data set through be->run, no C compiler involved. */
 static void run_sets_in_process(const Backend *be, Compiled *m, const char *dir,
                                 int nin, const Tensor *in0, const char *frozen,
+                                SetFiles *fin, SetFiles *fout,
                                 Arena *a, Ctx *c, char *res, size_t n)
 {
-	char set[1024], p[1200], why[600];
+	char set[1024], why[600];
 	const void **in = calloc((size_t)m->g->nin + 1, sizeof *in);
 	void **out = calloc((size_t)m->g->nout + 1, sizeof *out);
 
@@ -438,33 +522,38 @@ static void run_sets_in_process(const Backend *be, Compiled *m, const char *dir,
 		snprintf(set, sizeof set, "%s/test_data_set_%d", dir, s);
 		if (!exists(set))
 			break;
-		nout = count_pb(set, "output");
-		if (nout != m->g->nout) {
-			snprintf(res, n, "FAIL: %d output files for %d graph outputs", nout,
-			         m->g->nout);
+		if (count_pb(set, "output") != fout->nfile) {
+			snprintf(res, n, "FAIL: %d output files for %d graph outputs",
+			         count_pb(set, "output"), fout->nfile);
 			goto done;
 		}
+		if (set_files_read(c, set, "output", a, fout))
+			goto fail_ctx;
+		nout = fout->n;
+		if (nout != m->g->nout) {
+			snprintf(res, n, "FAIL: %d output tensors for %d graph outputs "
+			         "(sequence lengths differ)", nout, m->g->nout);
+			goto done;
+		}
+		if (s > 0) {
+			if (set_files_read(c, set, "input", a, fin))
+				goto fail_ctx;
+			if (fin->n != nin) {
+				snprintf(res, n, "FAIL: data set %d's sequences have other "
+				         "lengths than set 0's", s);
+				goto done;
+			}
+		}
 		for (int i = 0; i < nin; i++) {
-			Tensor t;
 			if (frozen[i])
 				continue;
-			if (s > 0) {
-				snprintf(p, sizeof p, "%s/input_%d.pb", set, i);
-				if (onnx_load_tensor_file(c, p, a, &t, NULL))
-					goto fail_ctx;
-			} else {
-				t = in0[i];
-			}
-			in[k++] = t.data;
+			in[k++] = s > 0 ? fin->t[i].data : in0[i].data;
 		}
 		if (be->run(c, m, in, out, NULL))
 			goto fail_ctx;
 		for (int i = 0; i < nout; i++) {
-			Tensor e;
-			snprintf(p, sizeof p, "%s/output_%d.pb", set, i);
-			if (onnx_load_tensor_file(c, p, a, &e, NULL))
-				goto fail_ctx;
-			if (compare(GV(m->g, m->g->out[i]), out[i], &e, why, sizeof why)) {
+			const Tensor *e = &fout->t[i];
+			if (compare(GV(m->g, m->g->out[i]), out[i], e, why, sizeof why)) {
 				snprintf(res, n, "FAIL: %s%s", s ? "data set " : "", why);
 				goto done;
 			}
@@ -768,8 +857,11 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	DimBind bind[64];
 	char *frozen = NULL;   /* inputs made constants */
 	int nbind = 0, nin;
+	SetFiles fin, fout;    /* the data files, sequences flat */
 
 	arena_init(&a);
+	memset(&fin, 0, sizeof fin);
+	memset(&fout, 0, sizeof fout);
 	snprintf(model, sizeof model, "%s/model.onnx", dir);
 	snprintf(set, sizeof set, "%s/test_data_set_0", dir);
 	/* messages name the case, not the path: the line names the case */
@@ -784,13 +876,26 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 		snprintf(res, n, "FAIL: %d input files for %d graph inputs", nin, g->nin);
 		goto out;
 	}
+	if (set_files_init(&fin, nin) || set_files_init(&fout, g->nout)) {
+		snprintf(res, n, "FAIL: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < nin; i++)
+		fin.decl[i] = GV(g, g->in[i])->decl;
+	for (int i = 0; g->out_decl && i < g->nout; i++)
+		fout.decl[i] = g->out_decl[i].decl;
+	if (set_files_read(&c, set, "input", &a, &fin) || bind_inputs(&c, g, &fin))
+		goto fail_ctx;
+	nin = fin.n;
 	in = calloc(nin + 1, sizeof *in);
 	frozen = calloc(nin + 1, 1);
+	if (!in || !frozen) {
+		snprintf(res, n, "FAIL: out of memory");
+		goto out;
+	}
 	for (int i = 0; i < nin; i++) {
 		Value *v = GV(g, g->in[i]);
-		snprintf(p, sizeof p, "%s/input_%d.pb", set, i);
-		if (onnx_load_tensor_file(&c, p, &a, &in[i], NULL))
-			goto fail_ctx;
+		in[i] = fin.t[i];
 		if (in[i].dtype != v->dtype || in[i].rank != v->rank) {
 			snprintf(res, n, "FAIL: input_%d.pb does not match input '%s'", i, v->name);
 			goto out;
@@ -846,7 +951,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			name[k] = q[k];
 		name[k] = 0;
 		burn_ctx_init(&c, "model.onnx");
-		if (onnx_load_file(&c, model, &g))
+		if (onnx_load_file(&c, model, &g) || bind_inputs(&c, g, &fin))
 			goto fail_ctx;
 		for (int i = 0; i < nin; i++)
 			if (!strcmp(GV(g, g->in[i])->name, name))
@@ -890,7 +995,8 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			goto fail_ctx;
 	}
 	if (o->be->run) {
-		run_sets_in_process(o->be, m, dir, nin, in, frozen, &a, &c, res, n);
+		run_sets_in_process(o->be, m, dir, nin, in, frozen, &fin, &fout, &a, &c,
+		                    res, n);
 		goto out; 	}
 	if (build_module(o->be, m, model, o->cc, o->harness, wd, &c, res, n))
 		goto out;
@@ -913,35 +1019,41 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 		snprintf(set, sizeof set, "%s/test_data_set_%d", dir, s);
 		if (!exists(set))
 			break;
-		nout = count_pb(set, "output");
-		if (nout != m->g->nout) {
-			snprintf(res, n, "FAIL: %d output files for %d graph outputs", nout,
-			         m->g->nout);
+		if (count_pb(set, "output") != fout.nfile) {
+			snprintf(res, n, "FAIL: %d output files for %d graph outputs",
+			         count_pb(set, "output"), fout.nfile);
 			goto out;
 		}
+		if (set_files_read(&c, set, "output", &a, &fout))
+			goto fail_ctx;
+		nout = fout.n;
+		if (nout != m->g->nout) {
+			snprintf(res, n, "FAIL: %d output tensors for %d graph outputs "
+			         "(sequence lengths differ)", nout, m->g->nout);
+			goto out;
+		}
+		if (s > 0) {
+			if (set_files_read(&c, set, "input", &a, &fin))
+				goto fail_ctx;
+			if (fin.n != nin) {
+				snprintf(res, n, "FAIL: data set %d's sequences have other "
+				         "lengths than set 0's", s);
+				goto out;
+			}
+		}
 		for (int i = 0; i < nin; i++) {
-			Tensor t;
+			const Tensor *t = s > 0 ? &fin.t[i] : &in[i];
 			if (frozen[i])
 				continue;
-			if (s > 0) {
-				snprintf(p, sizeof p, "%s/input_%d.pb", set, i);
-				if (onnx_load_tensor_file(&c, p, &a, &t, NULL))
-					goto fail_ctx;
-			} else {
-				t = in[i];
-			}
-			ins[k] = t.data;
-			inb[k++] = t.nbytes;
+			ins[k] = t->data;
+			inb[k++] = t->nbytes;
 		}
 		if (run_built(m, wd, ins, inb, outs, res, n))
 			goto out;
 		for (int i = 0; i < nout; i++) {
-			Tensor e;
+			const Tensor *e = &fout.t[i];
 			const Value *v = GV(m->g, m->g->out[i]);
-			snprintf(p, sizeof p, "%s/output_%d.pb", set, i);
-			if (onnx_load_tensor_file(&c, p, &a, &e, NULL))
-				goto fail_ctx;
-			if (compare(v, outs[i], &e, why, sizeof why)) {
+			if (compare(v, outs[i], e, why, sizeof why)) {
 				snprintf(res, n, "FAIL: %s%s", s ? "data set " : "", why);
 				goto out;
 			}
@@ -1008,6 +1120,8 @@ out:
 	free(inb);
 	free(in);
 	free(frozen);
+	set_files_free(&fin);
+	set_files_free(&fout);
 	if (g)
 		graph_destroy(g);
 	burn_compiled_destroy(m);
