@@ -405,6 +405,44 @@ int cf_stack(Ctx *c, Graph *g, const int *v, int n, int axis, int res,
 
 /* ---- If ------------------------------------------------------------- */
 
+/*
+ * Output k of a run-time If whose branches give lists (then a, else b):
+ * sequences of one length and element types are selected element by
+ * element; otherwise which list the If gives is known only at run time,
+ * and the condition must be a constant (the phrase burncc check answers
+ * by freezing it).
+ */
+static int select_list(Ctx *c, Graph *g, const Node *n, int k, int cond,
+                       int a, int b, InferBudget *left)
+{
+	const Value *va = GV(g, a), *vb = GV(g, b);
+	int ne = va->nelem, *el, same = va->kind == VK_SEQ && vb->kind == VK_SEQ &&
+	                               va->nelem == vb->nelem;
+	char msg[400], what[32];
+
+	for (int e = 0; same && e < ne; e++) {
+		const Value *x = GV(g, va->elem[e]), *y = GV(g, vb->elem[e]);
+		same = x->dtype == y->dtype && x->rank == y->rank &&
+		       !memcmp(x->dim, y->dim, sizeof x->dim[0] * (size_t)x->rank);
+	}
+	if (!same) {
+		snprintf(msg, sizeof msg, "the condition ('%s') must be a constant: "
+		         "output %d is a sequence or optional that differs between "
+		         "the branches (length, presence or element types), and "
+		         "sequences are resolved at compile time", n->in[0] >= 0 ?
+		         GV(g, n->in[0])->name : "?", k);
+		return fail_at(c, n, BURN_ERR_UNSUPPORTED, msg);
+	}
+	if (!(el = arena_alloc(&g->arena, sizeof *el * (size_t)(ne + 1))))
+		return nomem(c);
+	for (int e = 0; e < ne; e++) {
+		int w[3] = { cond, GV(g, a)->elem[e], GV(g, b)->elem[e] };
+		snprintf(what, sizeof what, "select%d_%d", k, e);
+		TRY(add1(c, g, OP_Where, n->name, what, 3, w, -1, left, &el[e]));
+	}
+	return seq_make(c, g, n->out[k], el, ne, GV(g, a)->dtype);
+}
+
 static int expand_if(Ctx *c, Graph *g, const Node *n, const Node *src,
                      Env *up, InferBudget *left)
 {
@@ -455,6 +493,11 @@ static int expand_if(Ctx *c, Graph *g, const Node *n, const Node *src,
 		int w[3] = { cond, res[0][k], res[1][k] };
 		if (n->out[k] < 0)
 			continue;
+		if (a->kind == VK_SEQ || b->kind == VK_SEQ || a->kind == VK_OPTNONE ||
+		    b->kind == VK_OPTNONE) {
+			TRY(select_list(c, g, n, k, cond, res[0][k], res[1][k], left));
+			continue;
+		}
 		if (a->dtype != b->dtype || a->rank != b->rank ||
 		    memcmp(a->dim, b->dim, sizeof a->dim[0] * (size_t)a->rank)) {
 			char ta[64], tb[64];
@@ -810,6 +853,64 @@ static int expand_scan(Ctx *c, Graph *g, const Node *n, const Node *src,
 }
 
 /* Expand node i of g, whose attributes (subgraphs) are src's. */
+/* ---- SequenceMap ---------------------------------------------------- */
+
+/* The body once per position t of the sequence inputs (all one length),
+ * with element t of each sequence input and the tensor inputs as they
+ * are; output k the sequence of the copies' outputs k. */
+static int expand_seqmap(Ctx *c, Graph *g, const Node *n, const Node *src,
+                         Env *up, InferBudget *left)
+{
+	const Graph *body = sub_attr(src, "body");
+	int len = GV(g, n->in[0])->nelem, bin[1024], bout[1024], **el;
+	char msg[320], prefix[512];
+
+	if (!body)
+		return fail_at(c, n, BURN_ERR_INVALID, "SequenceMap needs a graph "
+		               "attribute body");
+	if (body->nin != n->nin || body->nout != n->nout || n->nout > 1024) {
+		snprintf(msg, sizeof msg, "the body has %d inputs and %d outputs; "
+		         "the node has %d and %d", body->nin, body->nout, n->nin, n->nout);
+		return fail_at(c, n, BURN_ERR_INVALID, msg);
+	}
+	for (int k = 0; k < n->nin; k++) {
+		const Value *v = NIN(g, n, k);
+		if (!v || v->kind == VK_OPTNONE || (k == 0 && v->kind != VK_SEQ))
+			return fail_at(c, n, BURN_ERR_INVALID, "input 0 must be a sequence "
+			               "and the others sequences or tensors");
+		if (v->kind == VK_SEQ && v->nelem != len) {
+			snprintf(msg, sizeof msg, "the sequences '%s' and '%s' have %d "
+			         "and %d tensors", GV(g, n->in[0])->name, v->name, len,
+			         v->nelem);
+			return fail_at(c, n, BURN_ERR_SHAPE, msg);
+		}
+	}
+	if (!(el = arena_alloc(&g->arena, sizeof *el * (size_t)(n->nout + 1))))
+		return nomem(c);
+	for (int k = 0; k < n->nout; k++)
+		if (!(el[k] = arena_alloc(&g->arena, sizeof **el * (size_t)(len + 1))))
+			return nomem(c);
+	for (int t = 0; t < len; t++) {
+		snprintf(prefix, sizeof prefix, "%s/%d", n->name, t);
+		for (int k = 0; k < n->nin; k++) {
+			const Value *v = GV(g, n->in[k]);
+			bin[k] = v->kind == VK_SEQ ? v->elem[t] : n->in[k];
+		}
+		TRY(copy_sub(c, g, n, body, bin, up, prefix, bout, left));
+		for (int k = 0; k < n->nout; k++) {
+			if (GV(g, bout[k])->kind == VK_SEQ || GV(g, bout[k])->kind == VK_OPTNONE)
+				return fail_at(c, n, BURN_ERR_UNSUPPORTED, "the body gives a "
+				               "sequence or optional (a sequence of sequences)");
+			el[k][t] = bout[k];
+		}
+	}
+	for (int k = 0; k < n->nout; k++)
+		if (n->out[k] >= 0)
+			TRY(seq_make(c, g, n->out[k], el[k], len,
+			             len ? GV(g, el[k][0])->dtype : DT_F32));
+	return BURN_OK;
+}
+
 static int expand(Ctx *c, Graph *g, int i, const Node *src, Env *up,
                   InferBudget *left)
 {
@@ -830,6 +931,7 @@ static int expand(Ctx *c, Graph *g, int i, const Node *src, Env *up,
 	case OP_If:   return expand_if(c, g, &n, src, up, left);
 	case OP_Loop: return expand_loop(c, g, &n, src, up, left);
 	case OP_Scan: return expand_scan(c, g, &n, src, up, left);
+	case OP_SequenceMap: return expand_seqmap(c, g, &n, src, up, left);
 	}
 	if (op_table[n.op].cls == OC_SEQ)
 		return seq_expand(c, g, &n, left);

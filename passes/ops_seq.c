@@ -58,8 +58,7 @@ static int is_list(const Value *v)
 	return v && (v->kind == VK_SEQ || v->kind == VK_OPTNONE);
 }
 
-/* Value dst becomes the list (VK_SEQ) of the n values e[], of dtype dt. */
-static int make_seq(Ctx *c, Graph *g, int dst, const int *e, int n, int dt)
+int seq_make(Ctx *c, Graph *g, int dst, const int *e, int n, int dt)
 {
 	int *el = arena_alloc(&g->arena, sizeof *el * (size_t)(n + 1));
 	Value *v;
@@ -89,7 +88,7 @@ int seq_alias(Ctx *c, Graph *g, int dst, int src)
 		GV(g, dst)->producer = -1;
 		return BURN_OK;
 	}
-	return make_seq(c, g, dst, s->elem, s->nelem, s->dtype);
+	return seq_make(c, g, dst, s->elem, s->nelem, s->dtype);
 }
 
 /* Input k of n, a sequence: its value, or a refusal naming the node. */
@@ -230,7 +229,7 @@ static int split_to_seq(Ctx *c, Graph *g, const Node *n, InferBudget *left)
 		}
 		at += size[k];
 	}
-	return make_seq(c, g, out, el, (int)npieces, GV(g, xv)->dtype);
+	return seq_make(c, g, out, el, (int)npieces, GV(g, xv)->dtype);
 }
 
 /* ConcatFromSequence: Concat of the elements, or their stack. */
@@ -278,10 +277,10 @@ int seq_expand(Ctx *c, Graph *g, const Node *n, InferBudget *left)
 				               "a sequence holds one dtype", x->name,
 				               dtype_name(x->dtype), t->name, dtype_name(t->dtype));
 		}
-		return make_seq(c, g, out, n->in, n->nin, x->dtype);
+		return seq_make(c, g, out, n->in, n->nin, x->dtype);
 	case OP_SequenceEmpty: {
 		const Attr *d = node_attr(n, "dtype");
-		return make_seq(c, g, out, NULL, 0, d ? (int)d->i : DT_F32);
+		return seq_make(c, g, out, NULL, 0, d ? (int)d->i : DT_F32);
 	}
 	case OP_SequenceInsert:
 		TRY(seq_in(c, g, n, 0, &s));
@@ -292,7 +291,7 @@ int seq_expand(Ctx *c, Graph *g, const Node *n, InferBudget *left)
 			return nomem(c);
 		for (int k = 0, j = 0; k <= s->nelem; k++)
 			el[k] = k == pos ? n->in[1] : s->elem[j++];
-		return make_seq(c, g, out, el, s->nelem + 1, t->dtype);
+		return seq_make(c, g, out, el, s->nelem + 1, t->dtype);
 	case OP_SequenceErase:
 		TRY(seq_in(c, g, n, 0, &s));
 		if (!s->nelem)
@@ -304,7 +303,7 @@ int seq_expand(Ctx *c, Graph *g, const Node *n, InferBudget *left)
 		for (int k = 0, j = 0; k < s->nelem; k++)
 			if (k != pos)
 				el[j++] = s->elem[k];
-		return make_seq(c, g, out, el, s->nelem - 1, s->dtype);
+		return seq_make(c, g, out, el, s->nelem - 1, s->dtype);
 	case OP_SequenceAt:
 		TRY(seq_in(c, g, n, 0, &s));
 		TRY(position(c, g, n, 1, s->nelem, 0, 0, &pos));
