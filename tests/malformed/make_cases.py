@@ -719,6 +719,40 @@ check_case("control_flow", "loop_in_loop",
                  inits=[i64_init("M", 3), i64_init("N", 2)]),
            [x23], [y])
 
+# sequences and optionals, resolved at compile time: a position out of
+# range and the element of an empty optional are refused, naming the node
+case("seq_at_range.onnx",
+     model([helper.make_node("SequenceConstruct", ["x", "x"], ["s"], name="mk"),
+            helper.make_node("SequenceAt", ["s", "p"], ["y"], name="at")],
+           inits=[i64_init("p", 2)]),
+     "node 'at' (SequenceAt): position 2 is out of range for a sequence of 2 tensors")
+case("seq_insert_range.onnx",
+     model([helper.make_node("SequenceConstruct", ["x"], ["s"], name="mk"),
+            helper.make_node("SequenceInsert", ["s", "x", "p"], ["t"], name="ins"),
+            helper.make_node("SequenceAt", ["t", "z"], ["y"], name="at")],
+           inits=[i64_init("p", -3), i64_init("z", 0)]),
+     "node 'ins' (SequenceInsert): position -3 is out of range for a sequence of 1 tensors")
+case("opt_get_empty.onnx",
+     model([helper.make_node("Optional", [], ["o"], name="none",
+                             type=helper.make_tensor_type_proto(F, [2, 3])),
+            helper.make_node("OptionalGetElement", ["o"], ["y"], name="get")],
+           opset=18),
+     "node 'get' (OptionalGetElement): the optional ('o') is empty")
+case("seq_runtime_pos.onnx",
+     model([helper.make_node("SequenceConstruct", ["x", "x"], ["s"], name="mk"),
+            helper.make_node("SequenceAt", ["s", "p"], ["y"], name="at")],
+           inputs=[vi("x", F, [2, 3]), vi("p", i64, [])]),
+     "node 'at' (SequenceAt): the position ('p') must be a constant")
+case("seq_input_runtime.onnx",
+     model([helper.make_node("SequenceAt", ["s", "z"], ["y"], name="at")],
+           inputs=[helper.make_tensor_sequence_value_info("s", F, [2, 3])],
+           inits=[i64_init("z", 0)]),
+     "input 's' is a sequence: its length is known only at run time")
+case("seq_to_tensor_op.onnx",
+     model([helper.make_node("SequenceConstruct", ["x"], ["s"], name="mk"),
+            helper.make_node("Relu", ["s"], ["y"], name="relu")]),
+     "node 'relu' (Relu): input 's' is a sequence; Relu takes tensors")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
