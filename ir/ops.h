@@ -6,7 +6,7 @@
 
 enum OpClass { OC_ELEM, OC_REDUCE, OC_MATMUL, OC_CONV, OC_MOVE, OC_SHAPE,
                OC_OPAQUE,
-               OC_CONTROL /* If, Loop, Scan: expanded during inference
+               OC_CONTROL /* If, Loop, Scan, SequenceMap: expanded during inference
                            * (passes/ctrlflow.c), never lowered */
                , OC_SEQ   /* sequences and optionals: resolved into tensor
                            * ops during inference (passes/ops_seq.c),

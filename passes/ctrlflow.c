@@ -1,5 +1,5 @@
 /*
- * ctrlflow.c - If, Loop and Scan: their subgraphs become nodes of the
+ * ctrlflow.c - If, Loop, Scan and SequenceMap: their subgraphs become nodes of the
  * enclosing graph while pass_infer_fold walks it.
  *
  * When inference reaches a control-flow node its inputs are inferred and
@@ -20,6 +20,9 @@
  *         axis (Gather of position t, reversed for direction 1), scan
  *         outputs stacked along their axis; Scan-8 (batch axis 0,
  *         `directions`, sequence_lens) once per batch item, then stacked
+ *
+ *   SequenceMap: the body once per position of its sequence inputs, each
+ *         output the list of the copies' outputs (sequences: ops_seq.c)
  *
  * After this the graph has no subgraphs: simplification, fusion, lowering
  * and every target see ordinary nodes, so a loop body's ops fuse like any
