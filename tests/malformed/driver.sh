@@ -210,10 +210,11 @@ ok "check: Reshape-1, Slice-1, TopK-1, Pad-2"
 # its carried value and an outer one, an If nested in a Loop, a run-time If
 # both ways (elementwise branches, and MatMul branches of their own
 # kernels), a Loop in a Loop reading two outer levels, a reversed Scan
-# along axis 1, Scan-8 over a batch of 2
+# along axis 1, Scan-8 over a batch of 2, a Loop building a sequence with
+# a sequence input and output (seq_loop)
 expect 0 0 "" "$burncc" check -j 1 "$here/control_flow"
-[ -z "$why" ] && ! grep -qx "9 passed, 0 failed" "$tmp/stdout" && why="$(tail -1 "$tmp/stdout")"
-ok "check: Loop, If in Loop, Loop in Loop, run-time If, Scan, Scan-8"
+[ -z "$why" ] && ! grep -qx "10 passed, 0 failed" "$tmp/stdout" && why="$(tail -1 "$tmp/stdout")"
+ok "check: Loop, If in Loop, Loop in Loop, run-time If, Scan, Scan-8, sequences"
 # the run-time If's else branch (Neg, MatMul) is guarded in the launch
 # list: the C calls its two kernels only when the condition is false
 expect 0 0 "" "$burncc" "$here/control_flow/if_guarded_true/model.onnx" --emit=c

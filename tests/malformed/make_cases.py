@@ -753,6 +753,37 @@ case("seq_to_tensor_op.onnx",
             helper.make_node("Relu", ["s"], ["y"], name="relu")]),
      "node 'relu' (Relu): input 's' is a sequence; Relu takes tensors")
 
+# sequences that run: a sequence input bound from its SequenceProto (two
+# tensors), a Loop appending y*i to a sequence (compile-time list carried
+# from copy to copy), ConcatFromSequence, SplitToSequence to a sequence
+# output (one output per element), SequenceAt with a negative position
+sbody = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"], name="bc"),
+     helper.make_node("Cast", ["i"], ["fi"], name="bcast", to=F),
+     helper.make_node("Mul", ["x", "fi"], ["xi"], name="bmul"),
+     helper.make_node("SequenceInsert", ["s_in", "xi"], ["s_out"], name="bins")],
+    "body", [vi("i", i64, []), vi("c_in", B, []),
+             helper.make_tensor_sequence_value_info("s_in", F, [2, 3])],
+    [vi("c_out", B, []), helper.make_tensor_sequence_value_info("s_out", F, [2, 3])])
+seq_in = [x23 + 1, x23 * 2]
+cat = np.concatenate([x23 * i for i in range(3)], axis=0)
+check_case("control_flow", "seq_loop",
+           model([helper.make_node("SequenceEmpty", [], ["e"], name="empty", dtype=F),
+                  helper.make_node("Loop", ["M", "", "e"], ["s"], name="loop", body=sbody),
+                  helper.make_node("ConcatFromSequence", ["s"], ["cat"], name="cat", axis=0),
+                  helper.make_node("SplitToSequence", ["cat", "two"], ["parts"], name="split",
+                                   axis=1),
+                  helper.make_node("SequenceAt", ["q", "m1"], ["last"], name="at")],
+                 inputs=[vi("x", F, [2, 3]),
+                         helper.make_tensor_sequence_value_info("q", F, [2, 3])],
+                 outputs=[vi("cat", F, [6, 3]),
+                          helper.make_tensor_sequence_value_info("parts", F, None),
+                          vi("last", F, [2, 3])],
+                 inits=[i64_init("M", 3), i64_init("two", 2), i64_init("m1", -1)]),
+           [x23, numpy_helper.from_list(seq_in).SerializeToString()],
+           [cat, numpy_helper.from_list([cat[:, 0:2], cat[:, 2:3]]).SerializeToString(),
+            seq_in[-1]])
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:

@@ -1,12 +1,14 @@
 /*
  * test_ctrlflow.c - control flow through the passes (passes/ctrlflow.c):
  * a run-time If's branches guarded in the launch list and skipped by the
- * interpreter's walker, and an unrolled Loop that leaves no control node.
+ * interpreter's walker, an unrolled Loop that leaves no control node, and
+ * sequences bound to tensor inputs and flattened into tensor outputs.
  * The models are tests/malformed/control_flow's (make_cases.py).
  */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../../frontend/onnx.h"
 #include "../../passes/passes.h"
 
@@ -125,5 +127,43 @@ Test(ctrlflow, loop_unrolled_reads_carried_value)
 	for (int i = 0; i < 6; i++)
 		cr_expect(fabsf(y[i] - yv[i]) < 1e-5, "y[%d] = %g, want %g", i, y[i], yv[i]);
 	free(arena);
+	burn_compiled_destroy(m);
+}
+
+/* Sequences (passes/ops_seq.c): seq_loop's sequence input q bound to two
+ * tensors becomes the inputs q/0 and q/1 after x; the Loop's list, the
+ * Concat and the split leave no sequence node; the sequence output parts
+ * becomes parts/0 and parts/1 between cat and last.  Unbound, q is refused
+ * naming it. */
+Test(ctrlflow, sequences_bound_and_flattened)
+{
+	const char *path = CASES "seq_loop/model.onnx";
+	static const char *const outs[] = { "cat", "parts/0", "parts/1", "last" };
+	Tensor t[2] = { { DT_F32, 2, { 2, 3 }, NULL, 24 }, { DT_F32, 2, { 2, 3 }, NULL, 24 } };
+	Ctx c;
+	Graph *g;
+	Compiled *m;
+
+	burn_ctx_init(&c, path);
+	cr_assert_eq(onnx_load_file(&c, path, &g), BURN_OK, "%s", c.msg);
+	cr_assert_eq(GV(g, g->in[1])->decl, VD_SEQ);
+	cr_expect_neq(burn_compile_graph(&c, g, NULL, &m), BURN_OK);
+	cr_expect(strstr(c.msg, "input 'q' is a sequence") != NULL, "%s", c.msg);
+
+	burn_ctx_init(&c, path);
+	cr_assert_eq(onnx_load_file(&c, path, &g), BURN_OK, "%s", c.msg);
+	cr_assert_eq(graph_bind_input(&c, g, 1, VD_SEQ, 2, t), BURN_OK, "%s", c.msg);
+	cr_assert_eq(g->nin, 3);
+	cr_expect_str_eq(GV(g, g->in[1])->name, "q/0");
+	cr_expect_str_eq(GV(g, g->in[2])->name, "q/1");
+	cr_assert_eq(burn_compile_graph(&c, g, NULL, &m), BURN_OK, "%s", c.msg);
+	for (int i = 0; i < m->g->nnode; i++)
+		cr_expect_neq(op_table[m->g->node[i].op].cls, OC_SEQ, "node %s",
+		              m->g->node[i].name);
+	cr_assert_eq(m->g->nout, 4);
+	for (int k = 0; k < 4; k++)
+		cr_expect_str_eq(GV(m->g, m->g->out[k])->name, outs[k]);
+	cr_expect_eq(GV(m->g, m->g->out[1])->dim[1], 2);
+	cr_expect_eq(GV(m->g, m->g->out[2])->dim[1], 1);
 	burn_compiled_destroy(m);
 }
