@@ -784,6 +784,26 @@ check_case("control_flow", "seq_loop",
            [cat, numpy_helper.from_list([cat[:, 0:2], cat[:, 2:3]]).SerializeToString(),
             seq_in[-1]])
 
+# SequenceErase (default: the last, and position 1), ConcatFromSequence
+# with new_axis = 1 on axis -1 (a stack), SequenceLength, Optional and
+# OptionalHasElement
+check_case("control_flow", "seq_ops",
+           model([helper.make_node("Neg", ["x"], ["nx"], name="neg"),
+                  helper.make_node("Abs", ["x"], ["ax"], name="abs"),
+                  helper.make_node("SequenceConstruct", ["x", "nx", "ax", "x"], ["s"],
+                                   name="mk"),
+                  helper.make_node("SequenceErase", ["s"], ["s1"], name="erase_last"),
+                  helper.make_node("SequenceErase", ["s1", "one"], ["s2"], name="erase1"),
+                  helper.make_node("ConcatFromSequence", ["s2"], ["st"], name="stack",
+                                   axis=-1, new_axis=1),
+                  helper.make_node("SequenceLength", ["s2"], ["n"], name="len"),
+                  helper.make_node("Optional", ["x"], ["o"], name="opt"),
+                  helper.make_node("OptionalHasElement", ["o"], ["h"], name="has")],
+                 outputs=[vi("st", F, [2, 3, 2]), vi("n", i64, []), vi("h", B, [])],
+                 inits=[i64_init("one", 1)], opset=18),
+           [x23], [np.stack([x23, np.abs(x23)], axis=-1), np.array(2, np.int64),
+                   np.array(True)])
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
