@@ -56,6 +56,11 @@ typedef struct Backend {
 	 * no device timer yet. */
 	int (*time)(Ctx *c, const Compiled *m, const void *const *in, int runs,
 	            double *ms, double *copy_ms, char *device, size_t ndevice);
+	/* Time each kernel of m alone (burncc bench --profile): kms[i] the
+	 * median of `runs` runs of kernel i, by the device's clock.  NULL
+	 * where the target has none. */
+	int (*profile)(Ctx *c, const Compiled *m, const void *const *in, int runs,
+	               double *kms);
 } Backend;
 
 /* The built-in backends, NULL-terminated, in --help order; [0] is the

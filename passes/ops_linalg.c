@@ -698,9 +698,9 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
  * The tile op's f32 accumulation in k order is the C lowering's order.
  * A and B both f16 use the m16n8k16 f16 shape, both f32 the m16n8k8 f32
  * shape (full f32 products: no TF32 rounding unless asked for, which
- * nothing does yet); anything else, a fused epilogue, or a target without
- * tiles falls back to the blocked lowering that schedule_gpu maps onto
- * blocks and threads.
+ * nothing does yet); a fused epilogue runs on each element as its thread
+ * writes it; anything else or a target without tiles falls back to the
+ * blocked lowering that schedule_gpu maps onto blocks and threads.
  */
 #define GT_BM 32
 #define GT_BN 32
@@ -764,7 +764,7 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 	KRef bt, rem, bm, bn, aoff, boff, yoff, w, wm, wn, k0;
 
 	if (tg->max_block_threads < GT_THREADS || !tg->mma_tiles || t->dt != DT_F32 ||
-	    (lw->epi && &lw->g->node[lw->epi->anchor] == n) || t->M <= 0 || t->N <= 0 ||
+	    t->M <= 0 || t->N <= 0 ||
 	    adt != bdt || tg->subgroup != KT_SUBGROUP)
 		return 0;
 	shape = adt == DT_F16 ? KT_M16N8K16_F16 : adt == DT_F32 ? KT_M16N8K8_F32 : 0;
@@ -880,6 +880,10 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 			v = add(kb, v, cv);
 		}
 		kb_store(kb, t->y, add(kb, yoff, add(kb, mul(kb, i, I(kb, t->N)), j)), v);
+		/* the fused epilogue, on the element this thread wrote */
+		if (lw->epi && &lw->g->node[lw->epi->anchor] == n)
+			lower_epi_run(lw, kb, n, t->y, add(kb, yoff, add(kb, mul(kb, i,
+			              I(kb, t->N)), j)), 1);
 		kb_end(kb);
 		close_to(kb, de);
 	}
@@ -2031,6 +2035,53 @@ lower_conv(Lower *lw, Node *n)
 	if (isint)
 		wzp = zero_point(lw, &kb, n, 3, vm);
 	ybase = madd(&kb, mul(&kb, vn, I(&kb, cv.M * ysz)), vm, ysz);
+	if (target_or_default(lw->target)->max_block_threads > 0) {
+		/* GPU targets: one output element per iteration of one nest of
+		 * parallel loops (n, g, m and every output dim), its sum over
+		 * the channels and the window in a variable, then the fused
+		 * epilogue on that element: schedule_gpu maps the whole nest
+		 * onto threads.  (The row form below accumulates rows in memory
+		 * tap by tap, which a thread per row would walk serially.) */
+		KRef acc;
+		for (int j = 0; j <= L; j++) {
+			o[j] = loop(&kb, oname[j], w->out[j], KF_PARALLEL);
+			ybase = madd(&kb, ybase, o[j], ysp[j]);
+		}
+		kb_set(&kb, bv, bb >= 0 ? kb_load(&kb, bb, vm) : cnum(&kb, dt, 0));
+		drow = kb.depth;
+		vc = loop(&kb, "c", Cg, 0);
+		vci = madd(&kb, vc, vg, Cg);
+		xbase = madd(&kb, mul(&kb, vn, I(&kb, cv.C * xsz)), vci, xsz);
+		wbase = madd(&kb, mul(&kb, vm, I(&kb, Cg * wsz)), vc, wsz);
+		for (int j = 0; j <= L; j++) {
+			int lo, hi;
+			KRef kj = loop(&kb, kname[j], w->k[j], 0);
+			KRef ij = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, o[j], I(&kb, w->s[j])),
+			                                  mul(&kb, kj, I(&kb, w->d[j]))),
+			                 I(&kb, w->pb[j]));
+			if (win_check(w->out[j], w->s[j], w->k[j], w->d[j], w->pb[j], w->in[j],
+			              &lo, &hi))
+				kb_if(&kb, in_range(&kb, ij, lo, hi, w->in[j]));
+			xbase = madd(&kb, xbase, ij, xsp[j]);
+			wbase = madd(&kb, wbase, kj, wsp[j]);
+		}
+		{
+			KRef xv = kb_cast(&kb, dt, kb_load(&kb, bx, xbase));
+			KRef wx = kb_cast(&kb, dt, kb_load(&kb, bw, wbase));
+			if (isint) {
+				xv = kb_bin(&kb, KO_SUB, xv, xzp);
+				wx = kb_bin(&kb, KO_SUB, wx, wzp);
+			}
+			acc = add(&kb, kb_get(&kb, bv), mul(&kb, wx, xv));
+			kb_set(&kb, bv, acc);
+		}
+		close_to(&kb, drow);
+		kb_store(&kb, by, ybase, kb_get(&kb, bv));
+		lower_epi_run(lw, &kb, n, by, ybase, 1);
+		close_to(&kb, d0);
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
 	for (int j = 0; j < L; j++) {
 		o[j] = loop(&kb, oname[j], w->out[j], KF_PARALLEL);
 		ybase = madd(&kb, ybase, o[j], ysp[j]);

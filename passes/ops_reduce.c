@@ -330,14 +330,15 @@ int lower_reduce(Lower *lw, Node *n)
  * input is coerced to 2-D at axis (default 1): [prod(dims before), prod(dims
  * from axis on)], i.e. inner = 1.  From 13 on it is the single axis (default
  * -1).  One kernel: per row, a max pass, a sum-of-exp pass and a write pass
- * (Softmax: exp(x - max) times 1/sum).
+ * (Softmax: exp(x - max) divided by the sum, or times 1/sum where the
+ * target says so).
  */
 int lower_softmax(Lower *lw, Node *n)
 {
 	Ctx *c = lw->ctx;
 	Graph *g = lw->g;
 	const Value *x = NIN(g, n, 0), *y = NOUT(g, n, 0);
-	int old = g->opset < 13, a, xb, yb, t, o, in, j, m, s;
+	int old = g->opset < 13, a, xb, yb, t, o, in, j, m, s, recip;
 	int64_t outer, len, inner;
 	KRef base, e, v, res;
 	KB kb;
@@ -394,16 +395,21 @@ int lower_softmax(Lower *lw, Node *n)
 		e = kb_un(&kb, KO_EXP, bin(&kb, KO_SUB, kb_load(&kb, xb, ELEM(j)), get(&kb, m)));
 		kb_set(&kb, s, bin(&kb, KO_ADD, get(&kb, s), e));
 		kb_end(&kb);
-		/* Softmax multiplies by 1/s (as ONNX Runtime's MLAS does): one
-		 * division a row instead of one an element, at most one ulp more
-		 * (within the op's budget, docs/NUMERICS.md); s >= 1 (the max's
-		 * own term), so 1/s is never subnormal for rows below 2^126 */
-		if (n->op == OP_Softmax)
+		/* on targets whose division is long (tune.recip_div: a GPU's
+		 * div.rn.f32 is ~10 instructions) Softmax multiplies by 1/s, as
+		 * ONNX Runtime's MLAS does: one division a row instead of one an
+		 * element, at most one ulp more (within the op's budget,
+		 * docs/NUMERICS.md); s >= 1 (the max's own term), so 1/s is
+		 * never subnormal for rows below 2^126.  CPU targets divide: the
+		 * C and llvm targets contract a product into a following add
+		 * differently, and the AOT train step must match the JIT's */
+		recip = n->op == OP_Softmax && target_or_default(lw->target)->tune.recip_div;
+		if (recip)
 			kb_set(&kb, s, bin(&kb, KO_DIV, num(&kb, t, 1), get(&kb, s)));
 		j = kb_for(&kb, "r", idx(&kb, 0), idx(&kb, len), 0);
 		v = bin(&kb, KO_SUB, kb_load(&kb, xb, ELEM(j)), get(&kb, m));
 		if (n->op == OP_Softmax)
-			res = bin(&kb, KO_MUL, kb_un(&kb, KO_EXP, v), get(&kb, s));
+			res = bin(&kb, recip ? KO_MUL : KO_DIV, kb_un(&kb, KO_EXP, v), get(&kb, s));
 		else
 			res = bin(&kb, KO_SUB, v, kb_un(&kb, KO_LOG, get(&kb, s)));
 		kb_store(&kb, yb, ELEM(j), res);

@@ -45,5 +45,6 @@ const Target target_gpu = {
 		.block_threads = 256,
 		.grid_blocks = 64,
 		.row_regs = 32,          /* as the cuda target */
+		.recip_div = 1,
 	},
 };

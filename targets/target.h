@@ -59,6 +59,8 @@ typedef struct TargetTune {
 	                          * loop over the grid (grid-stride) */
 	int row_regs;            /* GPU: elements of a row a thread may keep in
 	                          * registers (the inreg step); 0: never */
+	int recip_div;           /* a row divided by one value (Softmax) is
+	                          * multiplied by its reciprocal instead */
 } TargetTune;
 
 /* The tuning constants of a host CPU with AVX2 and FMA, which the cpu

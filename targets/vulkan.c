@@ -48,5 +48,6 @@ const Target target_vulkan = {
 		.thread_min_work = 0,
 		.block_threads = 256,
 		.grid_blocks = 1024,
+		.recip_div = 1,
 	},
 };

@@ -7,6 +7,9 @@
  * memory-bound kernel: a copy of S bytes moves 2S, as does a pointwise
  * kernel from S bytes to S bytes).
  *
+ * --profile: then each kernel alone (Backend.profile), a table of its
+ * median time, its share of the kernels' sum and the graph nodes it fuses.
+ *
  * Inputs are seeded pseudo-random (floats uniform in [-3, 3], integers 0,
  * booleans false): the timing of burncc's kernels does not depend on the
  * values.  Only targets with a device timer have Backend.time (cuda);
@@ -45,7 +48,7 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: burncc bench MODEL.onnx --target T [--runs N] [--dim NAME=V ...]\n"
-	        "                    [--schedule KERNEL=STEPS | FILE ...]\n");
+	        "                    [--schedule KERNEL=STEPS | FILE ...] [--profile]\n");
 	return 2;
 }
 
@@ -53,7 +56,7 @@ int
 bench_main(int argc, char **argv)
 {
 	const char *model = NULL, *target = "cuda";
-	int runs = 20, nbind = 0, rc = 1;
+	int runs = 20, nbind = 0, rc = 1, profile = 0;
 	DimBind bind[32];
 	const Backend *be;
 	Compiled *m = NULL;
@@ -72,6 +75,8 @@ bench_main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--target") && i + 1 < argc)
 			target = argv[++i];
+		else if (!strcmp(argv[i], "--profile"))
+			profile = 1;
 		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
 			runs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--dim") && i + 1 < argc && nbind < 32) {
@@ -101,7 +106,7 @@ bench_main(int argc, char **argv)
 		fprintf(stderr, "burncc bench: unknown target '%s'\n", target);
 		return 2;
 	}
-	if (!be->time) {
+	if (!be->time || (profile && !be->profile)) {
 		fprintf(stderr, "burncc bench: target '%s' has no device timer yet "
 		        "(bench/models.sh times the C target)\n", target);
 		return 2;
@@ -150,6 +155,29 @@ bench_main(int argc, char **argv)
 		printf("copy_gb_per_s: %.1f\n", 2.0 * (double)big / (cp[runs / 2] * 1e6));
 		printf("of_copy: %.3f\n", cp[runs / 2] / ms[runs / 2] * (double)bytes /
 		       (2.0 * (double)big));
+	}
+	if (profile) {
+		double *kms = calloc((size_t)m->prog.nkernel + 1, sizeof *kms), sum = 0;
+		if (!kms) {
+			fprintf(stderr, "burncc bench: out of memory\n");
+			goto out;
+		}
+		if (be->profile(&c, m, (const void *const *)in, runs, kms)) {
+			free(kms);
+			goto fail;
+		}
+		for (int k = 0; k < m->prog.nkernel; k++)
+			sum += kms[k];
+		printf("profile: each kernel alone, median of %d (ms; %% of their sum %.4f)\n",
+		       runs, sum);
+		printf("| kernel | ms | %% | grid | nodes |\n| --- | --- | --- | --- | --- |\n");
+		for (int k = 0; k < m->prog.nkernel; k++) {
+			const KKernel *kk = m->prog.kernel[k];
+			printf("| %s | %.4f | %.1f | %s | %s |\n", kk->name, kms[k],
+			       sum > 0 ? 100 * kms[k] / sum : 0.0, kk->grid ? kk->grid : "one thread",
+			       kk->ops ? kk->ops : "");
+		}
+		free(kms);
 	}
 	rc = 0;
 	goto out;

@@ -134,8 +134,9 @@ bind(Ctx *c, Run *r, const Compiled *m, const LaunchArg *x, const void *const *i
 	return burn_fail(c, BURN_ERR_INTERNAL, "cuda: a launch argument of kind %d", x->kind);
 }
 
+/* Launch kernels [lo, hi) of m's program, in order. */
 static int
-launch_all(Ctx *c, Run *r, const Compiled *m, const void *const *in)
+launch_range(Ctx *c, Run *r, const Compiled *m, const void *const *in, int lo, int hi)
 {
 	PtxSeg *seg = malloc(PTX_MAX_SEG * sizeof *seg);
 	CudaPtr *argv = NULL;
@@ -158,7 +159,7 @@ launch_all(Ctx *c, Run *r, const Compiled *m, const void *const *in)
 	if (!r->spill && ((rc = cuda_alloc(c, r->d, (size_t)maxvar, &r->spill)) ||
 	                  (rc = cuda_memset0(c, r->d, r->spill, (size_t)maxvar))))
 		goto out;
-	for (int i = 0; i < m->prog.nkernel && !rc; i++) {
+	for (int i = lo; i < hi && !rc; i++) {
 		const KKernel *k = m->prog.kernel[i];
 		const Launch *l = &m->plan.launch[i];
 		LaunchMem mem = { in, NULL, NULL, 0 };
@@ -200,6 +201,12 @@ out:
 	free(argv);
 	free(argp);
 	return rc;
+}
+
+static int
+launch_all(Ctx *c, Run *r, const Compiled *m, const void *const *in)
+{
+	return launch_range(c, r, m, in, 0, m->prog.nkernel);
 }
 
 /* The device, the module and the buffer tables for a run of m. */
@@ -288,6 +295,7 @@ typedef struct TimeArg {
 	Run *r;
 	const Compiled *m;
 	const void *const *in;
+	int kernel;              /* time_kernel: the kernel */
 	CudaGraph *graph;        /* the launches captured, or NULL */
 	CudaPtr dst, src;
 	size_t bytes;
@@ -301,6 +309,14 @@ time_model(Ctx *c, void *arg)
 	if (t->graph)
 		return cuda_graph_launch(c, t->r->d, t->graph);
 	return launch_all(c, t->r, t->m, t->in);
+}
+
+static int
+time_kernel(Ctx *c, void *arg)
+{
+	TimeArg *t = arg;
+
+	return launch_range(c, t->r, t->m, t->in, t->kernel, t->kernel + 1);
 }
 
 /* The model's launches captured as a CUDA graph (inputs and weights are
@@ -377,6 +393,44 @@ cuda_time(Ctx *c, const Compiled *m, const void *const *in, int runs, double *ms
 	return rc;
 }
 
+/* Backend.profile: after one untimed run, each kernel alone (its
+ * segments and memsets) between two events, `runs` times; kms[i] the
+ * median of kernel i. */
+static int
+cuda_profile(Ctx *c, const Compiled *m, const void *const *in, int runs, double *kms)
+{
+	TimeArg t = { 0 };
+	double *ms = calloc((size_t)runs, sizeof *ms);
+	Run r;
+	int rc;
+
+	if (!ms)
+		return burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
+	t.r = &r;
+	t.m = m;
+	t.in = in;
+	rc = run_open(c, &r, m);
+	if (!rc)
+		rc = launch_all(c, &r, m, in);
+	if (!rc)
+		rc = cuda_sync(c, r.d, "running the model's kernels");
+	for (int k = 0; k < m->prog.nkernel && !rc; k++) {
+		t.kernel = k;
+		for (int i = 0; i < runs && !rc; i++)
+			rc = cuda_elapsed(c, r.d, time_kernel, &t, &ms[i]);
+		for (int i = 1; i < runs; i++)   /* insertion sort: runs is small */
+			for (int j = i; j > 0 && ms[j - 1] > ms[j]; j--) {
+				double x = ms[j];
+				ms[j] = ms[j - 1];
+				ms[j - 1] = x;
+			}
+		kms[k] = ms[runs / 2];
+	}
+	run_close(&r, m);
+	free(ms);
+	return rc;
+}
+
 const Backend backend_cuda = {
 	.name = "cuda",
 	.about = "NVIDIA GPUs (sm_90): PTX (--emit=ptx), run through the CUDA\n"
@@ -387,4 +441,5 @@ const Backend backend_cuda = {
 	.emit_module = emit,
 	.run = cuda_run,
 	.time = cuda_time,
+	.profile = cuda_profile,
 };

@@ -42,6 +42,7 @@ const Target target_cuda = {
 		.block_threads = 256,
 		.grid_blocks = 2048,     /* ~16 blocks per multiprocessor */
 		.row_regs = 32,          /* ptxas keeps them in registers */
+		.recip_div = 1,          /* div.rn.f32 is ~10 instructions */
 	},
 	.ops = {
 		.isnan = 1, .isinf = 1,  /* testp */
