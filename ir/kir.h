@@ -153,6 +153,11 @@ struct KCaps {
 	                             * or calls to it); clear: kernel-IR
 	                             * expansions in f64 (PTX has no f64
 	                             * transcendentals) */
+	unsigned char exp_plain;    /* f32 exp's expansion in plain mul and
+	                             * add, with range selects, instead of the
+	                             * fused multiply-add form (vulkan: on
+	                             * lavapipe the fma form measured up to 15
+	                             * ulps off at |x| ~ 40-60) */
 };
 
 /* What the interpreter and the C renderer compute by themselves: the f32

@@ -669,6 +669,40 @@ exp32(L *l, KRef x)
 	return sel(l, nan, x, y);
 }
 
+/* exp32's older form, for targets whose KCaps.exp_plain is set: the same
+ * reduction and polynomial in plain mul and add, and the range's ends by
+ * selects.  Max error 0.93 ulp. */
+static KRef
+exp32_plain(L *l, KRef x)
+{
+	static const float p[] = { 0.000198577956f, 0.00139335979f,
+		0.00833336072f, 0.0416664655f, 0.166666665f, 0.500000001f };
+	KRef nan = isnanf_(l, x), xc, k, r, e, ki, k1, y;
+
+	xc = sel(l, nan, f32c(l, 0), clampf(l, x, -104.f, 89.f));
+	k = kb_un(&l->kb, KO_FLOOR, bin(l, KO_ADD,
+	          bin(l, KO_MUL, xc, f32c(l, 1.44269504f)), f32c(l, 0.5f)));
+	r = bin(l, KO_SUB, xc, bin(l, KO_MUL, k, f32c(l, LN2HI)));
+	r = bin(l, KO_SUB, r, bin(l, KO_MUL, k, f32c(l, LN2LO)));
+	e = bin(l, KO_ADD, f32c(l, 1.f), bin(l, KO_ADD, r,
+	        bin(l, KO_MUL, bin(l, KO_MUL, r, r), horner(l, r, p, 6))));
+	ki = kb_cast(&l->kb, DT_I32, k);
+	l->kb.k->node[ki].op = KC_RAW;          /* k in [-150, 129] */
+	k1 = bin(l, KO_SHRM, ki, ci(l, DT_I32, 1));
+	y = bin(l, KO_MUL, bin(l, KO_MUL, e, pow2i(l, k1)),
+	        pow2i(l, bin(l, KO_SUB, ki, k1)));
+	return sel(l, nan, x, sel(l, bin(l, KO_GT, x, f32c(l, 88.7228394f)),
+	           f32c(l, INFINITY), sel(l, bin(l, KO_LT, x, f32c(l, -103.972084f)),
+	                                  f32c(l, 0.f), y)));
+}
+
+/* The target's exp: exp32, or exp32_plain where KCaps.exp_plain says. */
+static KRef
+exp32_for(L *l, KRef x)
+{
+	return l->caps && l->caps->exp_plain ? exp32_plain(l, x) : exp32(l, x);
+}
+
 /* log(x) = e ln2 + log(m), m in [sqrt(1/2), sqrt(2)); log(m) = log1p(f)
  * with f = m - 1 through s = f / (2 + f) (log(m) = 2 atanh(s)); subnormal
  * x scaled by 2^23 first.  Max error 0.79 ulp. */
@@ -744,7 +778,7 @@ tanh32(L *l, KRef x)
 		-0.333333333f };
 	KRef a = kb_un(&l->kb, KO_ABS, x), E, big;
 
-	E = exp32(l, bin(l, KO_MUL, f32c(l, 2.f), clampf(l, a, 0.f, 9.1f)));
+	E = exp32_for(l, bin(l, KO_MUL, f32c(l, 2.f), clampf(l, a, 0.f, 9.1f)));
 	big = bin(l, KO_SUB, f32c(l, 1.f), bin(l, KO_DIV, f32c(l, 2.f),
 	          bin(l, KO_ADD, E, f32c(l, 1.f))));
 	return sel(l, isnanf_(l, x), x, sel(l, bin(l, KO_LT, a, f32c(l, 0.625f)),
@@ -761,7 +795,7 @@ sinhcosh32(L *l, int op, KRef x)
 	static const float p[] = { 2.75538025e-06f, 0.000198412823f,
 		0.00833333332f, 0.166666667f };
 	KRef a = kb_un(&l->kb, KO_ABS, x), ac = clampf(l, a, 0.f, 89.5f);
-	KRef E = exp32(l, ac), H = exp32(l, bin(l, KO_MUL, f32c(l, 0.5f), ac));
+	KRef E = exp32_for(l, ac), H = exp32_for(l, bin(l, KO_MUL, f32c(l, 0.5f), ac));
 	KRef half = bin(l, KO_DIV, f32c(l, 0.5f), E), big, y;
 
 	big = bin(l, KO_MUL, bin(l, KO_MUL, f32c(l, 0.5f), H), H);
@@ -1622,7 +1656,7 @@ expand(L *l, int op, KRef a, KRef b)
 		return dt == DT_F64 ? erf64(l, a) : erf32(l, a);
 	case KO_FMOD:
 		return fmodx(l, a, b);
-	case KO_EXP:   return dt == DT_F64 ? exp64x(l, a, 0) : exp32(l, a);
+	case KO_EXP:   return dt == DT_F64 ? exp64x(l, a, 0) : exp32_for(l, a);
 	case KO_LOG:   return dt == DT_F64 ? log64(l, a) : log32(l, a);
 	case KO_TANH:
 		return dt == DT_F64 ? hyp64(l, op, a) : tanh32(l, a);
