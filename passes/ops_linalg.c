@@ -1565,6 +1565,27 @@ static const char *oname[] = {"o0", "o1", "o2", "o3", "o4", "o5", "o6", "o7"};
 static const char *kname[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
 static const char *iname[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
 
+/* The window loops of dims [0, nd) around output position o: a loop per
+ * kernel dim, an if where the tap can fall outside the input, and the
+ * input and weight offsets advanced by each dim's stride. */
+static void
+win_taps(KB *kb, const Win *w, int nd, const KRef *o, const int64_t *xsp,
+         const int64_t *wsp, KRef *xbase, KRef *wbase)
+{
+	for (int j = 0; j < nd; j++) {
+		int lo, hi;
+		KRef kj = loop(kb, kname[j], w->k[j], 0);
+		KRef ij = kb_bin(kb, KO_SUB, add(kb, mul(kb, o[j], I(kb, w->s[j])),
+		                                 mul(kb, kj, I(kb, w->d[j]))),
+		                 I(kb, w->pb[j]));
+		if (win_check(w->out[j], w->s[j], w->k[j], w->d[j], w->pb[j], w->in[j],
+		              &lo, &hi))
+			kb_if(kb, in_range(kb, ij, lo, hi, w->in[j]));
+		*xbase = madd(kb, *xbase, ij, xsp[j]);
+		*wbase = madd(kb, *wbase, kj, wsp[j]);
+	}
+}
+
 /* ---- Conv, ConvInteger ----------------------------------------------------- */
 
 /* The most f32 elements the batched im2col (and its GEMM's result) of
@@ -2053,18 +2074,7 @@ lower_conv(Lower *lw, Node *n)
 		vci = madd(&kb, vc, vg, Cg);
 		xbase = madd(&kb, mul(&kb, vn, I(&kb, cv.C * xsz)), vci, xsz);
 		wbase = madd(&kb, mul(&kb, vm, I(&kb, Cg * wsz)), vc, wsz);
-		for (int j = 0; j <= L; j++) {
-			int lo, hi;
-			KRef kj = loop(&kb, kname[j], w->k[j], 0);
-			KRef ij = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, o[j], I(&kb, w->s[j])),
-			                                  mul(&kb, kj, I(&kb, w->d[j]))),
-			                 I(&kb, w->pb[j]));
-			if (win_check(w->out[j], w->s[j], w->k[j], w->d[j], w->pb[j], w->in[j],
-			              &lo, &hi))
-				kb_if(&kb, in_range(&kb, ij, lo, hi, w->in[j]));
-			xbase = madd(&kb, xbase, ij, xsp[j]);
-			wbase = madd(&kb, wbase, kj, wsp[j]);
-		}
+		win_taps(&kb, w, L + 1, o, xsp, wsp, &xbase, &wbase);
 		{
 			KRef xv = kb_cast(&kb, dt, kb_load(&kb, bx, xbase));
 			KRef wx = kb_cast(&kb, dt, kb_load(&kb, bw, wbase));
@@ -2102,18 +2112,7 @@ lower_conv(Lower *lw, Node *n)
 	vci = madd(&kb, vc, vg, Cg);
 	xbase = madd(&kb, mul(&kb, vn, I(&kb, cv.C * xsz)), vci, xsz);
 	wbase = madd(&kb, mul(&kb, vm, I(&kb, Cg * wsz)), vc, wsz);
-	for (int j = 0; j < L; j++) {
-		int lo, hi;
-		KRef kj = loop(&kb, kname[j], w->k[j], 0);
-		KRef ij = kb_bin(&kb, KO_SUB, add(&kb, mul(&kb, o[j], I(&kb, w->s[j])),
-		                                  mul(&kb, kj, I(&kb, w->d[j]))),
-		                 I(&kb, w->pb[j]));
-		if (win_check(w->out[j], w->s[j], w->k[j], w->d[j], w->pb[j], w->in[j],
-		              &lo, &hi))
-			kb_if(&kb, in_range(&kb, ij, lo, hi, w->in[j]));
-		xbase = madd(&kb, xbase, ij, xsp[j]);
-		wbase = madd(&kb, wbase, kj, wsp[j]);
-	}
+	win_taps(&kb, w, L, o, xsp, wsp, &xbase, &wbase);
 	/* a narrow last kernel dim is unrolled here, so that each tap's output
 	 * range is constant and its loop a plain one of known trip count */
 	unroll = step1(lw, &kb, KST_UNROLL, 0);

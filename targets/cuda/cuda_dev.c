@@ -262,10 +262,12 @@ now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Free module m's host memory, unloading it from the device when unload
+ * is set and the context is not lost. */
 static void
-mod_free(CudaDev *d, CudaMod *m)
+mod_free(CudaDev *d, CudaMod *m, int unload)
 {
-	if (!d->lost)
+	if (unload && !d->lost)
 		d->ModuleUnload(m->mod);
 	for (int i = 0; i < m->n; i++)
 		free(m->name[i]);
@@ -278,14 +280,8 @@ mod_free(CudaDev *d, CudaMod *m)
 static void
 mods_drop(CudaDev *d)
 {
-	for (int i = 0; i < d->nmods; i++) {
-		CudaMod *m = d->mods[i];
-		for (int j = 0; j < m->n; j++)
-			free(m->name[j]);
-		free(m->name);
-		free(m->fn);
-		free(m);
-	}
+	for (int i = 0; i < d->nmods; i++)
+		mod_free(d, d->mods[i], 0);
 	d->nmods = 0;
 }
 
@@ -325,7 +321,7 @@ cuda_module_load(Ctx *c, CudaDev *d, const char *ptx, CudaMod **out)
 			if (!d->mods[i]->refs && (old < 0 || d->mods[i]->used < d->mods[old]->used))
 				old = i;
 		if (old >= 0) {
-			mod_free(d, d->mods[old]);
+			mod_free(d, d->mods[old], 1);
 			d->mods[old] = d->mods[--d->nmods];
 			d->stats.evicted++;
 		}
@@ -360,7 +356,7 @@ cuda_module_unload(CudaDev *d, CudaMod *m)
 	if (!m)
 		return;
 	if (m->refs < 0) {
-		mod_free(d, m);
+		mod_free(d, m, 1);
 		return;
 	}
 	if (m->refs > 0)
