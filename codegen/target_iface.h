@@ -31,6 +31,9 @@ typedef struct ModuleOpts {
 	const char *header_name; /* the header's file name, as the source
 	                          * refers to it */
 	const char *source;      /* the model file, for comments, or NULL */
+	FILE *blob;              /* NULL, or the weights as a binary blob go
+	                          * here (target c only: EmitC.blob) */
+	const char *blob_name;   /* the blob's file name, without folder */
 } ModuleOpts;
 
 typedef struct Backend {

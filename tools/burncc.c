@@ -98,6 +98,11 @@ static const char usage[] =
 "                   are listed below\n"
 "  --freestanding   C without libc or libm, for firmware (the target\n"
 "                   c-freestanding): builds with -ffreestanding -nostdlib\n"
+"  --weights=blob   (-o FILE.c) the weights in a binary file beside the C,\n"
+"                   FILE.weights.bin, passed to PREFIX_run or linked in\n"
+"                   with -DPREFIX_WEIGHTS_INCBIN (.incbin); default: in\n"
+"                   the C as initialisers (--weights=c)\n"
+"  --weights-file F the blob's file (default FILE.weights.bin)\n"
 "  --emit=ir        the graph IR after the passes, as text\n"
 "  --emit=kernels   the kernels as kernel-IR text (burncc kir reads it):\n"
 "                   storage aliases, then each kernel with the graph ops\n"
@@ -260,8 +265,9 @@ static void prefix_from_path(const char *path, char *buf, size_t n)
  *   - each file is written to a temporary file beside its destination
  *     (same folder, so rename is atomic), flushed and fsync'd;
  *   - only when all of them are complete are they renamed over their
- *     destinations, the header first; if the source's rename still fails,
- *     the header's old content is put back from a hard link made before.
+ *     destinations, the weights' blob (--weights=blob) and the header
+ *     first; if a later rename still fails, the earlier files' old
+ *     content is put back from hard links made before.
  */
 
 /* The files the compilation read, from Ctx.on_read. */
@@ -439,20 +445,44 @@ static void out_free(OutFile *o)
 	free(o->dest);
 }
 
-static int emit_to_files(Ctx *c, Compiled *m, const Backend *be, const char *out,
-                         const char *prefix, const char *model, const ReadSet *rs)
+/* The blob's path for -o OUT: OUT with .c replaced by .weights.bin (or
+ * that appended), or `given` (--weights-file). */
+static char *blob_path(const char *out, const char *given)
 {
 	size_t len = strlen(out);
-	char *hpath = malloc(len + 3);
-	OutFile of[2] = { { 0 }, { 0 } };   /* the source, the header */
-	const char *hbase;
+	char *b;
+
+	if (given)
+		return strdup(given);
+	if (!(b = malloc(len + 16)))
+		return NULL;
+	strcpy(b, out);
+	if (len > 2 && !strcmp(out + len - 2, ".c"))
+		b[len - 2] = 0;
+	strcat(b, ".weights.bin");
+	return b;
+}
+
+static int emit_to_files(Ctx *c, Compiled *m, const Backend *be, const char *out,
+                         const char *prefix, const char *model, const ReadSet *rs,
+                         int blob, const char *blob_file)
+{
+	size_t len = strlen(out);
+	char *hpath = malloc(len + 3), *bpath = blob ? blob_path(out, blob_file) : NULL;
+	/* the source, the header, the weights' blob (--weights=blob) */
+	OutFile of[3] = { { 0 }, { 0 }, { 0 } };
+	int n = blob ? 3 : 2;
+	const char *hbase, *bbase = NULL;
 	ModuleOpts o;
 	int rc = BURN_OK;
 
 	/* these messages are about -o, not about the model */
 	c->file = c->node = c->op = NULL;
-	if (!hpath)
+	if (!hpath || (blob && !bpath)) {
+		free(hpath);
+		free(bpath);
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
 	strcpy(hpath, out);
 	if (len > 2 && !strcmp(out + len - 2, ".c"))
 		strcpy(hpath + len - 2, ".h");
@@ -460,53 +490,59 @@ static int emit_to_files(Ctx *c, Compiled *m, const Backend *be, const char *out
 		strcat(hpath, ".h");
 	hbase = strrchr(hpath, '/');
 	hbase = hbase ? hbase + 1 : hpath;
+	if (bpath) {
+		bbase = strrchr(bpath, '/');
+		bbase = bbase ? bbase + 1 : bpath;
+	}
 	of[0].path = out;
 	of[1].path = hpath;
-	for (int i = 0; i < 2 && !rc; i++)
+	of[2].path = bpath;
+	for (int i = 0; i < n && !rc; i++)
 		rc = out_prepare(c, &of[i], rs);
-	if (!rc && (!strcmp(of[0].dest, of[1].dest) || (of[0].exists && of[1].exists &&
-	    of[0].st.st_dev == of[1].st.st_dev && of[0].st.st_ino == of[1].st.st_ino)))
-		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: it is the same file as %s",
-		               hpath, out);
-	for (int i = 0; i < 2 && !rc; i++)
+	for (int i = 0; i < n && !rc; i++)
+		for (int j = 0; j < i && !rc; j++)
+			if (!strcmp(of[i].dest, of[j].dest) || (of[i].exists && of[j].exists &&
+			    of[i].st.st_dev == of[j].st.st_dev && of[i].st.st_ino == of[j].st.st_ino))
+				rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: it is the same "
+				               "file as %s", of[i].path, of[j].path);
+	for (int i = 0; i < n && !rc; i++)
 		rc = out_open(c, &of[i]);
 	if (!rc) {
 		o.prefix = prefix;
 		o.header_name = hbase;
 		o.source = model;
+		o.blob = blob ? of[2].f : NULL;
+		o.blob_name = bbase;
 		rc = be->emit_module(c, m, &o, of[0].f, of[1].f);
 	}
-	for (int i = 0; i < 2 && !rc; i++)
+	for (int i = 0; i < n && !rc; i++)
 		rc = out_close(c, &of[i]);
-	/* only complete files replace the outputs: header, then source */
-	if (!rc) {
-		out_backup(&of[1]);
-		if (rename(of[1].tmp, of[1].dest)) {
-			rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", hpath, strerror(errno));
-		} else {
-			free(of[1].tmp);
-			of[1].tmp = NULL;
-			if (rename(of[0].tmp, of[0].dest)) {
-				rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", out,
-				               strerror(errno));
-				if (of[1].bak && !rename(of[1].bak, of[1].dest)) {
-					free(of[1].bak);
-					of[1].bak = NULL;
-				} else if (!of[1].exists)
-					unlink(of[1].dest);
-			} else {
-				free(of[0].tmp);
-				of[0].tmp = NULL;
-			}
+	/* only complete files replace the outputs: the blob, the header, then
+	 * the source; if one rename fails, the ones before it get their old
+	 * content back (or go, where they are new) */
+	for (int i = n - 1; i >= 0 && !rc; i--) {
+		out_backup(&of[i]);
+		if (!rename(of[i].tmp, of[i].dest)) {
+			free(of[i].tmp);
+			of[i].tmp = NULL;
+			continue;
 		}
-		if (!rc) {
-			sync_dir(of[0].dest);
-			sync_dir(of[1].dest);
+		rc = burn_fail(c, BURN_ERR_IO, "cannot write %s: %s", of[i].path,
+		               strerror(errno));
+		for (int j = n - 1; j > i; j--) {
+			if (of[j].bak && !rename(of[j].bak, of[j].dest)) {
+				free(of[j].bak);
+				of[j].bak = NULL;
+			} else if (!of[j].exists)
+				unlink(of[j].dest);
 		}
 	}
-	out_free(&of[0]);
-	out_free(&of[1]);
+	for (int i = 0; i < n && !rc; i++)
+		sync_dir(of[i].dest);
+	for (int i = 0; i < n; i++)
+		out_free(&of[i]);
 	free(hpath);
+	free(bpath);
 	return rc;
 }
 
@@ -520,6 +556,8 @@ static int emit_c_stdout(Ctx *c, Compiled *m, const Backend *be, const char *pre
 	o.prefix = prefix;
 	o.header_name = hname;
 	o.source = model;
+	o.blob = NULL;
+	o.blob_name = NULL;
 	return be->emit_module(c, m, &o, stdout, stdout);
 }
 
@@ -568,6 +606,8 @@ int main(int argc, char **argv)
 	const char *dump = getenv("BURNCC_DUMP");
 	const Backend *be = backend_list[0];
 	int stats = 0, verify = 0, no_fuse = 0, nbind = 0, ndyn = 0, freestanding = 0;
+	int blob = 0;                   /* --weights=blob */
+	const char *blob_file = NULL;   /* --weights-file FILE */
 	const char *dyn[1] = { NULL };
 	/* --max-*: file, tensor, depth, nodes, fold steps, fold total, arena */
 	int64_t lim[7] = { -1, -1, -1, -1, -1, -1, -1 };
@@ -645,6 +685,13 @@ int main(int argc, char **argv)
 				die_usage("unknown target (burncc --help lists them)", argv[i]);
 		} else if (!strcmp(a, "--freestanding")) {
 			freestanding = 1;
+		} else if (!strncmp(a, "--weights=", 10)) {
+			if (strcmp(a + 10, "blob") && strcmp(a + 10, "c"))
+				die_usage("--weights takes c (the default) or blob", a + 10);
+			blob = !strcmp(a + 10, "blob");
+		} else if (!strcmp(a, "--weights-file")) {
+			if (++i >= argc || !*argv[i]) die_usage("--weights-file needs a file", NULL);
+			blob_file = argv[i];
 		} else if (!strcmp(a, "--entry")) {
 			if (++i >= argc || !*argv[i]) die_usage("--entry needs a function name", NULL);
 			entry = argv[i];
@@ -723,6 +770,12 @@ int main(int argc, char **argv)
 	}
 	if (!out && !emit && !stats)
 		die_usage("nothing to do: give -o FILE, --emit=WHAT or --stats", NULL);
+	if (blob_file && !blob)
+		die_usage("--weights-file names the blob of --weights=blob", blob_file);
+	if (blob && (strcmp(be->ext ? be->ext : "", "c") || !strcmp(be->name, "wasm") ||
+	             !out || wasm_out_wanted(out)))
+		die_usage("--weights=blob: the c target's -o FILE.c only (a blob beside "
+		          "the C; --emit=c has nowhere to put it)", be->name);
 	if (!be->emit_module && (out || (emit && !strcmp(emit, "c"))))
 		die_usage("this target has no renderer yet: it takes --emit=ir, "
 		          "--emit=kernels and --stats only", be->name);
@@ -800,7 +853,7 @@ int main(int argc, char **argv)
 	if (!rc && out && wasm_out_wanted(out))
 		rc = wasm_build(&c, m, be, out, model);
 	else if (!rc && out)
-		rc = emit_to_files(&c, m, be, out, prefix, model, &rs);
+		rc = emit_to_files(&c, m, be, out, prefix, model, &rs, blob, blob_file);
 	burn_compiled_destroy(m);
 	free(bind);
 	arena_free(&want_arena);

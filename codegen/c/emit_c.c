@@ -20,6 +20,23 @@
  * member of a union initialised through another is defined in C99 (TC3)
  * and later.  The bytes are little-endian; the .c refuses to compile on a
  * big-endian target.
+ *
+ * With EmitC.blob (burncc --weights=blob) the weights leave the .c: they
+ * go to one binary file, the blob, which the caller passes to PREFIX_run
+ * as its first argument (loaded, mapped, or at a flash address), or which
+ * the .c links into itself with the assembler's .incbin when compiled
+ * with -DPREFIX_WEIGHTS_INCBIN (GCC, Clang; ELF).  The blob:
+ *
+ *     0   8 bytes  "BURNCCW1"
+ *     8   u64      the blob's size in bytes
+ *     16  u64      FNV-1a (64-bit) of bytes 64 .. size
+ *     24  40 bytes zero
+ *     64  each weight the module reads, in value order, at an offset
+ *         aligned to BURN_ARENA_ALIGN, zero padding between
+ *
+ * (u64 little-endian).  Offsets are compile-time constants of the .c; the
+ * run function checks the first 24 bytes against its own, so a blob of
+ * another model or build is refused (PREFIX_ERR_WEIGHTS), not read.
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -397,6 +414,119 @@ void emit_c_data(FILE *f, const char *id, const char *attr, int dtype,
 	fprintf(f, "};\n\n");
 }
 
+/* The blob's header and its hash (layout above). */
+enum { BLOB_HEAD = 64, BLOB_ID = 24 };
+
+static uint64_t fnv1a(uint64_t h, const unsigned char *p, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+#define FNV_BASIS UINT64_C(0xcbf29ce484222325)
+
+static void put_u64(unsigned char *p, uint64_t x)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(x >> (8 * i));
+}
+
+/*
+ * Lay out the weights used[] marks in the blob (woff[v]: the offset of
+ * value v), hash them and write the blob to f; head gets its first
+ * BLOB_ID bytes, for the .c's check.  *total: its size.
+ */
+static int emit_blob(Ctx *c, const Graph *g, const char *used, int64_t *woff,
+                     FILE *f, unsigned char *head, int64_t *total)
+{
+	static const unsigned char zero[BURN_ARENA_ALIGN];
+	unsigned char h[BLOB_HEAD] = "BURNCCW1";
+	uint64_t hash = FNV_BASIS;
+	int64_t at = BLOB_HEAD;
+
+	for (int v = 0; v < g->nval; v++) {
+		int64_t pad;
+		if (!used[v])
+			continue;
+		pad = (BURN_ARENA_ALIGN - at % BURN_ARENA_ALIGN) % BURN_ARENA_ALIGN;
+		hash = fnv1a(hash, zero, pad);
+		woff[v] = at + pad;
+		at = woff[v] + value_nbytes(GV(g, v));
+		hash = fnv1a(hash, GV(g, v)->data, value_nbytes(GV(g, v)));
+	}
+	put_u64(h + 8, (uint64_t)at);
+	put_u64(h + 16, hash);
+	memcpy(head, h, BLOB_ID);
+	*total = at;
+	fwrite(h, 1, sizeof h, f);
+	at = BLOB_HEAD;
+	for (int v = 0; v < g->nval; v++) {
+		if (!used[v])
+			continue;
+		fwrite(zero, 1, (size_t)(woff[v] - at), f);
+		at = woff[v] + value_nbytes(GV(g, v));
+		fwrite(GV(g, v)->data, 1, (size_t)value_nbytes(GV(g, v)), f);
+	}
+	return ferror(f) ? burn_fail(c, BURN_ERR_IO, "write error (the weights' blob)")
+	                 : BURN_OK;
+}
+
+/*
+ * The blob's part of the .c: its id, the check PREFIX_run makes, the
+ * exported full check, and the .incbin that links the blob in when
+ * PREFIX_WEIGHTS_INCBIN is defined.  The .incbin names the file without a
+ * folder (so the .c is the same on every machine): the assembler looks in
+ * the folder it runs in, then in the -I folders (GCC and Clang pass -I on).
+ */
+static void emit_blob_c(FILE *fc, const char *P, const char *up, const char *name,
+                        const unsigned char *head)
+{
+	fprintf(fc, "/* The weights' blob (%s_run's first argument): its first %d bytes. */\n"
+	        "static const unsigned char burn_weights_id[%d] = {", P, BLOB_ID, BLOB_ID);
+	for (int i = 0; i < BLOB_ID; i++)
+		fprintf(fc, "%s%d", i ? "," : "", head[i]);
+	fprintf(fc, "};\n\n"
+	        "static int burn_weights_ok(const unsigned char *W)\n{\n"
+	        "\tint i;\n\n"
+	        "\tif (!W || ((uintptr_t)W & (%s_WEIGHTS_ALIGN - 1)))\n\t\treturn 0;\n"
+	        "\tfor (i = 0; i < %d; i++)\n"
+	        "\t\tif (W[i] != burn_weights_id[i])\n\t\t\treturn 0;\n"
+	        "\treturn 1;\n}\n\n", up, BLOB_ID);
+	fprintf(fc, "int %s_weights_check(const void *weights, size_t bytes)\n{\n"
+	        "\tconst unsigned char *W = (const unsigned char *)weights;\n"
+	        "\tuint64_t h = 0xcbf29ce484222325u, want = 0;\n\tsize_t i;\n\n"
+	        "\tif (!burn_weights_ok(W) || bytes != (size_t)%s_WEIGHTS_BYTES)\n"
+	        "\t\treturn %s_ERR_WEIGHTS;\n"
+	        "\tfor (i = 0; i < 8; i++)\n"
+	        "\t\twant |= (uint64_t)W[16 + i] << (8 * i);\n"
+	        "\tfor (i = %d; i < bytes; i++)\n"
+	        "\t\th = (h ^ W[i]) * 0x100000001b3u;\n"
+	        "\treturn h == want ? %s_OK : %s_ERR_WEIGHTS;\n}\n\n",
+	        P, up, up, BLOB_HEAD, up, up);
+	fprintf(fc, "/* -D%s_WEIGHTS_INCBIN: %s, linked into this object as\n"
+	        " * %s_weights (GCC, Clang; ELF targets), in %s_WEIGHTS_SECTION if\n"
+	        " * defined, else .rodata.  The assembler finds the file in the folder\n"
+	        " * it runs in or an -I folder. */\n", up, name, P, up);
+	fprintf(fc, "#if defined(%s_WEIGHTS_INCBIN)\n"
+	        "#if !defined(__ELF__) || !defined(__GNUC__)\n"
+	        "#error \"%s_WEIGHTS_INCBIN: .incbin needs GCC or Clang and an ELF target; "
+	        "load the blob and pass it to %s_run instead\"\n#endif\n"
+	        "#if defined(%s_WEIGHTS_SECTION)\n"
+	        "#define %s_WEIGHTS_SEC_ %s_WEIGHTS_SECTION \",\\\"a\\\"\"\n"
+	        "#else\n#define %s_WEIGHTS_SEC_ \".rodata\"\n#endif\n"
+	        "__asm__(\"\\t.section \" %s_WEIGHTS_SEC_ \"\\n\"\n"
+	        "\t\"\\t.balign %d\\n\"\n"
+	        "\t\"\\t.globl %s_weights\\n\"\n"
+	        "\t\"\\t.type %s_weights, STT_OBJECT\\n\"\n"
+	        "\t\"%s_weights:\\n\"\n"
+	        "\t\"\\t.incbin \\\"%s\\\"\\n\"\n"
+	        "\t\"\\t.size %s_weights, . - %s_weights\\n\"\n"
+	        "\t\"\\t.previous\\n\");\n"
+	        "#endif\n\n",
+	        up, up, P, up, up, up, up, up, BURN_ARENA_ALIGN, P, P, P, name, P, P);
+}
+
 /* Name of the C expression that points at value v inside the run function. */
 typedef struct Names {
 	char **expr;      /* per value: pointer expression, or NULL */
@@ -467,11 +597,12 @@ static int size_macros(Ctx *c, const Graph *g, const char *up, const char **in_i
 
 static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
                        const EmitC *o, const char **in_id, const char **out_id,
-                       const char *const *dim_id, FILE *h)
+                       const char *const *dim_id, int64_t blob_bytes, FILE *h)
 {
 	char up[128];
 	const char *P = o->prefix;
 	int dyn = plan->ndims > 0;
+	const char *wa = o->blob ? "weights, " : "";
 
 	upper(P, up, sizeof up);
 	fprintf(h, "/*\n * %s.h - generated by burncc", P);
@@ -484,7 +615,7 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 		  " *     int64_t n = %s_arena_bytes(dims...);\n"
 		  " *     void *arena = n > 0 ? aligned_alloc(%s_ARENA_ALIGN, (n + %s_ARENA_ALIGN - 1)\n"
 		  " *                           / %s_ARENA_ALIGN * %s_ARENA_ALIGN) : NULL;\n"
-		  " *     int rc = %s_run(dims..., inputs..., outputs..., arena);\n"
+		  " *     int rc = %s_run(%sdims..., inputs..., outputs..., arena);\n"
 		  " *\n"
 		  " * The dims are the model's symbolic dims, given at run time (the\n"
 		  " * shapes below name them).  %s_arena_bytes gives the scratch memory\n"
@@ -498,7 +629,7 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 		  " * Reentrant: the module has no writable global state, so calls may run\n"
 		  " * concurrently as long as each has its own arena and outputs.  No\n"
 		  " * malloc; weights are const data.\n"
-		  " *\n", P, up, up, up, up, P, P, up, up, up, up, P, up);
+		  " *\n", P, up, up, up, up, P, wa, P, up, up, up, up, P, up);
 		fprintf(h, " * Dims (parameter, ONNX name):\n");
 		for (int i = 0; i < plan->ndims; i++) {
 			fprintf(h, " *     %-10s ", dim_id[i]);
@@ -510,7 +641,7 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 	  " * Usage:\n"
 	  " *     static unsigned char arena[%s_ARENA_BYTES ? %s_ARENA_BYTES : 1]\n"
 	  " *         __attribute__((aligned(%s_ARENA_ALIGN)));\n"
-	  " *     int rc = %s_run(inputs..., outputs..., arena);\n"
+	  " *     int rc = %s_run(%sinputs..., outputs..., arena);\n"
 	  " *\n"
 	  " * %s_run computes the model's outputs from its inputs.  The arena is\n"
 	  " * scratch memory for intermediates, %s_ARENA_BYTES bytes aligned to\n"
@@ -521,15 +652,26 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 	  " * Reentrant: the module has no writable global state, so calls may run\n"
 	  " * concurrently as long as each has its own arena and outputs.  No\n"
 	  " * malloc; weights are const data.\n"
-	  " *\n", up, up, up, P, P, up, up, up, up, up);
+	  " *\n", up, up, up, P, wa, P, up, up, up, up, up);
+	if (o->blob)
+		fprintf(h,
+		  " * Weights: not in %s.c but in the file %s, passed as\n"
+		  " * `weights` (the first argument): %s_WEIGHTS_BYTES bytes, aligned to\n"
+		  " * %s_WEIGHTS_ALIGN, read only.  Load or map the file, or place it in\n"
+		  " * flash, or build %s.c with -D%s_WEIGHTS_INCBIN to link it in as\n"
+		  " * %s_weights (GCC, Clang; ELF).  A blob that is not this module's\n"
+		  " * (first bytes) or is misaligned gives %s_ERR_WEIGHTS;\n"
+		  " * %s_weights_check also checks its size and every byte (a hash).\n"
+		  " *\n", P, o->blob_name, up, up, P, up, P, up, P);
 	fprintf(h, " * Inputs (C type, ONNX name, shape):\n");
 	for (int i = 0; i < g->nin; i++)
 		list_value(h, GV(g, g->in[i]), plan, dim_id);
 	fprintf(h, " * Outputs:\n");
 	for (int i = 0; i < g->nout; i++)
 		list_value(h, GV(g, g->out[i]), plan, dim_id);
-	fprintf(h, " */\n#ifndef %s_H_\n#define %s_H_\n\n#include <stdint.h>\n\n"
-	        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", up, up);
+	fprintf(h, " */\n#ifndef %s_H_\n#define %s_H_\n\n%s#include <stdint.h>\n\n"
+	        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", up, up,
+	        o->blob ? "#include <stddef.h>\n" : "");
 	if (!dyn)
 		fprintf(h, "#define %s_ARENA_BYTES %lld\n", up, (long long)plan->arena_bytes);
 	else
@@ -538,8 +680,13 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 	fprintf(h, "#define %s_ARENA_ALIGN %d\n", up, BURN_ARENA_ALIGN);
 	fprintf(h, "#define %s_NUM_INPUTS %d\n", up, g->nin);
 	fprintf(h, "#define %s_NUM_OUTPUTS %d\n", up, g->nout);
-	fprintf(h, "#define %s_OK 0\n#define %s_ERR_ARG 1\n#define %s_ERR_ARENA 2\n\n",
+	fprintf(h, "#define %s_OK 0\n#define %s_ERR_ARG 1\n#define %s_ERR_ARENA 2\n",
 	        up, up, up);
+	if (o->blob)
+		fprintf(h, "#define %s_ERR_WEIGHTS 4\n"
+		        "#define %s_WEIGHTS_BYTES %lld\n#define %s_WEIGHTS_ALIGN %d\n",
+		        up, up, (long long)blob_bytes, up, BURN_ARENA_ALIGN);
+	fputc('\n', h);
 	TRY(size_macros(c, g, up, in_id, out_id, h));
 	fprintf(h,
 	  "/* One input or output: dtype is ONNX's TensorProto.DataType (1 float,\n"
@@ -559,7 +706,15 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 			fprintf(h, "%sint64_t %s", i ? ", " : "", dim_id[i]);
 		fprintf(h, ");\n\n");
 	}
-	fprintf(h, "int %s_run(", P);
+	if (o->blob)
+		fprintf(h, "/* The blob linked in by -D%s_WEIGHTS_INCBIN (%s.c defines it\n"
+		        " * only then). */\n"
+		        "extern const unsigned char %s_weights[%s_WEIGHTS_BYTES];\n\n"
+		        "/* %s_OK if weights is this module's blob, bytes long, intact;\n"
+		        " * else %s_ERR_WEIGHTS.  Reads every byte: once, after loading. */\n"
+		        "int %s_weights_check(const void *weights, size_t bytes);\n\n",
+		        up, P, P, up, up, up, P);
+	fprintf(h, "int %s_run(%s", P, o->blob ? "const void *weights, " : "");
 	dim_params(h, plan, dim_id);
 	for (int i = 0; i < g->nin; i++)
 		fprintf(h, "const %s *%s, ", dtype_ctype(GV(g, g->in[i])->dtype), in_id[i]);
@@ -567,8 +722,9 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan,
 		fprintf(h, "%s *%s, ", dtype_ctype(GV(g, g->out[i])->dtype), out_id[i]);
 	fprintf(h, "void *arena);\n\n");
 	fprintf(h, "/* The same with %sinputs and outputs as arrays in the order above. */\n"
-	        "int %s_run_v(%sconst void *const *inputs, void *const *outputs, void *arena);\n\n",
-	        dyn ? "dims, " : "", P, dyn ? "const int64_t *dims, " : "");
+	        "int %s_run_v(%s%sconst void *const *inputs, void *const *outputs, void *arena);\n\n",
+	        dyn ? "dims, " : "", P, o->blob ? "const void *weights, " : "",
+	        dyn ? "const int64_t *dims, " : "");
 	if (o->extra_h)
 		fputs(o->extra_h, h);
 	fprintf(h, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
@@ -671,14 +827,18 @@ static int emit_dyn_sizes(Ctx *c, const Graph *g, const Plan *plan, const char *
 /* The C expression of the memory launch argument e binds (kernel kname's
  * call, or a guard's condition). */
 static int print_arg(Ctx *c, FILE *fc, const Graph *g, const LaunchArg *e,
-                     int freestanding, const char **in_id, const char **out_id,
-                     const char *const *dim_id, const char *kname)
+                     int freestanding, const int64_t *woff, const char **in_id,
+                     const char **out_id, const char *const *dim_id, const char *kname)
 {
 	const Value *val = GV(g, e->value);
 
 	switch (e->kind) {
 	case LK_WEIGHT:
-		fprintf(fc, "w%d.v", e->value);
+		if (woff)   /* in the blob: W, the run's weights argument */
+			fprintf(fc, "(const %s *)(const void *)(W + %lld)",
+			        dtype_ctype(val->dtype), (long long)woff[e->value]);
+		else
+			fprintf(fc, "w%d.v", e->value);
 		break;
 	case LK_ARENA:
 		/* freestanding: through void *, which -Wcast-align accepts
@@ -720,8 +880,14 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	int rc = BURN_OK, dyn = plan->ndims > 0;
 	Arena xa;   /* size expressions made here */
 	const char *copy = o->freestanding ? "burn_copy" : "memcpy";
+	int64_t *woff = NULL, blob_bytes = -1;   /* the blob's layout */
+	unsigned char head[BLOB_ID];
 
 	arena_init(&xa);
+	if (o->blob && !(woff = calloc(g->nval + 1, sizeof *woff))) {
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		goto done;
+	}
 	if (!used || !in_id || !out_id || !dim_id) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 		goto done;
@@ -736,10 +902,33 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		               "use printable ASCII without quotes, backslashes or '?\?'");
 		goto done;
 	}
+	if (o->blob && (!o->blob_name || !includable(o->blob_name))) {
+		rc = burn_fail(c, BURN_ERR_INVALID, "the weights' file name cannot stand "
+		               "in .incbin: use printable ASCII without quotes or backslashes");
+		goto done;
+	}
 	if ((rc = param_names(c, g, p, P, plan, &set, in_id, out_id, dim_id)))
 		goto done;
 	upper(P, up, sizeof up);
-	if ((rc = emit_header(c, g, plan, o, in_id, out_id, dim_id, fh)))
+
+	/* weights: every constant a kernel reads, and constant outputs */
+	for (int k = 0; k < p->nkernel; k++) {
+		const KKernel *kk = p->kernel[k];
+		for (int b = 0; b < kk->nbuf; b++) {
+			int v = kk->buf[b].value;
+			if (kk->buf[b].space != KS_GLOBAL || v < 0)
+				continue;
+			v = kprog_storage(p, v);
+			if (GV(g, v)->data)
+				used[v] = 1;
+		}
+	}
+	for (int i = 0; i < g->nout; i++)
+		if (GV(g, g->out[i])->data && value_nbytes(GV(g, g->out[i])) > 0)
+			used[g->out[i]] = 1;    /* copied out by the run function */
+	if (o->blob && (rc = emit_blob(c, g, used, woff, o->blob, head, &blob_bytes)))
+		goto done;
+	if ((rc = emit_header(c, g, plan, o, in_id, out_id, dim_id, blob_bytes, fh)))
 		goto done;
 
 	fprintf(fc, "/* %s.c - generated by burncc", P);
@@ -766,22 +955,9 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	        "#define %s_WEIGHTS_AT_ __attribute__((section(%s_WEIGHTS_SECTION)))\n"
 	        "#else\n#define %s_WEIGHTS_AT_\n#endif\n\n", up, up, up, up);
 
-	/* weights: every constant a kernel reads, and constant outputs */
-	for (int k = 0; k < p->nkernel; k++) {
-		const KKernel *kk = p->kernel[k];
-		for (int b = 0; b < kk->nbuf; b++) {
-			int v = kk->buf[b].value;
-			if (kk->buf[b].space != KS_GLOBAL || v < 0)
-				continue;
-			v = kprog_storage(p, v);
-			if (GV(g, v)->data)
-				used[v] = 1;
-		}
-	}
-	for (int i = 0; i < g->nout; i++)
-		if (GV(g, g->out[i])->data && value_nbytes(GV(g, g->out[i])) > 0)
-			used[g->out[i]] = 1;    /* copied out by the run function */
-	for (int v = 0; v < g->nval; v++) {
+	if (o->blob)
+		emit_blob_c(fc, P, up, o->blob_name, head);
+	for (int v = 0; v < g->nval && !o->blob; v++) {
 		const Value *val = GV(g, v);
 		char id[32], at[140];
 		if (!used[v])
@@ -812,13 +988,18 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		goto done;
 
 	/* the run function */
-	fprintf(fc, "int %s_run(", P);
+	fprintf(fc, "int %s_run(%s", P, o->blob ? "const void *weights, " : "");
 	dim_params(fc, plan, dim_id);
 	for (int i = 0; i < g->nin; i++)
 		fprintf(fc, "const %s *%s, ", dtype_ctype(GV(g, g->in[i])->dtype), in_id[i]);
 	for (int i = 0; i < g->nout; i++)
 		fprintf(fc, "%s *%s, ", dtype_ctype(GV(g, g->out[i])->dtype), out_id[i]);
-	fprintf(fc, "void *arena)\n{\n\tunsigned char *A = (unsigned char *)arena;\n\n");
+	fprintf(fc, "void *arena)\n{\n\tunsigned char *A = (unsigned char *)arena;\n");
+	if (o->blob)
+		fprintf(fc, "\tconst unsigned char *W = (const unsigned char *)weights;\n\n"
+		        "\tif (!burn_weights_ok(W)) return %s_ERR_WEIGHTS;\n", up);
+	else
+		fputc('\n', fc);
 	for (int i = 0; i < g->nin; i++)
 		fprintf(fc, "\tif (!%s) return %s_ERR_ARG;\n", in_id[i], up);
 	for (int i = 0; i < g->nout; i++)
@@ -843,7 +1024,7 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		if (l->guard) {
 			fprintf(fc, "\tif (%s*(const unsigned char *)(const void *)(",
 			        l->guard_neg ? "!" : "");
-			if ((rc = print_arg(c, fc, g, l->guard, o->freestanding, in_id,
+			if ((rc = print_arg(c, fc, g, l->guard, o->freestanding, woff, in_id,
 			                    out_id, dim_id, p->kernel[k]->name)))
 				goto done;
 			fprintf(fc, "))\n\t");
@@ -851,7 +1032,7 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		fprintf(fc, "\t%s(", p->kernel[k]->name);
 		for (int i = 0; i < l->narg; i++) {
 			fprintf(fc, "%s", i ? ", " : "");
-			if ((rc = print_arg(c, fc, g, &l->arg[i], o->freestanding, in_id,
+			if ((rc = print_arg(c, fc, g, &l->arg[i], o->freestanding, woff, in_id,
 			                    out_id, dim_id, p->kernel[k]->name)))
 				goto done;
 		}
@@ -875,6 +1056,8 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 			}
 		if (first_out != i)
 			snprintf(src, sizeof src, "%s", out_id[first_out]);
+		else if (v->data && woff)
+			snprintf(src, sizeof src, "W + %lld", (long long)woff[g->out[i]]);
 		else if (v->data)
 			snprintf(src, sizeof src, "w%d.b", g->out[i]);
 		else if (v->kind == VK_INPUT) {
@@ -903,8 +1086,8 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	}
 	fprintf(fc, "\treturn %s_OK;\n}\n\n", up);
 
-	fprintf(fc, "int %s_run_v(%sconst void *const *inputs, void *const *outputs, void *arena)\n{\n",
-	        P, dyn ? "const int64_t *dims, " : "");
+	fprintf(fc, "int %s_run_v(%s%sconst void *const *inputs, void *const *outputs, void *arena)\n{\n",
+	        P, o->blob ? "const void *weights, " : "", dyn ? "const int64_t *dims, " : "");
 	if (dyn)
 		fprintf(fc, "\tif (!dims) return %s_ERR_ARG;\n", up);
 	if (g->nin)
@@ -915,7 +1098,7 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		fprintf(fc, "\tif (!outputs) return %s_ERR_ARG;\n", up);
 	else
 		fprintf(fc, "\t(void)outputs;\n");
-	fprintf(fc, "\treturn %s_run(", P);
+	fprintf(fc, "\treturn %s_run(%s", P, o->blob ? "weights, " : "");
 	for (int i = 0; i < plan->ndims; i++)
 		fprintf(fc, "dims[%d], ", i);
 	for (int i = 0; i < g->nin; i++)
@@ -934,5 +1117,6 @@ done:
 	free(in_id);
 	free(out_id);
 	free(used);
+	free(woff);
 	return rc;
 }

@@ -32,6 +32,14 @@ typedef struct EmitC {
 	const char *extra_c;     /* NULL, or code added at the end of the
 	                          * source (after PREFIX_run_v, which it may
 	                          * call) */
+	FILE *blob;              /* NULL: weights as initialisers in the .c
+	                          * (the default).  Else the weights go to
+	                          * this stream as one binary blob (layout in
+	                          * emit_c.c) and the run functions take it as
+	                          * their first argument (--weights=blob) */
+	const char *blob_name;   /* the blob's file name as the .c's .incbin
+	                          * names it (no folder: reproducible); with
+	                          * blob */
 } EmitC;
 
 /* Write the module.  BURN_ERR_INVALID if prefix is not a C identifier of

@@ -15,7 +15,8 @@
 static int
 emit(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
 {
-	EmitC e = { o->prefix, o->header_name, o->source, 0, NULL, NULL };
+	EmitC e = { o->prefix, o->header_name, o->source, 0, NULL, NULL,
+	            o->blob, o->blob_name };
 
 	return emit_c_module(c, m->g, &m->prog, &m->plan, &e, src, hdr);
 }
@@ -23,7 +24,8 @@ emit(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
 static int
 emit_free(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
 {
-	EmitC e = { o->prefix, o->header_name, o->source, 1, NULL, NULL };
+	EmitC e = { o->prefix, o->header_name, o->source, 1, NULL, NULL,
+	            o->blob, o->blob_name };
 
 	return emit_c_module(c, m->g, &m->prog, &m->plan, &e, src, hdr);
 }
