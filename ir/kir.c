@@ -1944,3 +1944,16 @@ kir_check_legal(Ctx *c, const KKernel *k, const char *who, const KCaps *caps,
 	free(L.seen);
 	return rc;
 }
+
+int64_t
+kkernel_local_bytes(const KKernel *k)
+{
+	int64_t n = 0;
+
+	for (int b = 0; b < k->nbuf; b++) {
+		int es = dtype_size(k->buf[b].dtype);
+		if (k->buf[b].space == KS_LOCAL)
+			n += k->buf[b].count * (es > 0 ? es : 1);
+	}
+	return n;
+}

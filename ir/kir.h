@@ -625,6 +625,10 @@ const KStep *kkernel_step(const KKernel *k, int kind, int key);
 int kprog_step_put(KProgram *p, KKernel *k, const KStep *st);
 void kkernel_step_drop(KKernel *k, int kind);
 int kprog_set_steps(KProgram *p, KKernel *k, const KSteps *s);
+/* Bytes of k's KS_LOCAL arrays: what a CPU rendering keeps on the stack
+ * besides the compiler's own frame (a GEMM's register tile, partial sums;
+ * one copy per thread where a loop runs on threads). */
+int64_t kkernel_local_bytes(const KKernel *k);
 
 /* The text form (kir_text.c; the grammar is written above the parser).
  * kir_print prints one kernel; kprog_print the program: its storage

@@ -133,6 +133,9 @@ static const char usage[] =
 "                        a node over it is compiled, not folded\n"
 "  --max-fold-total N    interpreter steps for all folding (default 2^26)\n"
 "  --max-arena-bytes N   largest arena of intermediates (default 4 GiB)\n"
+"  --max-stack N         most bytes of local arrays a kernel keeps on the\n"
+"                        stack: register tiles shrink to fit, else an\n"
+"                        error naming the kernel (default: no bound)\n"
 "\n"
 "check DIR...: each DIR holds model.onnx and test_data_set_N/input_K.pb,\n"
 "output_K.pb (the ONNX node-test layout), or holds such folders.  Each case\n"
@@ -608,6 +611,7 @@ int main(int argc, char **argv)
 	int stats = 0, verify = 0, no_fuse = 0, nbind = 0, ndyn = 0, freestanding = 0;
 	int blob = 0;                   /* --weights=blob */
 	const char *blob_file = NULL;   /* --weights-file FILE */
+	int64_t max_stack = 0;          /* --max-stack BYTES, 0: none */
 	const char *dyn[1] = { NULL };
 	/* --max-*: file, tensor, depth, nodes, fold steps, fold total, arena */
 	int64_t lim[7] = { -1, -1, -1, -1, -1, -1, -1 };
@@ -751,6 +755,8 @@ int main(int argc, char **argv)
 			lim[4] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
 		} else if (!strcmp(a, "--max-fold-total")) {
 			lim[5] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
+		} else if (!strcmp(a, "--max-stack")) {
+			max_stack = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
 		} else if (!strcmp(a, "--max-arena-bytes")) {
 			lim[6] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
 		} else if (a[0] == '-' && a[1]) {
@@ -813,8 +819,9 @@ int main(int argc, char **argv)
 		CompileOpts o = { nbind, bind, verify, no_fuse, be->target, ndyn, dyn,
 		                  nwant, want };
 		char *caret = NULL;
-		if (dsl_is_script(model) ? dsl_compile_file(&c, model, entry, &o, &m, &caret)
-		                         : burn_compile_file(&c, model, &o, &m)) {
+		if (dsl_is_script(model) ? dsl_compile_file(&c, model, entry, &o, &m, &caret) ||
+		                           burn_check_stack(&c, m, max_stack)
+		                         : burn_compile_file_bounded(&c, model, &o, max_stack, &m)) {
 			free(bind);
 			arena_free(&want_arena);
 			readset_free(&rs);

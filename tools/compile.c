@@ -19,6 +19,111 @@ burn_compile_file(Ctx *c, const char *path, const CompileOpts *o,
 }
 
 int
+burn_check_stack(Ctx *c, const Compiled *m, int64_t max_stack)
+{
+	for (int k = 0; k < m->prog.nkernel && max_stack > 0; k++) {
+		const KKernel *kk = m->prog.kernel[k];
+		int64_t b = kkernel_local_bytes(kk);
+		if (b > max_stack)
+			return burn_fail(c, BURN_ERR_LIMIT, "kernel %s keeps %lld bytes of "
+			                 "local arrays on the stack, over --max-stack %lld%s",
+			                 kk->name, (long long)b, (long long)max_stack,
+			                 kkernel_step(kk, KST_TILE, 0) ? " at a 1 x 1 register tile"
+			                 : " (no register tile to shrink)");
+	}
+	return BURN_OK;
+}
+
+/* The want of kernel name in want[0..*n), added (with no steps) if there
+ * is none; want has room for one more. */
+static KWant *want_of(KWant *want, int *n, const char *name, Arena *a)
+{
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(want[i].kernel, name))
+			return &want[i];
+	want[*n].kernel = arena_strdup(a, name);
+	want[*n].steps.n = 0;
+	return &want[(*n)++];
+}
+
+int
+burn_compile_file_bounded(Ctx *c, const char *path, const CompileOpts *o,
+                          int64_t max_stack, Compiled **out)
+{
+	CompileOpts oo = *o;
+	Compiled *m = NULL;
+	KWant *want = NULL;
+	int nwant = o->nwant, rc = BURN_OK;
+	Arena a;   /* the wants and their kernel names while retrying */
+
+	if (max_stack <= 0)
+		return burn_compile_file(c, path, o, out);
+	*out = NULL;
+	arena_init(&a);
+	want = arena_alloc(&a, sizeof *want * (size_t)(nwant + 1));
+	if (nwant)
+		memcpy(want, o->want, sizeof *want * (size_t)nwant);
+	for (;;) {
+		int over = 0;
+		oo.want = want;
+		oo.nwant = nwant;
+		if ((rc = burn_compile_file(c, path, &oo, &m)))
+			break;
+		for (int k = 0; k < m->prog.nkernel; k++) {
+			const KKernel *kk = m->prog.kernel[k];
+			const KStep *t = kkernel_step(kk, KST_TILE, 0);
+			int mr, nr;
+			KWant *w;
+			KStep st;
+			if (kkernel_local_bytes(kk) <= max_stack)
+				continue;
+			if (!t || (t->arg[0] <= 1 && t->arg[1] <= 1))
+				break;   /* refused below */
+			if (!over++) {   /* room for a want per kernel */
+				KWant *nw = arena_alloc(&a, sizeof *nw *
+				                        (size_t)(nwant + m->prog.nkernel + 1));
+				memcpy(nw, want, sizeof *nw * (size_t)nwant);
+				want = nw;
+			}
+			/* halve the side that keeps the tile nearest 1 x 4 */
+			mr = t->arg[0];
+			nr = t->arg[1];
+			if (mr > 1 && (mr * 4 > nr || nr <= 1))
+				mr /= 2;
+			else
+				nr /= 2;
+			st = kstep_make(KST_TILE, 2, mr, nr, 0);
+			w = want_of(want, &nwant, kk->name, &a);
+			if (!ksteps_put(&w->steps, &st)) {
+				rc = burn_fail(c, BURN_ERR_INTERNAL, "kernel %s: cannot set "
+				               "tile(%d,%d)", kk->name, mr, nr);
+				break;
+			}
+		}
+		if (!rc && !over)
+			rc = burn_check_stack(c, m, max_stack);
+		if (rc || !over)
+			break;
+		burn_compiled_destroy(m);
+		m = NULL;
+	}
+	if (!rc) {
+		/* the program keeps its wants (borrowed): copy them into its arena */
+		KWant *keep = arena_alloc(&m->arena, sizeof *keep * (size_t)(nwant + 1));
+		for (int i = 0; i < nwant; i++) {
+			keep[i] = want[i];
+			keep[i].kernel = arena_strdup(&m->arena, want[i].kernel);
+		}
+		m->prog.want = keep;
+		m->prog.nwant = nwant;
+		*out = m;
+	} else
+		burn_compiled_destroy(m);
+	arena_free(&a);
+	return rc;
+}
+
+int
 burn_schedule_arg(Ctx *c, Arena *a, const char *arg, KWant **want, int *nwant)
 {
 	FILE *f;

@@ -22,7 +22,7 @@ for t in arm-none-eabi-gcc arm-none-eabi-size qemu-system-arm; do
 done
 mkdir -p "$work"
 cd "$work"
-"$burncc" "$dir/model.onnx" -o model.c --freestanding --name model
+"$burncc" "$dir/model.onnx" -o model.c --freestanding --name model ${BURNCC_FLAGS:-}
 "$refh" "$dir/test_data_set_0" "$(sed -n 's/^#define MODEL_NUM_INPUTS //p' model.h)" \
 	"$(sed -n 's/^#define MODEL_NUM_OUTPUTS //p' model.h)" > ref.h
 cpu="-mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard -mthumb"
