@@ -49,6 +49,7 @@ op_class_name(int cls)
 		[OC_ELEM] = "elem", [OC_REDUCE] = "reduce", [OC_MATMUL] = "matmul",
 		[OC_CONV] = "conv", [OC_MOVE] = "move", [OC_SHAPE] = "shape",
 		[OC_OPAQUE] = "opaque", [OC_CONTROL] = "control", [OC_SEQ] = "seq",
+		[OC_FUNC] = "func",
 	};
 
 	if (cls < 0 || cls >= (int)(sizeof names / sizeof names[0]))

@@ -10,6 +10,9 @@ enum OpClass { OC_ELEM, OC_REDUCE, OC_MATMUL, OC_CONV, OC_MOVE, OC_SHAPE,
                            * (passes/ctrlflow.c), never lowered */
                , OC_SEQ   /* sequences and optionals: resolved into tensor
                            * ops during inference (passes/ops_seq.c),
+                           * never lowered */
+               , OC_FUNC  /* function ops: expanded into the ops they are
+                           * made of during inference (passes/ops_func.c),
                            * never lowered */ };
 /* Which dtypes an op takes (ops.def's types column): TY_NUM the ones it
  * computes on, TY_ALL also the cast-only ones (float8, float4e2m1, the

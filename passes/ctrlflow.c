@@ -280,7 +280,8 @@ static int copy_sub_guarded(Ctx *c, Graph *g, const Node *at, const Graph *sub,
 			return nomem(c);
 		for (int k = 0; k < sn->nattr; k++)
 			TRY(attr_copy(c, g, idx, &sn->attr[k]));
-		if (op_table[sn->op].cls == OC_CONTROL || op_table[sn->op].cls == OC_SEQ)
+		if (op_table[sn->op].cls == OC_CONTROL || op_table[sn->op].cls == OC_SEQ ||
+		    op_table[sn->op].cls == OC_FUNC)
 			TRY(expand(c, g, idx, sn, &e, left));
 		else
 			TRY(infer_fold_node(c, g, idx, &left->fold));
@@ -938,6 +939,8 @@ static int expand(Ctx *c, Graph *g, int i, const Node *src, Env *up,
 	}
 	if (op_table[n.op].cls == OC_SEQ)
 		return seq_expand(c, g, &n, left);
+	if (op_table[n.op].cls == OC_FUNC)
+		return func_expand(c, g, &n, left);
 	return burn_fail(c, BURN_ERR_INTERNAL, "node '%s': not control flow", n.name);
 }
 

@@ -278,12 +278,13 @@ int pass_infer_fold(Ctx *c, Graph *g)
 		if (g->node[i].dead)
 			continue;
 		if (op_table[g->node[i].op].cls != OC_CONTROL &&
-		    op_table[g->node[i].op].cls != OC_SEQ) {
+		    op_table[g->node[i].op].cls != OC_SEQ &&
+		    op_table[g->node[i].op].cls != OC_FUNC) {
 			TRY(infer_fold_node(c, g, i, &left.fold));
 			continue;
 		}
-		/* If, Loop, Scan: their subgraphs become nodes after i, already
-		 * inferred and folded */
+		/* If, Loop, Scan, the sequence and function ops: what they
+		 * stand for becomes nodes after i, already inferred and folded */
 		TRY(cf_expand(c, g, i, &left, &added));
 		i += added;
 	}

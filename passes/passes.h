@@ -67,6 +67,10 @@ int cf_const_i64(Ctx *c, Graph *g, const char *prefix, const char *name,
  * output a compile-time list (VK_SEQ), none (VK_NONE), or defined by
  * tensor nodes added to g, inferred and folded. */
 int seq_expand(Ctx *c, Graph *g, const Node *n, InferBudget *left);
+/* Function op n (OC_FUNC) expanded into the ops it is made of, added to
+ * g, inferred and folded, the last ones defining n's outputs
+ * (passes/ops_func.c). */
+int func_expand(Ctx *c, Graph *g, const Node *n, InferBudget *left);
 /* Value dst becomes the list (VK_SEQ) of the n values e[], of dtype dt. */
 int seq_make(Ctx *c, Graph *g, int dst, const int *e, int n, int dt);
 /* Identity of a sequence or an optional: its output the same list. */

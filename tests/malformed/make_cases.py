@@ -804,6 +804,23 @@ check_case("control_flow", "seq_ops",
            [x23], [np.stack([x23, np.abs(x23)], axis=-1), np.array(2, np.int64),
                    np.array(True)])
 
+# ---- function and signal ops (passes/ops_func.c, passes/ops_signal.c) ---
+# sizes and shapes that do not fit the op are errors naming the value
+def causal(ins, inputs, act=None, w=(4, 1, 3)):
+    kw = {"activation": act} if act else {}
+    return model([helper.make_node("CausalConvWithState", ins, ["y", "s"], name="cc", **kw)],
+                 inputs=[vi("x", F, [2, 4, 8])] + inputs,
+                 outputs=[vi("y", F, [2, 4, 8]), vi("s", F, None)],
+                 inits=[tensor("w", list(w), [0.5] * int(np.prod(w)))], opset=27)
+
+
+case("causal_conv_weight.onnx", causal(["x", "w"], [], w=(4, 2, 3)),
+     "node 'cc' (CausalConvWithState): weight 'w' is f32[4,2,3]")
+case("causal_conv_past.onnx", causal(["x", "w", "", "p"], [vi("p", F, [2, 4, 5])]),
+     "past_state 'p' is f32[2,4,5]: f32[2,4,2] expected")
+case("causal_conv_activation.onnx", causal(["x", "w"], [], act="gelu"),
+     "activation 'gelu': none, silu or swish expected")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
