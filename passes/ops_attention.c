@@ -1,6 +1,6 @@
 /*
- * ops_attention.c - the transformer ops: Attention (opset 23, 24) and
- * RotaryEmbedding (opset 23).
+ * ops_attention.c - the transformer ops: Attention (opset 23, 24),
+ * RotaryEmbedding (opset 23) and LinearAttention (opset 27, at the end).
  *
  * Attention is lowered to one kernel per query row, after at most two copy
  * kernels:
@@ -37,6 +37,7 @@
  * f32 or better.
  */
 #include <math.h>
+#include <string.h>
 #include "kb_short.h"
 
 /*
@@ -558,6 +559,239 @@ lower_rotary(Lower *lw, Node *n)
 		d = get(&kb, kb_for(&kb, "d", I(&kb, r.R), I(&kb, r.D), 0));
 		kb_store(&kb, wy.buf, view_at(&kb, &wy, b, h, s, d),
 		         kb_load(&kb, wx.buf, view_at(&kb, &wx, b, h, s, d)));
+		kb_end(&kb);
+	}
+	loops_close(&kb, 3);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- LinearAttention ------------------------------------------------------ */
+
+/*
+ * LinearAttention(query, key, value, past_state?, decay?, beta?) (opset 27):
+ * a recurrence over the sequence with a per-head state S (Dk x Dv),
+ * Q (B, T, Hq*Dk), K (B, T, Hkv*Dk), V (B, T, Hkv*Dv), in f32 (f64 for f64):
+ *
+ *   S  = exp(decay_t) * S                    gated, gated_delta (decay per
+ *                                            row of S, or per head)
+ *   u  = v_t                                 linear, gated
+ *   u  = beta_t * (v_t - S^T k_t)            delta, gated_delta
+ *   S  = S + k_t u^T
+ *   o_t = scale * S^T q_t                    per query head, its kv head
+ *                                            h / (Hq/Hkv); scale 1/sqrt(Dk)
+ *
+ * Column j of S only ever meets column j (S^T k and k u^T both act per
+ * column), so the kernel runs parallel over (b, kv head, j), each owning
+ * column j of its state in a scratch (B, Hkv, Dk, Dv) of the compute
+ * type, and walks the T steps in order.  present_state is the last S.
+ */
+typedef struct LinAtt {
+	int64_t B, T, Hq, Hkv, Dk, Dv;
+	int gate, delta;        /* the update rule's parts */
+	int decay_rows;         /* decay per row of S (else per head) */
+	int beta_heads;         /* beta per kv head (else one for all) */
+} LinAtt;
+
+static int
+linatt_shape(Ctx *c, Graph *g, Node *n, LinAtt *a)
+{
+	const Value *q = NIN(g, n, 0), *k = NIN(g, n, 1), *v = NIN(g, n, 2);
+	const Value *p = NIN(g, n, 3), *dc = NIN(g, n, 4), *bt = NIN(g, n, 5);
+	const char *rule = attr_str(n, "update_rule", "gated_delta");
+	char ts[160];
+
+	if (!q || !k || !v)
+		return burn_fail(c, BURN_ERR_INVALID, "query, key and value are required");
+	if (!dtype_is_float(q->dtype) || !dtype_supported(q->dtype))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "dtype %s", dtype_name(q->dtype));
+	for (int i = 1; i < 6; i++) {
+		const Value *x = NIN(g, n, i);
+		if (x && x->dtype != q->dtype)
+			return burn_fail(c, BURN_ERR_SHAPE, "'%s' is %s and query %s: the "
+			                 "inputs share one dtype", x->name,
+			                 dtype_name(x->dtype), dtype_name(q->dtype));
+	}
+	if (q->rank != 3 || k->rank != 3 || v->rank != 3)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "query, key and value must be "
+		                 "3-D (batch, sequence, heads * head size)");
+	a->gate = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta");
+	a->delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
+	if (strcmp(rule, "linear") && !a->gate && !a->delta)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "update_rule '%s': linear, "
+		                 "gated, delta or gated_delta expected", rule);
+	a->Hq = attr_int(n, "q_num_heads", 0);
+	a->Hkv = attr_int(n, "kv_num_heads", 0);
+	if (a->Hq <= 0 || a->Hkv <= 0 || a->Hq % a->Hkv)
+		return burn_fail(c, BURN_ERR_INVALID, "q_num_heads %lld and kv_num_heads "
+		                 "%lld: positive, and q a multiple of kv, expected",
+		                 (long long)a->Hq, (long long)a->Hkv);
+	a->B = q->dim[0];
+	a->T = q->dim[1];
+	if (k->dim[0] != a->B || v->dim[0] != a->B || k->dim[1] != a->T ||
+	    v->dim[1] != a->T)
+		return burn_fail(c, BURN_ERR_SHAPE, "query, key and value disagree in "
+		                 "batch or sequence length");
+	if (q->dim[2] % a->Hq || k->dim[2] % a->Hkv || v->dim[2] % a->Hkv ||
+	    q->dim[2] / a->Hq != k->dim[2] / a->Hkv || q->dim[2] == 0)
+		return burn_fail(c, BURN_ERR_SHAPE, "hidden sizes %lld, %lld, %lld do not "
+		                 "split into %lld query and %lld kv heads of one key size",
+		                 (long long)q->dim[2], (long long)k->dim[2],
+		                 (long long)v->dim[2], (long long)a->Hq, (long long)a->Hkv);
+	a->Dk = q->dim[2] / a->Hq;
+	a->Dv = v->dim[2] / a->Hkv;
+	if (p && (p->rank != 4 || p->dim[0] != a->B || p->dim[1] != a->Hkv ||
+	          p->dim[2] != a->Dk || p->dim[3] != a->Dv))
+		return burn_fail(c, BURN_ERR_SHAPE, "past_state '%s' is %s: "
+		                 "[%lld,%lld,%lld,%lld] expected", p->name,
+		                 value_type_str(p, ts, sizeof ts), (long long)a->B,
+		                 (long long)a->Hkv, (long long)a->Dk, (long long)a->Dv);
+	if (a->gate) {
+		if (!dc)
+			return burn_fail(c, BURN_ERR_INVALID, "update_rule '%s' needs decay", rule);
+		a->decay_rows = dc->rank == 3 && dc->dim[2] == a->Hkv * a->Dk;
+		if (dc->rank != 3 || dc->dim[0] != a->B || dc->dim[1] != a->T ||
+		    (!a->decay_rows && dc->dim[2] != a->Hkv))
+			return burn_fail(c, BURN_ERR_SHAPE, "decay '%s' is %s: [%lld,%lld,%lld] "
+			                 "or [%lld,%lld,%lld] expected", dc->name,
+			                 value_type_str(dc, ts, sizeof ts), (long long)a->B,
+			                 (long long)a->T, (long long)(a->Hkv * a->Dk),
+			                 (long long)a->B, (long long)a->T, (long long)a->Hkv);
+	}
+	if (a->delta) {
+		if (!bt)
+			return burn_fail(c, BURN_ERR_INVALID, "update_rule '%s' needs beta", rule);
+		a->beta_heads = bt->rank == 3 && bt->dim[2] == a->Hkv;
+		if (bt->rank != 3 || bt->dim[0] != a->B || bt->dim[1] != a->T ||
+		    (!a->beta_heads && bt->dim[2] != 1))
+			return burn_fail(c, BURN_ERR_SHAPE, "beta '%s' is %s: [%lld,%lld,%lld] "
+			                 "or [%lld,%lld,1] expected", bt->name,
+			                 value_type_str(bt, ts, sizeof ts), (long long)a->B,
+			                 (long long)a->T, (long long)a->Hkv, (long long)a->B,
+			                 (long long)a->T);
+	}
+	return BURN_OK;
+}
+
+int
+infer_linear_attention(Ctx *c, Graph *g, Node *n)
+{
+	LinAtt a;
+	int64_t od[3], sd[4];
+
+	TRY(linatt_shape(c, g, n, &a));
+	od[0] = a.B; od[1] = a.T; od[2] = a.Hq * a.Dv;
+	sd[0] = a.B; sd[1] = a.Hkv; sd[2] = a.Dk; sd[3] = a.Dv;
+	set_out(NOUT(g, n, 0), NIN(g, n, 0)->dtype, 3, od);
+	if (has_out(n, 1))
+		set_out(NOUT(g, n, 1), NIN(g, n, 0)->dtype, 4, sd);
+	return BURN_OK;
+}
+
+int
+lower_linear_attention(Lower *lw, Node *n)
+{
+	LinAtt a;
+	int dt = NIN(lw->g, n, 0)->dtype, ct = ctype(dt), grp, sval;
+	int bq, bk, bv, bp = -1, bd = -1, bb = -1, bo, bs, bst = -1, acc, u;
+	int64_t sd[4];
+	double scale;
+	KRef b, h, j, t, i, gq, srow, sat, kat, qrow, krow, vrow, e;
+	KB kb;
+
+	TRY(linatt_shape(lw->ctx, lw->g, n, &a));
+	scale = attr_float(n, "scale", 0);
+	if (scale == 0)
+		scale = 1 / sqrt((double)a.Dk);
+	grp = (int)(a.Hq / a.Hkv);
+	sd[0] = a.B; sd[1] = a.Hkv; sd[2] = a.Dk; sd[3] = a.Dv;
+	sval = lower_temp(lw, ct, 4, sd);
+
+	lower_begin(lw, &kb, n);
+	bq = lower_in(lw, &kb, n, 0);
+	bk = lower_in(lw, &kb, n, 1);
+	bv = lower_in(lw, &kb, n, 2);
+	if (NIN(lw->g, n, 3))
+		bp = lower_in(lw, &kb, n, 3);
+	if (a.gate)
+		bd = lower_in(lw, &kb, n, 4);
+	if (a.delta)
+		bb = lower_in(lw, &kb, n, 5);
+	bo = lower_out(lw, &kb, n, 0);
+	if (has_out(n, 1))
+		bst = lower_out(lw, &kb, n, 1);
+	bs = lower_bind(lw, &kb, sval, KA_RW);
+	acc = kb_var(&kb, ct, "acc");
+	u = kb_var(&kb, ct, "u");
+
+	b = loop(&kb, "b", a.B, KF_PARALLEL);
+	h = loop(&kb, "h", a.Hkv, KF_PARALLEL);
+	j = loop(&kb, "j", a.Dv, KF_PARALLEL);
+	/* S[b, h, i, j] at srow + i*Dv */
+	srow = add(&kb, mul(&kb, add(&kb, mul(&kb, b, I(&kb, a.Hkv)), h),
+	                    I(&kb, a.Dk * a.Dv)), j);
+	i = loop(&kb, "i", a.Dk, 0);
+	sat = add(&kb, srow, mul(&kb, i, I(&kb, a.Dv)));
+	kb_store(&kb, bs, sat, bp >= 0 ? conv(&kb, kb_load(&kb, bp, sat), ct)
+	                               : kb_const_f(&kb, ct, 0));
+	kb_end(&kb);
+
+	t = loop(&kb, "t", a.T, 0);
+	/* element (b, t, head, d) of a (B, T, H*D) tensor: row + head*D + d */
+	krow = mul(&kb, add(&kb, mul(&kb, b, I(&kb, a.T)), t), I(&kb, a.Hkv * a.Dk));
+	vrow = mul(&kb, add(&kb, mul(&kb, b, I(&kb, a.T)), t), I(&kb, a.Hkv * a.Dv));
+	if (a.gate) {
+		KRef drow = mul(&kb, add(&kb, mul(&kb, b, I(&kb, a.T)), t),
+		                I(&kb, a.decay_rows ? a.Hkv * a.Dk : a.Hkv));
+		i = loop(&kb, "i", a.Dk, 0);
+		sat = add(&kb, srow, mul(&kb, i, I(&kb, a.Dv)));
+		e = a.decay_rows ? add(&kb, drow, add(&kb, mul(&kb, h, I(&kb, a.Dk)), i))
+		                 : add(&kb, drow, h);
+		e = kb_un(&kb, KO_EXP, conv(&kb, kb_load(&kb, bd, e), ct));
+		kb_store(&kb, bs, sat, mul(&kb, kb_load(&kb, bs, sat), e));
+		kb_end(&kb);
+	}
+	e = conv(&kb, kb_load(&kb, bv, add(&kb, vrow, add(&kb, mul(&kb, h, I(&kb, a.Dv)), j))), ct);
+	kb_set(&kb, u, e);
+	if (a.delta) {
+		KRef brow = mul(&kb, add(&kb, mul(&kb, b, I(&kb, a.T)), t),
+		                I(&kb, a.beta_heads ? a.Hkv : 1));
+		kb_set(&kb, acc, kb_const_f(&kb, ct, 0));
+		i = loop(&kb, "i", a.Dk, 0);
+		sat = add(&kb, srow, mul(&kb, i, I(&kb, a.Dv)));
+		kat = add(&kb, krow, add(&kb, mul(&kb, h, I(&kb, a.Dk)), i));
+		kb_set(&kb, acc, add(&kb, get(&kb, acc), mul(&kb, kb_load(&kb, bs, sat),
+		                                            conv(&kb, kb_load(&kb, bk, kat), ct))));
+		kb_end(&kb);
+		e = conv(&kb, kb_load(&kb, bb, a.beta_heads ? add(&kb, brow, h) : brow), ct);
+		kb_set(&kb, u, mul(&kb, e, sub(&kb, get(&kb, u), get(&kb, acc))));
+	}
+	i = loop(&kb, "i", a.Dk, 0);
+	sat = add(&kb, srow, mul(&kb, i, I(&kb, a.Dv)));
+	kat = add(&kb, krow, add(&kb, mul(&kb, h, I(&kb, a.Dk)), i));
+	kb_store(&kb, bs, sat, add(&kb, kb_load(&kb, bs, sat),
+	                           mul(&kb, conv(&kb, kb_load(&kb, bk, kat), ct), get(&kb, u))));
+	kb_end(&kb);
+	/* each query head of the group reads the updated column */
+	gq = loop(&kb, "g", grp, 0);
+	gq = add(&kb, mul(&kb, h, I(&kb, grp)), gq);
+	qrow = mul(&kb, add(&kb, mul(&kb, b, I(&kb, a.T)), t), I(&kb, a.Hq * a.Dk));
+	kb_set(&kb, acc, kb_const_f(&kb, ct, 0));
+	i = loop(&kb, "i", a.Dk, 0);
+	sat = add(&kb, srow, mul(&kb, i, I(&kb, a.Dv)));
+	e = conv(&kb, kb_load(&kb, bq, add(&kb, qrow, add(&kb, mul(&kb, gq, I(&kb, a.Dk)), i))), ct);
+	kb_set(&kb, acc, add(&kb, get(&kb, acc), mul(&kb, kb_load(&kb, bs, sat), e)));
+	kb_end(&kb);
+	e = mul(&kb, get(&kb, acc), kb_const_f(&kb, ct, scale));
+	kb_store(&kb, bo, add(&kb, mul(&kb, add(&kb, mul(&kb, b, I(&kb, a.T)), t),
+	                               I(&kb, a.Hq * a.Dv)),
+	                      add(&kb, mul(&kb, gq, I(&kb, a.Dv)), j)), e);
+	kb_end(&kb);   /* g */
+	kb_end(&kb);   /* t */
+	if (bst >= 0) {
+		i = loop(&kb, "i", a.Dk, 0);
+		sat = add(&kb, srow, mul(&kb, i, I(&kb, a.Dv)));
+		kb_store(&kb, bst, sat, kb_load(&kb, bs, sat));
 		kb_end(&kb);
 	}
 	loops_close(&kb, 3);

@@ -821,6 +821,27 @@ case("causal_conv_past.onnx", causal(["x", "w", "", "p"], [vi("p", F, [2, 4, 5])
 case("causal_conv_activation.onnx", causal(["x", "w"], [], act="gelu"),
      "activation 'gelu': none, silu or swish expected")
 
+
+
+def linatt(ins, inputs, **kw):
+    return model([helper.make_node("LinearAttention", ins, ["y", "s"], name="la", **kw)],
+                 inputs=[vi("q", F, [2, 4, 32]), vi("k", F, [2, 4, 32]),
+                         vi("v", F, [2, 4, 32])] + inputs,
+                 outputs=[vi("y", F, None), vi("s", F, None)], opset=27)
+
+
+case("linatt_heads.onnx", linatt(["q", "k", "v"], [], q_num_heads=3, kv_num_heads=2,
+                                 update_rule="linear"),
+     "node 'la' (LinearAttention): q_num_heads 3 and kv_num_heads 2")
+case("linatt_rule.onnx", linatt(["q", "k", "v"], [], q_num_heads=4, kv_num_heads=4,
+                                update_rule="mamba"),
+     "update_rule 'mamba': linear, gated, delta or gated_delta expected")
+case("linatt_no_decay.onnx", linatt(["q", "k", "v"], [], q_num_heads=4, kv_num_heads=4),
+     "update_rule 'gated_delta' needs decay")
+case("linatt_decay_shape.onnx", linatt(["q", "k", "v", "", "d"], [vi("d", F, [2, 4, 7])],
+                                       q_num_heads=4, kv_num_heads=4, update_rule="gated"),
+     "decay 'd' is f32[2,4,7]")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
