@@ -842,6 +842,39 @@ case("linatt_decay_shape.onnx", linatt(["q", "k", "v", "", "d"], [vi("d", F, [2,
                                        q_num_heads=4, kv_num_heads=4, update_rule="gated"),
      "decay 'd' is f32[2,4,7]")
 
+
+
+def dft(inits, attrs=None, opset=20, ins=("x", "n", "a")):
+    return model([helper.make_node("DFT", list(ins), ["y"], name="dft", **(attrs or {}))],
+                 inputs=[vi("x", F, [1, 10, 1])], outputs=[vi("y", F, None)],
+                 inits=inits, opset=opset)
+
+
+case("dft_axis.onnx", dft([i64_init("n", 10), i64_init("a", 2)]),
+     "node 'dft' (DFT): axis 2 is out of range for a signal of rank 3")
+case("dft_axis_last.onnx", dft([], {"axis": -1}, opset=19, ins=("x",)),
+     "axis -1 is out of range")
+case("dft_length_zero.onnx", dft([i64_init("n", 0), i64_init("a", 1)]),
+     "dft_length 0: 1 .. 16777216 expected")
+case("dft_length_huge.onnx", dft([i64_init("n", 1 << 40), i64_init("a", 1)]),
+     "dft_length 1099511627776: 1 .. 16777216 expected")
+case("dft_length_runtime.onnx",
+     model([helper.make_node("DFT", ["x", "n"], ["y"], name="dft")],
+           inputs=[vi("x", F, [1, 10, 1]), vi("n", i64, [])],
+           outputs=[vi("y", F, None)], opset=20),
+     "input 1 ('n') must be a constant")
+
+
+def stft(step, length, sig=(1, 16, 1)):
+    return model([helper.make_node("STFT", ["x", "s", "", "l"], ["y"], name="stft")],
+                 inputs=[vi("x", F, list(sig))], outputs=[vi("y", F, None)],
+                 inits=[i64_init("s", step), i64_init("l", length)], opset=17)
+
+
+case("stft_step.onnx", stft(0, 8), "node 'stft' (STFT): frame_step 0: positive expected")
+case("stft_frame_long.onnx", stft(4, 32), "the frame length 32 is longer than the signal (16)")
+case("stft_frame_negative.onnx", stft(4, -3), "the frame length -3: 1 .. 16777216 expected")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
