@@ -980,13 +980,19 @@ declare_node(Loader *L, Scope *s, const Onnx__NodeProto *np, size_t k,
 		return nomem(c);
 	c->node = ni->name;
 	c->op = opname;
-	if (*dom && strcmp(dom, "ai.onnx") != 0)
-		return burn_fail(c, BURN_ERR_UNSUPPORTED, "unsupported domain '%s'", dom);
+	if (!strcmp(dom, "ai.onnx"))
+		dom = "";
 	if (!*opname)
 		return burn_fail(c, BURN_ERR_INVALID, "node without an op type");
-	if ((ni->op = op_lookup(opname)) <= OP_NONE_ || ni->op >= OP_COUNT_)
+	ni->op = op_lookup(opname);
+	if (*dom && (ni->op <= OP_NONE_ || strcmp(op_table[ni->op].domain, dom)))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "unsupported domain '%s'", dom);
+	if (ni->op <= OP_NONE_ || ni->op >= OP_COUNT_)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "unknown op '%s'", opname);
 	oi = &op_table[ni->op];
+	if (strcmp(oi->domain, dom))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "op '%s' is in domain '%s', "
+		                 "not the default one", opname, oi->domain);
 	if (np->n_input > INT_MAX / 16 || np->n_output > INT_MAX / 16)
 		return burn_fail(c, BURN_ERR_LIMIT, "too many inputs or outputs");
 	ni->nin = trim(np->input, np->n_input);
@@ -1221,17 +1227,26 @@ static int
 model_opset(Ctx *c, const Onnx__ModelProto *m, int *out)
 {
 	int found = 0;
+	size_t known = 0;
 	int64_t v = 0;
 	size_t k;
 
 	for (k = 0; k < m->n_opset_import; k++) {
 		const char *d = S(m->opset_import[k]->domain);
-		if (*d && strcmp(d, "ai.onnx") != 0)
+		if (*d && strcmp(d, "ai.onnx") != 0) {
+			known += op_domain_known(d);
 			continue;
+		}
 		if (!m->opset_import[k]->has_version)
 			return burn_fail(c, BURN_ERR_INVALID, "opset import without a version");
 		v = m->opset_import[k]->version;
 		found = 1;
+	}
+	if (!found && known == m->n_opset_import && known) {
+		/* only domains of ops burncc has (ai.onnx.ml, the training
+		 * ops): the ops it adds for them take today's semantics */
+		*out = MAX_OPSET;
+		return BURN_OK;
 	}
 	if (!found && m->n_opset_import)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED,

@@ -8,10 +8,13 @@
 
 /* Row 0 is OP_NONE_: no op, no functions. */
 const OpInfo op_table[] = {
-	{"<none>", 0, 0, 0, 0, OC_OPAQUE, TY_NUM},
+	{"<none>", 0, 0, 0, 0, OC_OPAQUE, TY_NUM, ""},
 #define OP(name, mi, xi, mo, xo, cls, ty, inf, low, grad) \
-	{#name, mi, xi, mo, xo, cls, ty},
+	{#name, mi, xi, mo, xo, cls, ty, ""},
+#define OPD(dom, name, mi, xi, mo, xo, cls, ty, inf, low, grad) \
+	{#name, mi, xi, mo, xo, cls, ty, dom},
 #include "ops.def"
+#undef OPD
 #undef OP
 };
 
@@ -40,6 +43,15 @@ op_lookup(const char *name)
 		    strcmp(op_table[i].name, name) == 0)
 			return i;
 	return OP_NONE_;
+}
+
+int
+op_domain_known(const char *dom)
+{
+	for (int i = 1; i < OP_COUNT_; i++)
+		if (*op_table[i].domain && strcmp(op_table[i].domain, dom) == 0)
+			return 1;
+	return 0;
 }
 
 const char *

@@ -32,6 +32,7 @@ typedef struct OpInfo {
 	int min_in, max_in, min_out, max_out;
 	int cls;            /* OpClass */
 	int types;          /* OpTypes: TY_ALL takes the cast-only dtypes too */
+	const char *domain; /* "" for ai.onnx, else the ONNX domain (OPD rows) */
 } OpInfo;
 
 /* The infer and lower columns of ops.def point into passes/; they are
@@ -53,6 +54,8 @@ const char *op_old_unsupported(int op, int opset);
 
 /* OpId for an ONNX op_type, or OP_NONE_. */
 int op_lookup(const char *name);
+/* Whether some op of the table is in domain dom (not the default one). */
+int op_domain_known(const char *dom);
 const char *op_class_name(int cls);
 
 #endif

@@ -329,6 +329,12 @@ static int add1x(Ctx *c, Graph *g, int op, const char *prefix, const char *what,
 	return BURN_OK;
 }
 
+int cf_inline(Ctx *c, Graph *g, const Node *at, const Graph *sub, const int *in,
+              const char *prefix, int *out, InferBudget *left)
+{
+	return copy_sub(c, g, at, sub, in, NULL, prefix, out, left);
+}
+
 int cf_add(Ctx *c, Graph *g, int op, const char *prefix, const char *what,
            int nin, const int *in, int64_t axis, int res, InferBudget *left, int *out)
 {
@@ -940,7 +946,7 @@ static int expand(Ctx *c, Graph *g, int i, const Node *src, Env *up,
 	if (op_table[n.op].cls == OC_SEQ)
 		return seq_expand(c, g, &n, left);
 	if (op_table[n.op].cls == OC_FUNC)
-		return func_expand(c, g, &n, left);
+		return func_expand(c, g, &n, src, left);
 	return burn_fail(c, BURN_ERR_INTERNAL, "node '%s': not control flow", n.name);
 }
 

@@ -18,10 +18,39 @@
  *            f16 and bf16, rounded once, as ONNX's function body does)
  *       present = XP[:, :, T : T+K-1]           (the last K-1 steps)
  *
+ *   FlexAttention(Q [B,Hq,L,E], K [B,Hkv,S,E], V [B,Hkv,S,Ev])
+ *                                            (domain ai.onnx.preview)
+ *       K, V repeated over the Hq/Hkv query heads of each kv head
+ *       s  = sqrt(scale) (scale 1/sqrt(E) by default), in f32, on Q and K
+ *       P  = Softmax(score_mod(Qs Ks^T), last axis)   in f32 (f64 for f64)
+ *       Y  = prob_mod(P) V
+ *       score_mod and prob_mod are graph attributes (one input, one
+ *       output), copied in as control flow's bodies are (cf_inline)
+ *
+ *   Adagrad, Momentum, Adam(R, T, X..., G..., [V...,] [H...])
+ *                                      (domain ai.onnx.preview.training)
+ *       the update rules of the ONNX spec, elementwise per tensor, with
+ *       T > 0 tested at run time (Where); R, T and the attributes shared
+ *
+ *   Binarizer(X)                       X > threshold ? 1 : 0  (ai.onnx.ml)
+ *   ArrayFeatureExtractor(X, Y)        Gather(X, Y, last axis)  (ai.onnx.ml)
+ *
+ *   Compress(X, condition, axis?)
+ *       Gather(X, the positions where the constant condition holds, axis)
+ *       (X flattened first without axis)
+ *
+ *   HannWindow, HammingWindow, BlackmanWindow(size)
+ *   MelWeightMatrix(num_mel_bins, dft_length, sample_rate, lower, upper)
+ *       their sizes must be constants, and then so is everything: the
+ *       values are computed here in double (as the reference does in
+ *       float64), a constant that Cast (output_datatype) rounds once
+ *
  * Names: the added nodes and values are NODE/WHAT, so a message about one
  * names the function node it came from.
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "passes.h"
 #include "lower.h"
@@ -31,6 +60,7 @@ typedef struct Fn {
 	Ctx *c;
 	Graph *g;
 	const Node *n;
+	const Node *src;        /* n as written: its graph attributes */
 	InferBudget *left;
 } Fn;
 
@@ -231,12 +261,602 @@ static int expand_causal_conv(Fn *f)
 	return BURN_OK;
 }
 
-int func_expand(Ctx *c, Graph *g, const Node *n, InferBudget *left)
+/* ---- FlexAttention ------------------------------------------------------- */
+
+/* Op (one input, one output) with attribute to = dt, unless x has it. */
+static int fn_cast(Fn *f, const char *what, int x, int dt, int res, int *out)
 {
-	Fn f = { c, g, n, left };
+	int idx;
+
+	if (GV(f->g, x)->dtype == dt && res < 0) {
+		*out = x;
+		return BURN_OK;
+	}
+	if (GV(f->g, x)->dtype == dt)
+		return fn_add(f, OP_Identity, what, 1, &x, res, out);
+	TRY(fn_node(f, OP_Cast, what, 1, &x, res, &idx, out));
+	TRY(fn_attr_i(f, idx, "to", dt));
+	return fn_place(f, idx);
+}
+
+/* x [B, Hkv, S, D] with each head repeated G times: [B, Hkv*G, S, D]. */
+static int fn_repeat_heads(Fn *f, const char *what, int x, int64_t G, int *out)
+{
+	const Value *v = GV(f->g, x);
+	int64_t d5[5] = { v->dim[0], v->dim[1], 1, v->dim[2], v->dim[3] }, five = 5;
+	int64_t d4[4] = { v->dim[0], v->dim[1] * G, v->dim[2], v->dim[3] }, four = 4;
+	int in[2], t;
+	char name[64];
+
+	if (G == 1) {
+		*out = x;
+		return BURN_OK;
+	}
+	in[0] = x;
+	snprintf(name, sizeof name, "%s_unsqueeze_shape", what);
+	TRY(cf_const_i64(f->c, f->g, f->n->name, name, 1, &five, d5, &in[1]));
+	snprintf(name, sizeof name, "%s_unsqueeze", what);
+	TRY(fn_add(f, OP_Reshape, name, 2, in, -1, &t));
+	d5[2] = G;
+	in[0] = t;
+	snprintf(name, sizeof name, "%s_expand_shape", what);
+	TRY(cf_const_i64(f->c, f->g, f->n->name, name, 1, &five, d5, &in[1]));
+	snprintf(name, sizeof name, "%s_expand", what);
+	TRY(fn_add(f, OP_Expand, name, 2, in, -1, &t));
+	in[0] = t;
+	snprintf(name, sizeof name, "%s_heads_shape", what);
+	TRY(cf_const_i64(f->c, f->g, f->n->name, name, 1, &four, d4, &in[1]));
+	snprintf(name, sizeof name, "%s_heads", what);
+	return fn_add(f, OP_Reshape, name, 2, in, -1, out);
+}
+
+/* Apply graph attribute `name` of the node (one input, one output) to x. */
+static int fn_mod(Fn *f, const char *name, int x, int *out)
+{
+	const Attr *a = node_attr(f->src, name);
+	char prefix[512];
+
+	*out = x;
+	if (!a)
+		return BURN_OK;
+	if (a->type != AT_GRAPH || !a->g || a->g->nin != 1 || a->g->nout != 1)
+		return burn_fail(f->c, BURN_ERR_INVALID, "attribute '%s' must be a graph "
+		                 "of one input and one output", name);
+	snprintf(prefix, sizeof prefix, "%s/%s", f->n->name, name);
+	return cf_inline(f->c, f->g, f->n, a->g, &x, prefix, out, f->left);
+}
+
+static int expand_flex_attention(Fn *f)
+{
+	Graph *g = f->g;
+	const Node *n = f->n;
+	const Value *q, *k, *v;
+	int dt, ct, idx, sc, qs, ks, kt, sv, in[2], kx, vx, p;
+	int64_t G, E, perm[4] = { 0, 1, 3, 2 }, one = 1;
+	float scale, s;
+	char ts[3][160];
+	Attr *pa;
+
+	TRY(fn_in(f, 0, &q));
+	TRY(fn_in(f, 1, &k));
+	TRY(fn_in(f, 2, &v));
+	dt = q->dtype;
+	for (int i = 0; i < f->src->nattr; i++) {
+		const Attr *a = &f->src->attr[i];
+		if (a->type == AT_GRAPH && strcmp(a->name, "score_mod") &&
+		    strcmp(a->name, "prob_mod"))
+			return burn_fail(f->c, BURN_ERR_UNSUPPORTED, "graph attribute '%s' "
+			                 "(score_mod and prob_mod are supported)", a->name);
+	}
+	if (!dtype_is_float(dt) || k->dtype != dt || v->dtype != dt || q->rank != 4 ||
+	    k->rank != 4 || v->rank != 4 || k->dim[0] != q->dim[0] ||
+	    v->dim[0] != q->dim[0] || k->dim[1] != v->dim[1] || k->dim[2] != v->dim[2] ||
+	    k->dim[3] != q->dim[3] || k->dim[1] < 1 || q->dim[1] % k->dim[1])
+		return burn_fail(f->c, BURN_ERR_SHAPE, "Q %s, K %s, V %s: float [B,Hq,L,E], "
+		                 "[B,Hkv,S,E], [B,Hkv,S,Ev] of one dtype, Hq a multiple "
+		                 "of Hkv, expected", value_type_str(q, ts[0], sizeof ts[0]),
+		                 value_type_str(k, ts[1], sizeof ts[1]),
+		                 value_type_str(v, ts[2], sizeof ts[2]));
+	G = q->dim[1] / k->dim[1];
+	E = q->dim[3];
+	ct = dt == DT_F64 ? DT_F64 : DT_F32;
+	scale = (float)attr_float(n, "scale", 0);
+	if (scale == 0)
+		scale = 1.0f / sqrtf((float)E);
+	s = sqrtf(scale);
+
+	/* the scale's square root on Q and K, in their type */
+	if ((sc = fn_value(f, "scale_sqrt", -1)) < 0)
+		return nomem(f->c);
+	TRY(graph_set_const(f->c, g, sc, DT_F32, 0, &one, &s));
+	TRY(fn_cast(f, "scale_sqrt_cast", sc, dt, -1, &sc));
+	TRY(fn_repeat_heads(f, "k", n->in[1], G, &kx));
+	TRY(fn_repeat_heads(f, "v", n->in[2], G, &vx));
+	in[0] = n->in[0], in[1] = sc;
+	TRY(fn_add(f, OP_Mul, "q_scaled", 2, in, -1, &qs));
+	in[0] = kx;
+	TRY(fn_add(f, OP_Mul, "k_scaled", 2, in, -1, &ks));
+	TRY(fn_node(f, OP_Transpose, "k_t", 1, &ks, -1, &idx, &kt));
+	if (!(pa = node_add_attr(g, idx, "perm", AT_INTS)) ||
+	    !(pa->ints = arena_alloc(&g->arena, sizeof perm)))
+		return nomem(f->c);
+	memcpy(pa->ints, perm, sizeof perm);
+	pa->n = 4;
+	TRY(fn_place(f, idx));
+	in[0] = qs, in[1] = kt;
+	TRY(fn_add(f, OP_MatMul, "scores", 2, in, -1, &sv));
+	TRY(fn_cast(f, "scores_cast", sv, ct, -1, &sv));
+	TRY(fn_mod(f, "score_mod", sv, &sv));
+	TRY(fn_node(f, OP_Softmax, "probs", 1, &sv, -1, &idx, &p));
+	TRY(fn_attr_i(f, idx, "axis", 3));
+	TRY(fn_place(f, idx));
+	TRY(fn_mod(f, "prob_mod", p, &p));
+	TRY(fn_cast(f, "v_cast", vx, ct, -1, &vx));
+	in[0] = p, in[1] = vx;
+	TRY(fn_add(f, OP_MatMul, "y", 2, in, dt == ct ? n->out[0] : -1, &sv));
+	if (dt != ct)
+		TRY(fn_cast(f, "y_cast", sv, dt, n->out[0], &sv));
+	return BURN_OK;
+}
+
+/* ---- the training optimisers and ai.onnx.ml ------------------------------ */
+
+/* A scalar constant NODE/what of float or integer dtype dt holding x. */
+static int fn_const_of(Fn *f, const char *what, int dt, double x, int *out)
+{
+	int v = fn_value(f, what, -1);
+	int64_t one = 1;
+
+	if (v < 0)
+		return nomem(f->c);
+	if (dt == DT_F64) {
+		TRY(graph_set_const(f->c, f->g, v, DT_F64, 0, &one, &x));
+	} else {
+		float xf = (float)x;
+		TRY(graph_set_const(f->c, f->g, v, DT_F32, 0, &one, &xf));
+		if (dt != DT_F32) {
+			char name[160];
+			snprintf(name, sizeof name, "%s_cast", what);
+			return fn_cast(f, name, v, dt, -1, out);
+		}
+	}
+	*out = v;
+	return BURN_OK;
+}
+
+/* Binary op a op b as NODE/what (res: the value it defines, or -1). */
+static int fn_bin(Fn *f, int op, const char *what, int a, int b, int res, int *out)
+{
+	int in[2] = { a, b };
+
+	return fn_add(f, op, what, 2, in, res, out);
+}
+
+/* Where(T > 0, a, b): the optimisers' first-step rule. */
+static int fn_if_started(Fn *f, const char *what, int a, int b, int *out)
+{
+	const Value *t = NIN(f->g, f->n, 1);
+	int zero, gt, in[3];
+	char name[160];
+
+	snprintf(name, sizeof name, "%s_zero", what);
+	TRY(fn_const_of(f, name, DT_F32, 0, &zero));
+	if (t->dtype != DT_F32)
+		TRY(fn_cast(f, "t_zero_cast", zero, t->dtype, -1, &zero));
+	snprintf(name, sizeof name, "%s_started", what);
+	TRY(fn_bin(f, OP_Greater, name, f->n->in[1], zero, -1, &gt));
+	in[0] = gt, in[1] = a, in[2] = b;
+	return fn_add(f, OP_Where, what, 3, in, -1, out);
+}
+
+static int expand_optimizer(Fn *f)
+{
+	const Node *n = f->n;
+	int per = n->op == OP_Adam ? 4 : 3, m = (n->nin - 2) / per, dt, i;
+	const Value *r, *t, *x;
+	double norm = attr_float(n, "norm_coefficient", 0);
+	double alpha = attr_float(n, "alpha", n->op == OP_Adam ? 0.9 : 0);
+	double beta = attr_float(n, "beta", n->op == OP_Adam ? 0.999 : 0);
+	double eps = attr_float(n, "epsilon", n->op == OP_Adam ? 1e-6 : 0);
+	const char *mode = attr_str(n, "mode", "standard");
+	int rr, cn, ca, cb, c1a, c1b, ce, cdec, rate;
+	char w[64];
+
+	if (n->nin < 2 + per || (n->nin - 2) % per || n->nout != m * (per - 1))
+		return burn_fail(f->c, BURN_ERR_INVALID, "%d inputs and %d outputs: R, T "
+		                 "and N tensors of each of the %d kinds (%s) in, N of "
+		                 "each of the %d kinds out, expected", n->nin, n->nout, per,
+		                 per == 4 ? "X, G, V, H" : n->op == OP_Adagrad ? "X, G, H" :
+		                 "X, G, V", per - 1);
+	TRY(fn_in(f, 0, &r));
+	TRY(fn_in(f, 1, &t));
+	TRY(fn_in(f, 2, &x));
+	dt = x->dtype;
+	if (!dtype_is_float(dt) || value_numel(r) != 1 || value_numel(t) != 1 ||
+	    !dtype_is_int(t->dtype))
+		return burn_fail(f->c, BURN_ERR_SHAPE, "R must be a float scalar, T an "
+		                 "integer scalar, the tensors float");
+	if (n->op == OP_Momentum && strcmp(mode, "standard") && strcmp(mode, "nesterov"))
+		return burn_fail(f->c, BURN_ERR_UNSUPPORTED, "mode '%s': standard or "
+		                 "nesterov expected", mode);
+	for (i = 0; i < m; i++)
+		for (int k = 0; k < per; k++) {
+			const Value *a = NIN(f->g, n, 2 + k * m + i), *b = NIN(f->g, n, 2 + i);
+			if (!a || a->dtype != dt || a->rank != b->rank ||
+			    memcmp(a->dim, b->dim, sizeof a->dim[0] * (size_t)a->rank))
+				return burn_fail(f->c, BURN_ERR_SHAPE, "input %d must have the "
+				                 "dtype and shape of X%d ('%s')", 2 + k * m + i,
+				                 i + 1, b->name);
+		}
+	TRY(fn_cast(f, "r", n->in[0], dt, -1, &rr));
+	TRY(fn_const_of(f, "norm_coefficient", dt, norm, &cn));
+	TRY(fn_const_of(f, "alpha", dt, alpha, &ca));
+	TRY(fn_const_of(f, "beta", dt, beta, &cb));
+	TRY(fn_const_of(f, "one_minus_alpha", dt, 1 - alpha, &c1a));
+	TRY(fn_const_of(f, "one_minus_beta", dt, 1 - beta, &c1b));
+	TRY(fn_const_of(f, "epsilon", dt, eps, &ce));
+	/* the rate for this step, shared by the tensors */
+	rate = rr;
+	if (n->op == OP_Adagrad) {
+		/* rate = R / (1 + T decay_factor) */
+		int tf, d, one;
+		TRY(fn_cast(f, "t_float", n->in[1], dt, -1, &tf));
+		TRY(fn_const_of(f, "decay_factor", dt, attr_float(n, "decay_factor", 0), &cdec));
+		TRY(fn_bin(f, OP_Mul, "t_decay", tf, cdec, -1, &d));
+		TRY(fn_const_of(f, "one", dt, 1, &one));
+		TRY(fn_bin(f, OP_Add, "one_t_decay", one, d, -1, &d));
+		TRY(fn_bin(f, OP_Div, "rate", rr, d, -1, &rate));
+	} else if (n->op == OP_Adam) {
+		/* rate = T > 0 ? R sqrt(1 - beta^T) / (1 - alpha^T) : R */
+		int tf, pa, pb, sa, sb, adj, one;
+		TRY(fn_cast(f, "t_float", n->in[1], dt, -1, &tf));
+		TRY(fn_bin(f, OP_Pow, "alpha_t", ca, tf, -1, &pa));
+		TRY(fn_bin(f, OP_Pow, "beta_t", cb, tf, -1, &pb));
+		TRY(fn_const_of(f, "one", dt, 1, &one));
+		TRY(fn_bin(f, OP_Sub, "one_minus_alpha_t", one, pa, -1, &sa));
+		TRY(fn_bin(f, OP_Sub, "one_minus_beta_t", one, pb, -1, &sb));
+		TRY(fn_add(f, OP_Sqrt, "sqrt_one_minus_beta_t", 1, &sb, -1, &sb));
+		TRY(fn_bin(f, OP_Mul, "r_sqrt", rr, sb, -1, &adj));
+		TRY(fn_bin(f, OP_Div, "r_adjusted", adj, sa, -1, &adj));
+		TRY(fn_if_started(f, "rate", adj, rr, &rate));
+	}
+	for (i = 0; i < m; i++) {
+		int X = n->in[2 + i], G = n->in[2 + m + i], g, a, b, v, h;
+		int ox = n->out[i], o1 = n->out[m + i], o2 = per == 4 ? n->out[2 * m + i] : -1;
+#define W(s) (snprintf(w, sizeof w, "%s%d", s, i + 1), w)
+		/* G_regularized = norm_coefficient X + G */
+		TRY(fn_bin(f, OP_Mul, W("norm_x"), cn, X, -1, &a));
+		TRY(fn_bin(f, OP_Add, W("g_reg"), a, G, -1, &g));
+		switch (n->op) {
+		case OP_Adagrad:
+			/* H_new = H + g g; X_new = X - rate g / (sqrt(H_new) + eps) */
+			h = n->in[2 + 2 * m + i];
+			TRY(fn_bin(f, OP_Mul, W("g_sq"), g, g, -1, &a));
+			TRY(fn_bin(f, OP_Add, W("h_new"), h, a, o1, &h));
+			TRY(fn_add(f, OP_Sqrt, W("h_sqrt"), 1, &h, -1, &a));
+			TRY(fn_bin(f, OP_Add, W("h_adaptive"), a, ce, -1, &a));
+			TRY(fn_bin(f, OP_Div, W("step_dir"), g, a, -1, &a));
+			TRY(fn_bin(f, OP_Mul, W("step"), rate, a, -1, &a));
+			TRY(fn_bin(f, OP_Sub, W("x_new"), X, a, ox, &a));
+			break;
+		case OP_Momentum: {
+			/* V_new = alpha V + (T > 0 ? beta : 1) g */
+			int one, bt;
+			v = n->in[2 + 2 * m + i];
+			TRY(fn_const_of(f, W("one"), dt, 1, &one));
+			TRY(fn_if_started(f, W("beta_adjusted"), cb, one, &bt));
+			TRY(fn_bin(f, OP_Mul, W("alpha_v"), ca, v, -1, &a));
+			TRY(fn_bin(f, OP_Mul, W("beta_g"), bt, g, -1, &b));
+			TRY(fn_bin(f, OP_Add, W("v_new"), a, b, o1, &v));
+			if (!strcmp(mode, "nesterov")) {
+				/* X_new = X - R (g + alpha V_new) */
+				TRY(fn_bin(f, OP_Mul, W("alpha_v_new"), ca, v, -1, &a));
+				TRY(fn_bin(f, OP_Add, W("dir"), g, a, -1, &v));
+			}
+			TRY(fn_bin(f, OP_Mul, W("step"), rr, v, -1, &a));
+			TRY(fn_bin(f, OP_Sub, W("x_new"), X, a, ox, &a));
+			break;
+		}
+		case OP_Adam: {
+			/* V_new = alpha V + (1-alpha) g; H_new = beta H + (1-beta) g g;
+			 * X_new = X - rate V_new / (sqrt(H_new) + eps), then times
+			 * (1 - norm_coefficient_post) */
+			double post = attr_float(n, "norm_coefficient_post", 0);
+			v = n->in[2 + 2 * m + i];
+			h = n->in[2 + 3 * m + i];
+			TRY(fn_bin(f, OP_Mul, W("alpha_v"), ca, v, -1, &a));
+			TRY(fn_bin(f, OP_Mul, W("g_part"), c1a, g, -1, &b));
+			TRY(fn_bin(f, OP_Add, W("v_new"), a, b, o1, &v));
+			TRY(fn_bin(f, OP_Mul, W("beta_h"), cb, h, -1, &a));
+			TRY(fn_bin(f, OP_Mul, W("g_sq"), g, g, -1, &b));
+			TRY(fn_bin(f, OP_Mul, W("g_sq_part"), c1b, b, -1, &b));
+			TRY(fn_bin(f, OP_Add, W("h_new"), a, b, o2, &h));
+			TRY(fn_add(f, OP_Sqrt, W("h_sqrt"), 1, &h, -1, &a));
+			TRY(fn_bin(f, OP_Add, W("h_adaptive"), a, ce, -1, &a));
+			TRY(fn_bin(f, OP_Div, W("step_dir"), v, a, -1, &a));
+			TRY(fn_bin(f, OP_Mul, W("step"), rate, a, -1, &a));
+			if (post == 0) {
+				TRY(fn_bin(f, OP_Sub, W("x_new"), X, a, ox, &a));
+			} else {
+				int cp;
+				TRY(fn_bin(f, OP_Sub, W("x_step"), X, a, -1, &a));
+				TRY(fn_const_of(f, W("post"), dt, 1 - post, &cp));
+				TRY(fn_bin(f, OP_Mul, W("x_new"), a, cp, ox, &a));
+			}
+			break;
+		}
+		}
+#undef W
+	}
+	return BURN_OK;
+}
+
+static int expand_binarizer(Fn *f)
+{
+	const Value *x;
+	int thr, gt, one, zero, in[3];
+
+	TRY(fn_in(f, 0, &x));
+	if (!dtype_is_float(x->dtype) && !dtype_is_int(x->dtype))
+		return burn_fail(f->c, BURN_ERR_UNSUPPORTED, "input '%s' is %s: a "
+		                 "number type expected", x->name, dtype_name(x->dtype));
+	TRY(fn_const_of(f, "threshold", x->dtype == DT_F64 ? DT_F64 : DT_F32,
+	                attr_float(f->n, "threshold", 0), &thr));
+	TRY(fn_cast(f, "threshold_cast", thr, x->dtype, -1, &thr));
+	TRY(fn_bin(f, OP_Greater, "above", f->n->in[0], thr, -1, &gt));
+	TRY(fn_const_of(f, "one", DT_F32, 1, &one));
+	TRY(fn_cast(f, "one_cast", one, x->dtype, -1, &one));
+	TRY(fn_const_of(f, "zero", DT_F32, 0, &zero));
+	TRY(fn_cast(f, "zero_cast", zero, x->dtype, -1, &zero));
+	in[0] = gt, in[1] = one, in[2] = zero;
+	return fn_add(f, OP_Where, "y", 3, in, f->n->out[0], &gt);
+}
+
+static int expand_feature_extractor(Fn *f)
+{
+	const Value *x, *y;
+	int idx, out, in[2];
+
+	TRY(fn_in(f, 0, &x));
+	TRY(fn_in(f, 1, &y));
+	if (x->rank < 1 || !dtype_is_int(y->dtype))
+		return burn_fail(f->c, BURN_ERR_SHAPE, "X must have a rank, the "
+		                 "indices ('%s') be integers", y->name);
+	in[1] = f->n->in[1];
+	if (y->rank != 1) {     /* the indices, flattened */
+		int64_t flat = value_numel(y), one = 1;
+		in[0] = f->n->in[1];
+		TRY(cf_const_i64(f->c, f->g, f->n->name, "indices_shape", 1, &one, &flat,
+		                 &in[1]));
+		TRY(fn_add(f, OP_Reshape, "indices", 2, in, -1, &in[1]));
+	}
+	in[0] = f->n->in[0];
+	TRY(fn_node(f, OP_Gather, "gather", 2, in, f->n->out[0], &idx, &out));
+	TRY(fn_attr_i(f, idx, "axis", x->rank - 1));
+	return fn_place(f, idx);
+}
+
+/* ---- Compress ------------------------------------------------------------ */
+
+static int expand_compress(Fn *f)
+{
+	const Value *x, *cv;
+	const Attr *ax = node_attr(f->n, "axis");
+	int64_t len, axis = ax ? ax->i : 0, cnt = 0, *pos;
+	int src = f->n->in[0], idx, iv, in[2], rc;
+
+	TRY(fn_in(f, 0, &x));
+	TRY(fn_in(f, 1, &cv));
+	if (!cv->data)
+		return burn_fail(f->c, BURN_ERR_UNSUPPORTED, "the condition ('%s') must "
+		                 "be a constant (the output's shape depends on it)",
+		                 cv->name);
+	if (cv->rank != 1)
+		return burn_fail(f->c, BURN_ERR_SHAPE, "the condition ('%s') must be 1-D, "
+		                 "is rank %d", cv->name, cv->rank);
+	if (ax) {
+		if (axis < -x->rank || axis >= x->rank)
+			return burn_fail(f->c, BURN_ERR_INVALID, "axis %lld is out of range "
+			                 "for rank %d", (long long)axis, x->rank);
+		if (axis < 0)
+			axis += x->rank;
+		len = x->dim[axis];
+	} else {
+		int64_t flat = value_numel(x);
+		TRY(cf_const_i64(f->c, f->g, f->n->name, "flat_shape", 1,
+		                 &(int64_t){ 1 }, &flat, &in[1]));
+		in[0] = src;
+		TRY(fn_add(f, OP_Reshape, "flat", 2, in, -1, &src));
+		len = flat;
+	}
+	if (!(pos = malloc(sizeof *pos * (size_t)(cv->dim[0] + 1))))
+		return nomem(f->c);
+	for (int64_t i = 0; i < cv->dim[0]; i++) {
+		if (!value_get_i(cv, i))
+			continue;
+		if (i >= len) {
+			free(pos);
+			return burn_fail(f->c, BURN_ERR_INVALID, "the condition ('%s') "
+			                 "selects position %lld of an axis of %lld",
+			                 cv->name, (long long)i, (long long)len);
+		}
+		pos[cnt++] = i;
+	}
+	rc = cf_const_i64(f->c, f->g, f->n->name, "positions", 1, &cnt, pos, &iv);
+	free(pos);
+	TRY(rc);
+	in[0] = src;
+	in[1] = iv;
+	TRY(fn_node(f, OP_Gather, "gather", 2, in, f->n->out[0], &idx, &iv));
+	TRY(fn_attr_i(f, idx, "axis", ax ? axis : 0));
+	return fn_place(f, idx);
+}
+
+/* ---- constants: the windows and MelWeightMatrix -------------------------- */
+
+/* The most elements a computed constant may have (8 bytes each). */
+#define FN_MAX_ELEMS (1 << 24)
+
+/* Input k, which must be a constant scalar; *v its value as a double. */
+static int fn_scalar(Fn *f, int k, const char *what, double *v)
+{
+	const Value *x;
+
+	TRY(fn_in(f, k, &x));
+	if (!x->data)
+		return burn_fail(f->c, BURN_ERR_UNSUPPORTED, "the %s ('%s') must be a "
+		                 "constant (the output's shape and values depend on it)",
+		                 what, x->name);
+	if (value_numel(x) != 1)
+		return burn_fail(f->c, BURN_ERR_INVALID, "the %s ('%s') must be a "
+		                 "scalar", what, x->name);
+	*v = value_get_f(x, 0);
+	return BURN_OK;
+}
+
+/* An integer count from input k, 0 .. max (min 1 when positive is set). */
+static int fn_count(Fn *f, int k, const char *what, int positive, int64_t max,
+                    int64_t *out)
+{
+	const Value *x;
+	double v;
+
+	TRY(fn_scalar(f, k, what, &v));
+	x = NIN(f->g, f->n, k);
+	if (!dtype_is_int(x->dtype))
+		return burn_fail(f->c, BURN_ERR_INVALID, "the %s ('%s') is %s: an "
+		                 "integer expected", what, x->name, dtype_name(x->dtype));
+	if (v < positive || v > (double)max)
+		return burn_fail(f->c, BURN_ERR_INVALID, "the %s is %.17g: %d .. %lld "
+		                 "expected", what, v, positive, (long long)max);
+	*out = (int64_t)v;
+	return BURN_OK;
+}
+
+/* Output 0 = Cast(the f64 constant t of shape dim) to output_datatype
+ * (default f32); t is copied. */
+static int fn_emit_f64(Fn *f, int rank, const int64_t *dim, const double *t)
+{
+	int64_t to = attr_int(f->n, "output_datatype", DT_F32);
+	int v = fn_value(f, "values", -1), idx, y;
+
+	if (!dtype_supported((int)to) || dtype_cast_only((int)to) || to == DT_BOOL)
+		return burn_fail(f->c, BURN_ERR_UNSUPPORTED, "output_datatype %lld is "
+		                 "not a numeric type burncc computes in", (long long)to);
+	if (v < 0)
+		return nomem(f->c);
+	TRY(graph_set_const(f->c, f->g, v, DT_F64, rank, dim, t));
+	TRY(fn_node(f, OP_Cast, "cast", 1, &v, f->n->out[0], &idx, &y));
+	TRY(fn_attr_i(f, idx, "to", to));
+	return fn_place(f, idx);
+}
+
+/* w[i] = a0 - a1 cos(2 pi i / d) + a2 cos(4 pi i / d), d = N (periodic,
+ * the default) or N - 1 (symmetric). */
+static int expand_window(Fn *f, double a0, double a1, double a2)
+{
+	int64_t N, d;
+	double *w;
+	int rc;
+
+	TRY(fn_count(f, 0, "size", 0, FN_MAX_ELEMS, &N));
+	d = attr_int(f->n, "periodic", 1) ? N : N - 1;
+	if (!(w = malloc(sizeof *w * (size_t)(N + 1))))
+		return nomem(f->c);
+	for (int64_t i = 0; i < N; i++) {
+		double t = d > 0 ? 2 * M_PI * (double)i / (double)d : 0;
+		w[i] = a0 - a1 * cos(t) + a2 * cos(2 * t);
+	}
+	rc = fn_emit_f64(f, 1, &N, w);
+	free(w);
+	return rc;
+}
+
+static double hz_to_mel(double hz) { return 2595 * log10(1 + hz / 700); }
+static double mel_to_hz(double mel) { return 700 * (pow(10, mel / 2595) - 1); }
+
+/*
+ * MelWeightMatrix: num_mel_bins + 2 points evenly spaced in mel between
+ * the edges (the step is the span over num_mel_bins + 2, as the
+ * reference has it), each mapped to spectrogram bin floor((dft_length + 1)
+ * hz / sample_rate); mel bin i is the triangle rising from point i to
+ * point i+1 and falling to point i+2.  A point outside the dft_length/2 + 1
+ * bins is an error (the reference would index out of range).
+ */
+static int expand_mel(Fn *f)
+{
+	int64_t M, L, S, nb, dim[2], *pt;
+	double lo, hi, step, *w;
+	int rc = BURN_OK;
+
+	TRY(fn_count(f, 0, "num_mel_bins", 1, FN_MAX_ELEMS, &M));
+	TRY(fn_count(f, 1, "dft_length", 1, FN_MAX_ELEMS, &L));
+	TRY(fn_count(f, 2, "sample_rate", 1, INT32_MAX, &S));
+	TRY(fn_scalar(f, 3, "lower_edge_hertz", &lo));
+	TRY(fn_scalar(f, 4, "upper_edge_hertz", &hi));
+	if (!(lo >= 0) || !(hi >= lo) || !isfinite(hi))
+		return burn_fail(f->c, BURN_ERR_INVALID, "the edges %g Hz .. %g Hz: "
+		                 "0 <= lower <= upper expected", lo, hi);
+	nb = L / 2 + 1;
+	if (nb * M > FN_MAX_ELEMS)
+		return burn_fail(f->c, BURN_ERR_LIMIT, "a matrix of %lld x %lld is more "
+		                 "than %d elements", (long long)nb, (long long)M,
+		                 FN_MAX_ELEMS);
+	if (!(pt = malloc(sizeof *pt * (size_t)(M + 2))))
+		return nomem(f->c);
+	step = (hz_to_mel(hi) - hz_to_mel(lo)) / (double)(M + 2);
+	for (int64_t i = 0; i < M + 2; i++) {
+		double b = floor((double)(L + 1) *
+		                 mel_to_hz((double)i * step + hz_to_mel(lo)) / (double)S);
+		if (!(b >= 0 && b < (double)nb)) {
+			free(pt);
+			return burn_fail(f->c, BURN_ERR_INVALID, "mel point %lld falls in "
+			                 "spectrogram bin %g, outside the %lld bins of "
+			                 "dft_length %lld (upper_edge_hertz %g above half "
+			                 "the sample rate %lld?)", (long long)i, b,
+			                 (long long)nb, (long long)L, hi, (long long)S);
+		}
+		pt[i] = (int64_t)b;
+	}
+	if (!(w = calloc((size_t)(nb * M), sizeof *w))) {
+		free(pt);
+		return nomem(f->c);
+	}
+	for (int64_t i = 0; i < M; i++) {
+		int64_t l = pt[i], c = pt[i + 1], h = pt[i + 2];
+		if (c == l)
+			w[c * M + i] = 1;
+		for (int64_t j = l; c > l && j <= c; j++)
+			w[j * M + i] = (double)(j - l) / (double)(c - l);
+		for (int64_t j = c; j < h; j++)
+			w[j * M + i] = (double)(h - j) / (double)(h - c);
+	}
+	dim[0] = nb;
+	dim[1] = M;
+	rc = fn_emit_f64(f, 2, dim, w);
+	free(w);
+	free(pt);
+	return rc;
+}
+
+int func_expand(Ctx *c, Graph *g, const Node *n, const Node *src,
+                InferBudget *left)
+{
+	Fn f = { c, g, n, src, left };
 
 	switch (n->op) {
 	case OP_CausalConvWithState: return expand_causal_conv(&f);
+	case OP_Compress:       return expand_compress(&f);
+	case OP_Adagrad:
+	case OP_Momentum:
+	case OP_Adam:           return expand_optimizer(&f);
+	case OP_Binarizer:      return expand_binarizer(&f);
+	case OP_ArrayFeatureExtractor: return expand_feature_extractor(&f);
+	case OP_FlexAttention:  return expand_flex_attention(&f);
+	case OP_HannWindow:     return expand_window(&f, 0.5, 0.5, 0);
+	case OP_HammingWindow:  return expand_window(&f, 25.0 / 46, 21.0 / 46, 0);
+	case OP_BlackmanWindow: return expand_window(&f, 0.42, 0.5, 0.08);
+	case OP_MelWeightMatrix: return expand_mel(&f);
 	}
 	return burn_fail(c, BURN_ERR_INTERNAL, "node '%s': not a function op", n->name);
 }

@@ -1,5 +1,6 @@
 /*
- * ops_resize.c - resampling ops: Resize, Upsample, CenterCropPad, Col2Im.
+ * ops_resize.c - resampling ops: Resize, Upsample, CenterCropPad, Col2Im,
+ * GridSample, AffineGrid (at the end).
  *
  * Resize is separable: along each resized axis, output coordinate o reads
  * K input elements (taps) with weights that depend only on o.  Since the
@@ -964,6 +965,100 @@ int lower_gridsample(Lower *lw, Node *n)
 	}
 	kb_store(&kb, by, index_linear(&kb, r, vars, yst), kb_cast(&kb, edt(y->dtype), sum));
 	loops_close(&kb, r);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- AffineGrid ------------------------------------------------------------ */
+
+/*
+ * AffineGrid(theta [N, 2, 3] or [N, 3, 4], size = (N, C, H, W) or (N, C,
+ * D, H, W)): grid[n, (d,) h, w, i] = sum_j theta[n, i, j] base_j +
+ * theta[n, i, last], base = (x_w, y_h(, z_d)), each coordinate in [-1, 1]:
+ * -1 + k 2/(S-1) with align_corners (-1 for S = 1), else -1 + (2k+1)/S
+ * (pixel centres), in f64 as the reference's arange, rounded once.
+ */
+static int affine_shape(Ctx *c, Graph *g, Node *n, int *ns, int64_t *sz)
+{
+	const Value *t = in_opt(g, n, 0), *s;
+	char ts[160];
+
+	if (!t)
+		return burn_fail(c, BURN_ERR_INVALID, "input theta is required");
+	TRY(need_const(c, g, n, 1, &s));
+	if (s->rank != 1 || (s->dim[0] != 4 && s->dim[0] != 5) || !dtype_is_int(s->dtype))
+		return burn_fail(c, BURN_ERR_SHAPE, "size ('%s') must hold 4 or 5 "
+		                 "integers (N, C, (D,) H, W)", s->name);
+	*ns = (int)s->dim[0] - 2;
+	for (int i = 0; i < s->dim[0]; i++) {
+		sz[i] = value_get_i(s, i);
+		if (sz[i] < 0 || sz[i] > INT32_MAX)
+			return burn_fail(c, BURN_ERR_INVALID, "size[%d] is %lld: 0 .. %d "
+			                 "expected", i, (long long)sz[i], INT32_MAX);
+	}
+	if (!dtype_is_float(t->dtype) || t->rank != 3 || t->dim[0] != sz[0] ||
+	    t->dim[1] != *ns || t->dim[2] != *ns + 1)
+		return burn_fail(c, BURN_ERR_SHAPE, "theta '%s' is %s: float "
+		                 "[%lld,%d,%d] expected", t->name,
+		                 value_type_str(t, ts, sizeof ts), (long long)sz[0],
+		                 *ns, *ns + 1);
+	return BURN_OK;
+}
+
+int infer_affine_grid(Ctx *c, Graph *g, Node *n)
+{
+	int64_t sz[5], dim[5];
+	int ns;
+
+	TRY(affine_shape(c, g, n, &ns, sz));
+	dim[0] = sz[0];
+	for (int i = 0; i < ns; i++)
+		dim[1 + i] = sz[2 + i];
+	dim[1 + ns] = ns;
+	set_out(NOUT(g, n, 0), in_opt(g, n, 0)->dtype, ns + 2, dim);
+	return BURN_OK;
+}
+
+int lower_affine_grid(Lower *lw, Node *n)
+{
+	const Value *o = NOUT(lw->g, n, 0);
+	int64_t sz[5], os[5];
+	int ns, align = attr_int(n, "align_corners", 0) != 0, vars[5], bt, bo, ct;
+	KRef base[3], tb, ob, acc;
+	KB kb;
+
+	TRY(affine_shape(lw->ctx, lw->g, n, &ns, sz));
+	ct = edt(o->dtype);
+	shape_strides(ns + 1, o->dim, os);   /* (n, (d,) h, w) over the last dim */
+	for (int i = 0; i <= ns; i++)
+		os[i] *= ns;
+	lower_begin(lw, &kb, n);
+	bt = lower_in(lw, &kb, n, 0);
+	bo = lower_out(lw, &kb, n, 0);
+	loops_open(&kb, ns + 1, o->dim, vars);
+	/* base[j]: the coordinate along spatial axis ns-1-j (x is the last) */
+	for (int j = 0; j < ns; j++) {
+		int64_t S = sz[2 + ns - 1 - j];
+		KRef k = kb_cast(&kb, DT_F64, kb_get(&kb, vars[ns - j]));
+		double step = align ? (S > 1 ? 2.0 / (double)(S - 1) : 0) : 2.0 / (double)S;
+		double start = align ? -1 : -1 + 1.0 / (double)S;
+		base[j] = kb_bin(&kb, KO_ADD, dconst(&kb, start),
+		                 kb_bin(&kb, KO_MUL, k, dconst(&kb, step)));
+	}
+	ob = index_linear(&kb, ns + 1, vars, os);
+	tb = kb_bin(&kb, KO_MUL, kb_get(&kb, vars[0]), kb_idx(&kb, ns * (ns + 1)));
+	for (int i = 0; i < ns; i++) {
+		KRef row = kb_bin(&kb, KO_ADD, tb, kb_idx(&kb, i * (ns + 1)));
+		acc = kb_cast(&kb, DT_F64, kb_load(&kb, bt, kb_bin(&kb, KO_ADD, row, kb_idx(&kb, ns))));
+		for (int j = 0; j < ns; j++)
+			acc = kb_bin(&kb, KO_ADD, acc,
+			             kb_bin(&kb, KO_MUL, kb_cast(&kb, DT_F64,
+			                                         kb_load(&kb, bt, kb_bin(&kb, KO_ADD, row,
+			                                                                 kb_idx(&kb, j)))),
+			                    base[j]));
+		kb_store(&kb, bo, kb_bin(&kb, KO_ADD, ob, kb_idx(&kb, i)), kb_cast(&kb, ct, acc));
+	}
+	loops_close(&kb, ns + 1);
 	lower_end(lw, &kb);
 	return BURN_OK;
 }

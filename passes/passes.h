@@ -69,8 +69,14 @@ int cf_const_i64(Ctx *c, Graph *g, const char *prefix, const char *name,
 int seq_expand(Ctx *c, Graph *g, const Node *n, InferBudget *left);
 /* Function op n (OC_FUNC) expanded into the ops it is made of, added to
  * g, inferred and folded, the last ones defining n's outputs
- * (passes/ops_func.c). */
-int func_expand(Ctx *c, Graph *g, const Node *n, InferBudget *left);
+ * (passes/ops_func.c); src is the node as written (n's copy, in a loop
+ * body, has no graph attributes). */
+int func_expand(Ctx *c, Graph *g, const Node *n, const Node *src,
+                InferBudget *left);
+/* Subgraph sub (an attribute of node at) copied into g as control flow's
+ * bodies are, its inputs bound to in[], out[] its outputs' values. */
+int cf_inline(Ctx *c, Graph *g, const Node *at, const Graph *sub, const int *in,
+              const char *prefix, int *out, InferBudget *left);
 /* Value dst becomes the list (VK_SEQ) of the n values e[], of dtype dt. */
 int seq_make(Ctx *c, Graph *g, int dst, const int *e, int n, int dt);
 /* Identity of a sequence or an optional: its output the same list. */

@@ -875,6 +875,79 @@ case("stft_step.onnx", stft(0, 8), "node 'stft' (STFT): frame_step 0: positive e
 case("stft_frame_long.onnx", stft(4, 32), "the frame length 32 is longer than the signal (16)")
 case("stft_frame_negative.onnx", stft(4, -3), "the frame length -3: 1 .. 16777216 expected")
 
+
+
+def one_node(op, ins, inputs, inits, opset=17, domain=None, outs=("y",), **kw):
+    opsets = [helper.make_opsetid("", opset)]
+    if domain:
+        opsets.append(helper.make_opsetid(domain, 1))
+    g = helper.make_graph([helper.make_node(op, ins, list(outs), name="n", domain=domain,
+                                            **kw)],
+                          "g", inputs, [vi(o, F, None) for o in outs], initializer=inits)
+    return helper.make_model(g, opset_imports=opsets, producer_name="burncc-malformed")
+
+
+def i32_init(name, v):
+    return numpy_helper.from_array(np.array(v, dtype=np.int32), name)
+
+
+case("window_negative.onnx", one_node("HannWindow", ["s"], [], [i32_init("s", -4)]),
+     "node 'n' (HannWindow): the size is -4: 0 .. 16777216 expected")
+case("window_huge.onnx", one_node("BlackmanWindow", ["s"], [], [i64_init("s", 1 << 40)]),
+     "the size is 1099511627776: 0 .. 16777216 expected")
+case("window_runtime.onnx", one_node("HammingWindow", ["s"], [vi("s", i64, [])], []),
+     "the size ('s') must be a constant")
+case("mel_nyquist.onnx",
+     one_node("MelWeightMatrix", ["m", "l", "r", "lo", "hi"], [],
+              [i32_init("m", 8), i32_init("l", 16), i32_init("r", 8192),
+               numpy_helper.from_array(np.array(0, np.float32), "lo"),
+               numpy_helper.from_array(np.array(16000, np.float32), "hi")]),
+     "outside the 9 bins of dft_length 16")
+case("compress_beyond.onnx",
+     one_node("Compress", ["x", "c"], [vi("x", F, [2, 3])],
+              [numpy_helper.from_array(np.array([0, 0, 0, 1], bool), "c")], axis=1),
+     "node 'n' (Compress): the condition ('c') selects position 3 of an axis of 3")
+case("compress_runtime.onnx",
+     one_node("Compress", ["x", "c"], [vi("x", F, [2, 3]), vi("c", B, [3])], [], axis=1),
+     "the condition ('c') must be a constant")
+case("affine_grid_size.onnx",
+     one_node("AffineGrid", ["t", "s"], [vi("t", F, [1, 2, 3])], [i64_init("s", [1, 1, -5, 4])],
+              opset=20),
+     "node 'n' (AffineGrid): size[2] is -5")
+case("affine_grid_theta.onnx",
+     one_node("AffineGrid", ["t", "s"], [vi("t", F, [1, 3, 4])], [i64_init("s", [1, 1, 5, 4])],
+              opset=20),
+     "theta 't' is f32[1,3,4]: float [1,2,3] expected")
+case("flex_heads.onnx",
+     one_node("FlexAttention", ["q", "k", "v"],
+              [vi("q", F, [1, 3, 4, 8]), vi("k", F, [1, 2, 4, 8]), vi("v", F, [1, 2, 4, 8])],
+              [], opset=26, domain="ai.onnx.preview"),
+     "node 'n' (FlexAttention): Q f32[1,3,4,8], K f32[1,2,4,8]")
+case("flex_default_domain.onnx",
+     one_node("FlexAttention", ["q", "k", "v"],
+              [vi("q", F, [1, 2, 4, 8]), vi("k", F, [1, 2, 4, 8]), vi("v", F, [1, 2, 4, 8])],
+              [], opset=26),
+     "op 'FlexAttention' is in domain 'ai.onnx.preview', not the default one")
+case("adam_inputs.onnx",
+     helper.make_model(helper.make_graph(
+         [helper.make_node("Adam", ["r", "t", "x", "g", "v", "h", "x"], ["x1", "v1", "h1"],
+                           name="n", domain="ai.onnx.preview.training")],
+         "g", [vi("r", F, []), vi("t", i64, []), vi("x", F, [2]), vi("g", F, [2]),
+               vi("v", F, [2]), vi("h", F, [2])],
+         [vi(o, F, None) for o in ("x1", "v1", "h1")]),
+         opset_imports=[helper.make_opsetid("ai.onnx.preview.training", 1)]),
+     "node 'n' (Adam): 7 inputs and 3 outputs: R, T and N tensors of each of the 4 kinds")
+case("momentum_mode.onnx",
+     helper.make_model(helper.make_graph(
+         [helper.make_node("Momentum", ["r", "t", "x", "g", "v"], ["x1", "v1"], name="n",
+                           domain="ai.onnx.preview.training", mode="heavy", alpha=0.9,
+                           beta=0.1, norm_coefficient=0.0)],
+         "g", [vi("r", F, []), vi("t", i64, []), vi("x", F, [2]), vi("g", F, [2]),
+               vi("v", F, [2])],
+         [vi(o, F, None) for o in ("x1", "v1")]),
+         opset_imports=[helper.make_opsetid("ai.onnx.preview.training", 1)]),
+     "mode 'heavy': standard or nesterov expected")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
