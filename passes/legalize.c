@@ -1568,7 +1568,34 @@ erf64(L *l, KRef x)
  * within 5/8 of the true one at this size.  A step lowers r's exponent by
  * M - 3 or leaves r below B: 43 steps cover f64's 2097 binades, 14
  * f32's 276.  Selects, no branches: the kernel stays one straight line.
+ *
+ * Without an f64 fma (KCaps.no_fma_f64: freestanding C, wasm) the f64
+ * steps are narrower so that the product needs none: W = 28 in place of
+ * M, so q < 2^26, and Bk = bh + bl with bh its top 26 significant bits
+ * (the low 27 bits of its fraction masked off) and bl the rest (27 bits).
+ * q bh and q bl are then exact (at most 52 and 53 bits, and multiples of
+ * 2^-1074 where Bk is subnormal); r - q bh is exact (Sterbenz: q bh is
+ * within a factor two of r, since q is the quotient's floor or one off);
+ * so (r - q bh) - q bl is the exact r - q Bk rounded once: fma's value.
+ * q bh cannot overflow: a q one above the quotient's floor comes from a
+ * division that rounded up, so q Bk - r <= r 2^-53 <= 2^971 and q Bk <=
+ * 2^1024, and q bh, at most 52 bits, is q Bk less q bl >= ulp(Bk) q, or
+ * q Bk itself.  A step lowers r's exponent by 25: 84 steps.
  */
+
+/* -q Bk + r, as kb_fma does, for q < 2^26 an integer, Bk and r >= 0 with
+ * r within Bk of q Bk (above): exact without an fma (split products). */
+static KRef
+fms_split(L *l, KRef q, KRef Bk, KRef r)
+{
+	KB *kb = &l->kb;
+	KRef bh, bl;
+
+	bh = kb_un(kb, KO_FROMBITS, bin(l, KO_BAND, kb_un(kb, KO_BITS, Bk),
+	                                ci(l, DT_U64, (int64_t)(~UINT64_C(0) << 27))));
+	bl = bin(l, KO_SUB, Bk, bh);
+	return bin(l, KO_SUB, bin(l, KO_SUB, r, bin(l, KO_MUL, q, bh)), bin(l, KO_MUL, q, bl));
+}
 
 /* floor(log2 v) for finite v > 0 (an integer of type it), subnormals
  * scaled into the normals first */
@@ -1600,6 +1627,7 @@ fmodx(L *l, KRef a, KRef b)
 	KB *kb = &l->kb;
 	int dt = dt_of(l, a), d64 = dt == DT_F64, M = d64 ? 52 : 23, bias = d64 ? 1023 : 127;
 	int it = d64 ? DT_I64 : DT_I32, S = d64 ? 64 : 32, steps = d64 ? 43 : 14;
+	int split = d64 && l->caps && l->caps->no_fma_f64, W = split ? 28 : M;
 	KRef A = kb_un(kb, KO_ABS, a), B = kb_un(kb, KO_ABS, b), r = A;
 	KRef sub, Bs, eb, kadj, bad, z = ci(l, it, 0);
 
@@ -1609,20 +1637,22 @@ fmodx(L *l, KRef a, KRef b)
 	Bs = sel(l, sub, bin(l, KO_MUL, B, cf(l, dt, d64 ? 0x1p64 : 0x1p32)), B);
 	kadj = sel(l, sub, ci(l, it, S), z);
 	eb = expo_of(l, B, it, M, bias);
+	if (split)
+		steps = 84;
 	for (int i = 0; i < steps; i++) {
 		KRef k, kk, k1, Bk, q, r0, rn;
 
-		k = bin(l, KO_SUB, bin(l, KO_SUB, expo_of(l, r, it, M, bias), eb), ci(l, it, M - 3));
+		k = bin(l, KO_SUB, bin(l, KO_SUB, expo_of(l, r, it, M, bias), eb), ci(l, it, W - 3));
 		k = sel(l, bin(l, KO_LT, k, z), z, k);
 		kk = bin(l, KO_SUB, k, kadj);      /* B 2^k = Bs 2^kk, kk >= -S */
 		k1 = sel(l, bin(l, KO_LT, kk, z), kk, bin(l, KO_SHRM, kk, ci(l, it, 1)));
 		Bk = bin(l, KO_MUL, bin(l, KO_MUL, Bs, pow2_of(l, k1, it, M, bias)),
 		         pow2_of(l, bin(l, KO_SUB, kk, k1), it, M, bias));
 		q = kb_un(kb, KO_FLOOR, bin(l, KO_DIV, r, Bk));
-		r0 = kb_fma(kb, kb_un(kb, KO_NEG, q), Bk, r);
+		r0 = split ? fms_split(l, q, Bk, r) : kb_fma(kb, kb_un(kb, KO_NEG, q), Bk, r);
 		q = sel(l, bin(l, KO_LT, r0, cf(l, dt, 0)), bin(l, KO_SUB, q, cf(l, dt, 1)),
 		        sel(l, bin(l, KO_GE, r0, Bk), bin(l, KO_ADD, q, cf(l, dt, 1)), q));
-		rn = kb_fma(kb, kb_un(kb, KO_NEG, q), Bk, r);
+		rn = split ? fms_split(l, q, Bk, r) : kb_fma(kb, kb_un(kb, KO_NEG, q), Bk, r);
 		r = sel(l, bin(l, KO_GE, r, B), rn, r);
 	}
 	/* NaN for a NaN, an infinite a or b = 0; a for an infinite b (r stayed

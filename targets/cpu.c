@@ -44,7 +44,7 @@ const Target target_cpu_free = {
 	.about = "any CPU through freestanding C99: no libc, no libm",
 	CPU_COMMON,
 	.threads = 0,
-	.ops = { .libm = 0, .libm_f64 = 0 },
+	.ops = { .libm = 0, .libm_f64 = 0, .no_fma_f64 = 1 },
 };
 
 const Target *target_default(void)

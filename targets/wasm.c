@@ -26,7 +26,7 @@ const Target target_wasm = {
 	.threads = 0,
 	.subgroup = 1,
 	.index_bits = 64,
-	.ops = { .libm = 0, .libm_f64 = 0 },
+	.ops = { .libm = 0, .libm_f64 = 0, .no_fma_f64 = 1 },
 	.tune = {
 		.gemm_mr = 4, .gemm_nr = 16,
 		.gemm_nr_max = 64, .gemm_nr_step = 8,
