@@ -4,7 +4,8 @@
 # (tests/wasm/test.html) and run on test_data_set_0's inputs; every output
 # is compared in the page with the expected one, within burncc check's
 # tolerance.  The page posts its result to tests/wasm/serve.py, a
-# one-shot HTTP server on 127.0.0.1.
+# one-shot HTTP server on 127.0.0.1.  With lenet among the models, the
+# draw-a-digit page (examples/web) too (tests/wasm/digit.sh).
 #
 #   run.sh BURNCC PBRAW MODELS WORKDIR MODEL...
 #
@@ -80,6 +81,7 @@ if [ $st -ne 0 ]; then
 	tail -20 "$w/chromium.log"
 	exit 1
 fi
+rc=0
 tail -1 "$w/serve.log" | "$py" -c '
 import json, sys
 r = json.load(sys.stdin)
@@ -89,4 +91,9 @@ for m in r["results"]:
     print(json.dumps(m))
     bad += not m["ok"]
 print("%d passed, %d failed" % (len(r["results"]) - bad, bad))
-sys.exit(1 if bad or not r["results"] else 0)'
+sys.exit(1 if bad or not r["results"] else 0)' || rc=1
+# the draw-a-digit page (examples/web) on lenet, when lenet is tested
+for m in "$@"; do
+	[ "$m" != lenet ] || "$here/digit.sh" "$burncc" "$models" "$w/digit" "$cc" "$browser" "$py" || rc=1
+done
+exit $rc
