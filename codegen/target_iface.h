@@ -34,6 +34,8 @@ typedef struct ModuleOpts {
 	FILE *blob;              /* NULL, or the weights as a binary blob go
 	                          * here (target c only: EmitC.blob) */
 	const char *blob_name;   /* the blob's file name, without folder */
+	const char *version;     /* burncc's version for the header, or NULL */
+	const char *model_sha256;/* the model file's SHA-256 (hex), or NULL */
 } ModuleOpts;
 
 typedef struct Backend {

@@ -448,6 +448,33 @@ static void out_free(OutFile *o)
 	free(o->dest);
 }
 
+/* The SHA-256 of the file at path in hex (65 bytes), for the header's
+ * PREFIX_MODEL_SHA256; "" if it cannot be read (the header then has none). */
+static void file_sha256(const char *path, char *hex)
+{
+	static const char dig[] = "0123456789abcdef";
+	unsigned char buf[1 << 16], h[32];
+	FILE *f = fopen(path, "rb");
+	BurnSha256 s;
+	size_t n;
+
+	hex[0] = 0;
+	if (!f)
+		return;
+	burn_sha256_init(&s);
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		burn_sha256_update(&s, buf, n);
+	if (!ferror(f)) {
+		burn_sha256_final(&s, h);
+		for (int i = 0; i < 32; i++) {
+			hex[2 * i] = dig[h[i] >> 4];
+			hex[2 * i + 1] = dig[h[i] & 15];
+		}
+		hex[64] = 0;
+	}
+	fclose(f);
+}
+
 /* The blob's path for -o OUT: OUT with .c replaced by .weights.bin (or
  * that appended), or `given` (--weights-file). */
 static char *blob_path(const char *out, const char *given)
@@ -476,6 +503,7 @@ static int emit_to_files(Ctx *c, Compiled *m, const Backend *be, const char *out
 	OutFile of[3] = { { 0 }, { 0 }, { 0 } };
 	int n = blob ? 3 : 2;
 	const char *hbase, *bbase = NULL;
+	char sha[65];
 	ModuleOpts o;
 	int rc = BURN_OK;
 
@@ -516,6 +544,9 @@ static int emit_to_files(Ctx *c, Compiled *m, const Backend *be, const char *out
 		o.source = model;
 		o.blob = blob ? of[2].f : NULL;
 		o.blob_name = bbase;
+		o.version = BURNCC_VERSION;
+		file_sha256(model, sha);
+		o.model_sha256 = sha[0] ? sha : NULL;
 		rc = be->emit_module(c, m, &o, of[0].f, of[1].f);
 	}
 	for (int i = 0; i < n && !rc; i++)
@@ -552,7 +583,7 @@ static int emit_to_files(Ctx *c, Compiled *m, const Backend *be, const char *out
 static int emit_c_stdout(Ctx *c, Compiled *m, const Backend *be, const char *prefix,
                          const char *model)
 {
-	char hname[160];
+	char hname[160], sha[65];
 	ModuleOpts o;
 
 	snprintf(hname, sizeof hname, "%s.h", prefix);
@@ -561,6 +592,9 @@ static int emit_c_stdout(Ctx *c, Compiled *m, const Backend *be, const char *pre
 	o.source = model;
 	o.blob = NULL;
 	o.blob_name = NULL;
+	o.version = BURNCC_VERSION;
+	file_sha256(model, sha);
+	o.model_sha256 = sha[0] ? sha : NULL;
 	return be->emit_module(c, m, &o, stdout, stdout);
 }
 

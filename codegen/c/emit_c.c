@@ -707,7 +707,22 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan, const KProgram 
 		fprintf(h, "#define %s_ERR_WEIGHTS 4\n"
 		        "#define %s_WEIGHTS_BYTES %lld\n#define %s_WEIGHTS_ALIGN %d\n",
 		        up, up, (long long)blob_bytes, up, BURN_ARENA_ALIGN);
-	fputc('\n', h);
+	fprintf(h, "\n/* The generated API's version (its calling conventions; a burncc\n"
+	        " * that changes them raises it)%s%s. */\n#define %s_API_VERSION 1\n",
+	        o->version ? ", the burncc that wrote it" : "",
+	        o->model_sha256 ? " and the model file's SHA-256" : "", up);
+	if (o->version) {
+		fprintf(h, "#define %s_BURNCC_VERSION ", up);
+		put_string(h, o->version);
+		fputc('\n', h);
+	}
+	if (o->model_sha256) {
+		fprintf(h, "#define %s_MODEL_SHA256 ", up);
+		put_string(h, o->model_sha256);
+		fputc('\n', h);
+	}
+	fprintf(h, "/* What a status the functions return means, e.g. \"the arena is NULL\n"
+	        " * or misaligned\"; never NULL. */\nconst char *%s_strerror(int status);\n\n", P);
 	TRY(size_macros(c, g, up, in_id, out_id, h));
 	stack_doc(h, p, up);
 	fprintf(h,
@@ -1003,6 +1018,18 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	if (rc)
 		goto done;
 
+	fprintf(fc, "const char *%s_strerror(int status)\n{\n\tswitch (status) {\n"
+	        "\tcase %s_OK: return \"ok\";\n"
+	        "\tcase %s_ERR_ARG: return \"a NULL input or output\";\n"
+	        "\tcase %s_ERR_ARENA: return \"the arena is NULL or misaligned\";\n",
+	        P, up, up, up);
+	if (dyn)
+		fprintf(fc, "\tcase %s_ERR_DIM: return \"a dim is negative or a size would "
+		        "pass 2^63 bytes\";\n", up);
+	if (o->blob)
+		fprintf(fc, "\tcase %s_ERR_WEIGHTS: return \"the weights are NULL, misaligned "
+		        "or not this module's blob\";\n", up);
+	fprintf(fc, "\tdefault: return \"unknown status\";\n\t}\n}\n\n");
 	emit_info(fc, g, P, up, "inputs", g->in, g->nin);
 	emit_info(fc, g, P, up, "outputs", g->out, g->nout);
 

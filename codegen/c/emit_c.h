@@ -4,8 +4,9 @@
  * The module is two files: NAME.h (the API, documented inside) and NAME.c
  * (weights as const data, one static function per kernel, the run
  * function).  Exported symbols all start with `prefix`: PREFIX_run,
- * PREFIX_run_v, PREFIX_inputs, PREFIX_outputs, PREFIX_tensor_info and the
- * PREFIX_* macros (upper case).  The C is C99, uses no malloc and no
+ * PREFIX_run_v, PREFIX_inputs, PREFIX_outputs, PREFIX_strerror,
+ * PREFIX_tensor_info, with a blob PREFIX_weights_check (and PREFIX_weights
+ * under PREFIX_WEIGHTS_INCBIN), and the PREFIX_* macros (upper case).  The C is C99, uses no malloc and no
  * writable globals, and compiles warning-free with -Wall -Wextra.
  *
  * Names from the model appear only escaped for their place (comments,
@@ -40,6 +41,10 @@ typedef struct EmitC {
 	const char *blob_name;   /* the blob's file name as the .c's .incbin
 	                          * names it (no folder: reproducible); with
 	                          * blob */
+	const char *version;     /* NULL, or burncc's version: the header's
+	                          * PREFIX_BURNCC_VERSION */
+	const char *model_sha256;/* NULL, or the model file's SHA-256 in hex:
+	                          * PREFIX_MODEL_SHA256 */
 } EmitC;
 
 /* Write the module.  BURN_ERR_INVALID if prefix is not a C identifier of

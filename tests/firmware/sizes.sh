@@ -7,12 +7,17 @@
 #      -Wall -Wextra -Werror, checks every macro against the run-time
 #      tables (PREFIX_inputs[i].bytes, the product of .dims) and runs lenet
 #      on those buffers;
-#   2. lenet.c built with -DLENET_WEIGHTS_SECTION='".extflash"': the
+#   2. the version macros, the model's SHA-256 and PREFIX_strerror: the
+#      version is burncc --version's, the hash sha256sum's, each status
+#      has its message (a blob build's ERR_WEIGHTS and a dynamic build's
+#      ERR_DIM too), an unknown one "unknown status";
+#   3. lenet.c built with -DLENET_WEIGHTS_SECTION='".extflash"': the
 #      object has a .extflash section holding the weights (at least
 #      weights_bytes of --stats, all that left .rodata), and none without
 #      the define.
 set -eu
 burncc=$1 models=$2 w=$3
+here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$w" && mkdir -p "$w" && cd "$w"
 "$burncc" "$models/lenet/model.onnx" -o lenet.c
 printf 'fn main(x: f32[2, 3], X: i64[4]) { [x * 2.0, X + 1] }\n' >dup.burn
@@ -66,6 +71,40 @@ cc $flags -c dup.c -o dup.o
 cc $flags prog.c lenet.o dup.o -lm -o prog
 ./prog || { echo "FAIL: a size macro differs from the run-time tables"; exit 1; }
 echo "ok: size macros in a -std=c99 -pedantic -Werror program"
+# the version, the model's hash, the status messages
+ver=$("$burncc" --version | sed -n '1s/^burncc //p')
+sum=$(sha256sum "$models/lenet/model.onnx" | cut -d' ' -f1)
+"$burncc" "$models/lenet/model.onnx" --weights=blob --name blob -o blob.c
+"$burncc" "$here/../dynamic/batch/model.onnx" --dynamic-dim N --name dyn -o dyn.c
+cat >ver.c <<'C'
+#include <stdio.h>
+#include <string.h>
+#include "lenet.h"
+#include "blob.h"
+#include "dyn.h"
+typedef char api_ok[LENET_API_VERSION >= 1 ? 1 : -1];
+int main(int argc, char **argv)
+{
+	int ok = argc == 3;
+	ok &= !strcmp(LENET_BURNCC_VERSION, argv[1]);
+	ok &= !strcmp(LENET_MODEL_SHA256, argv[2]) && !strcmp(BLOB_MODEL_SHA256, argv[2]);
+	ok &= !strcmp(lenet_strerror(LENET_OK), "ok");
+	ok &= !strcmp(lenet_strerror(LENET_ERR_ARG), "a NULL input or output");
+	ok &= !strcmp(lenet_strerror(LENET_ERR_ARENA), "the arena is NULL or misaligned");
+	ok &= !strcmp(lenet_strerror(4), "unknown status");
+	ok &= !strcmp(blob_strerror(BLOB_ERR_WEIGHTS),
+	              "the weights are NULL, misaligned or not this module's blob");
+	ok &= !strcmp(dyn_strerror(DYN_ERR_DIM), "a dim is negative or a size would pass 2^63 bytes");
+	ok &= !strcmp(dyn_strerror(-1), "unknown status");
+	printf("%s %s, %s\n", LENET_BURNCC_VERSION, LENET_MODEL_SHA256, lenet_strerror(LENET_ERR_ARENA));
+	return ok ? 0 : 1;
+}
+C
+cc $flags -c blob.c -o blob.o
+cc $flags -c dyn.c -o dyn.o
+cc $flags ver.c lenet.o blob.o dyn.o -lm -o ver
+./ver "$ver" "$sum" || { echo "FAIL: version, hash or a status message"; exit 1; }
+echo "ok: PREFIX_BURNCC_VERSION $ver, PREFIX_MODEL_SHA256 is sha256sum's, PREFIX_strerror"
 # the weights' section
 wb=$("$burncc" --stats "$models/lenet/model.onnx" | sed 's/.*"weights_bytes": \([0-9]*\).*/\1/')
 cc $flags -DLENET_WEIGHTS_SECTION='".extflash"' -c lenet.c -o lenet_ext.o

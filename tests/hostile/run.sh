@@ -9,8 +9,9 @@
 #      printable ASCII, and no "??" (a trigraph's start) anywhere;
 #   3. compiling the model from another folder gives byte-identical files
 #      (stable identifiers; the model's path is not in the text);
-#   4. the object file, with each compiler, defines exactly the four
-#      exported symbols hm_run, hm_run_v, hm_inputs, hm_outputs and has
+#   4. the object file, with each compiler, defines exactly the five
+#      exported symbols hm_run, hm_run_v, hm_inputs, hm_outputs,
+#      hm_strerror and has
 #      no writable data section or common symbol at all (an injected
 #      `int x = 42;`, even a static one, would be one);
 #   5. hm_inputs[i].name and hm_outputs[i].name are the model's names byte
@@ -66,7 +67,7 @@ int main(void)
 	return 0;
 }
 EOF
-printf 'hm_inputs\nhm_outputs\nhm_run\nhm_run_v\n' >"$tmp/want_syms"
+printf 'hm_inputs\nhm_outputs\nhm_run\nhm_run_v\nhm_strerror\n' >"$tmp/want_syms"
 
 # 1. results, with each compiler
 for cc in $ccs; do
