@@ -533,14 +533,14 @@ typedef struct Names {
 } Names;
 
 /* One line of the header's list of inputs or outputs. */
-static void list_value(FILE *h, const Value *v, const Plan *plan,
+static void list_value(FILE *h, const Value *v, const char *param, const Plan *plan,
                        const char *const *dimid)
 {
 	char dims[256];
 	int n;
 
 	dims_str(v, plan, dimid, dims, sizeof dims);
-	fprintf(h, " *     %-10s ", dtype_ctype(v->dtype));
+	fprintf(h, " *     %-12s %-10s ", param, dtype_ctype(v->dtype));
 	n = put_comment(h, v->name);
 	fprintf(h, "%*s %s %s\n", n < 24 ? 24 - n : 0, "", dtype_name(v->dtype), dims);
 }
@@ -684,12 +684,13 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan, const KProgram 
 		  " * (first bytes) or is misaligned gives %s_ERR_WEIGHTS;\n"
 		  " * %s_weights_check also checks its size and every byte (a hash).\n"
 		  " *\n", P, o->blob_name, up, up, P, up, P, up, P);
-	fprintf(h, " * Inputs (C type, ONNX name, shape):\n");
+	fprintf(h, " * Inputs (the parameter, its C type, the ONNX name, shape): the\n"
+	        " * parameters are C identifiers made from the ONNX names.\n");
 	for (int i = 0; i < g->nin; i++)
-		list_value(h, GV(g, g->in[i]), plan, dim_id);
+		list_value(h, GV(g, g->in[i]), in_id[i], plan, dim_id);
 	fprintf(h, " * Outputs:\n");
 	for (int i = 0; i < g->nout; i++)
-		list_value(h, GV(g, g->out[i]), plan, dim_id);
+		list_value(h, GV(g, g->out[i]), out_id[i], plan, dim_id);
 	fprintf(h, " */\n#ifndef %s_H_\n#define %s_H_\n\n%s#include <stdint.h>\n\n"
 	        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", up, up,
 	        o->blob ? "#include <stddef.h>\n" : "");
