@@ -118,6 +118,47 @@ loop(KB *kb, const char *name, int64_t n, int flags)
 }
 
 /*
+ * The batch loop of a kernel whose scratch (im2col's columns, B's panels)
+ * is reused image by image, in S slices that can go to threads, each with
+ * its own scratch (slice s at s * the scratch of one):
+ *
+ *   for s < S (parallel): for n in [s*N/S, (s+1)*N/S): ...
+ *
+ * S = tune.thread_slots on a target with threads (at most N, and fewer
+ * where S copies of `scratch` bytes would pass 64 MB), else 1: then only
+ * the serial n loop.  The arithmetic per image is the same whatever S:
+ * the threads change no result.  Returns n; *slice is s (0 when S = 1).
+ */
+static int64_t
+batch_slices(const Lower *lw, int64_t N, int64_t scratch)
+{
+	int64_t S = target_or_default(lw->target)->threads != 0 ? tune(lw)->thread_slots : 1;
+
+	if (S > N)
+		S = N;
+	while (S > 1 && S * scratch > ((int64_t)64 << 20))
+		S /= 2;
+	return S > 1 ? S : 1;
+}
+
+static KRef
+batch_loop(KB *kb, int64_t N, int64_t S, KRef *slice)
+{
+	KRef s, lo, hi;
+
+	if (S <= 1) {
+		*slice = I(kb, 0);
+		return loop(kb, "n", N, 0);
+	}
+	*slice = s = loop(kb, "s", S, KF_PARALLEL);
+	if (S == N)
+		return s;
+	lo = kb_bin(kb, KO_DIV, mul(kb, s, I(kb, N)), I(kb, S));
+	hi = kb_bin(kb, KO_DIV, mul(kb, add(kb, s, I(kb, 1)), I(kb, N)), I(kb, S));
+	return kb_get(kb, kb_for(kb, "n", lo, hi, 0));
+}
+
+/*
  * A vector-friendly loop over q in [lo, hi), in two passes that the caller
  * fills with the same body:
  *
@@ -315,6 +356,9 @@ typedef struct GT {
 	                     * (the full ones read strided) */
 	int hasbr;          /* the last panel's tiles read br, not b */
 	Mat br;
+	int64_t slices;     /* bpack's panels: this many copies (batch_loop's
+	                     * slices, 0 or 1: one), slice `slice` used */
+	KRef slice;
 } GT;
 
 static KRef
@@ -544,14 +588,14 @@ gemm_bpack(const Lower *lw, int64_t M, int64_t N)
 }
 
 /* The panel copy of a strided B that gemm_blocked makes at run time
- * (packed layout: Mat; the last panel last wide, 0: N % nr) into pb, of
- * t->dt. */
+ * (packed layout: Mat; the last panel last wide, 0: N % nr) into pb at
+ * offset base (0: none), of t->dt. */
 static void
-gemm_pack_b(KB *kb, const GT *t, int pb, int64_t last, int only_rest)
+gemm_pack_b(KB *kb, const GT *t, int pb, KRef base, int64_t last, int only_rest)
 {
 	int64_t nf = t->N / t->nr, nr = t->N % t->nr;
 	int d = kb->depth;
-	KRef j, k, c;
+	KRef j, k, c, at;
 
 	for (int rest = only_rest; rest < 2; rest++) {
 		int64_t w = rest ? (last ? last : nr) : t->nr;
@@ -560,15 +604,15 @@ gemm_pack_b(KB *kb, const GT *t, int pb, int64_t last, int only_rest)
 		j = rest ? I(kb, nf * t->nr) : mul(kb, loop(kb, "j0", nf, KF_PARALLEL), I(kb, t->nr));
 		k = loop(kb, "k", t->K, KF_PARALLEL);
 		c = loop(kb, "c", rest ? nr : w, KF_PARALLEL);
-		kb_store(kb, pb, add(kb, only_rest ? I(kb, 0) : mul(kb, j, I(kb, t->K)),
-		                     madd(kb, c, k, w)),
+		at = only_rest ? I(kb, 0) : mul(kb, j, I(kb, t->K));
+		kb_store(kb, pb, add(kb, base ? add(kb, base, at) : at, madd(kb, c, k, w)),
 		         mat_at(kb, t->dt, &t->b, k, add(kb, j, c)));
 		close_to(kb, d);
 		if (rest && last) {   /* the padding columns */
 			k = loop(kb, "k", t->K, KF_PARALLEL);
 			c = kb_get(kb, kb_for(kb, "c", I(kb, nr), I(kb, last), KF_PARALLEL));
-			kb_store(kb, pb, add(kb, only_rest ? I(kb, 0) : mul(kb, j, I(kb, t->K)),
-			                     madd(kb, c, k, w)),
+			at = only_rest ? I(kb, 0) : mul(kb, j, I(kb, t->K));
+			kb_store(kb, pb, add(kb, base ? add(kb, base, at) : at, madd(kb, c, k, w)),
 			         cnum(kb, t->dt, 0));
 			close_to(kb, d);
 		}
@@ -607,20 +651,24 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 	mr = t->M % MR;
 	t->acc = kb_buf(kb, t->dt, MR * NR, -1, KS_LOCAL, KA_RW);
 	if (t->bpack == 1 && !t->b.pan) {
-		int64_t last = gemm_last(lw, t->N, t->nr);
-		int64_t dim[2] = { t->K, t->N / t->nr * t->nr + (last ? last : t->N % t->nr) };
+		int64_t last = gemm_last(lw, t->N, t->nr), S = t->slices > 1 ? t->slices : 1;
+		int64_t dim[2] = { S * t->K, t->N / t->nr * t->nr + (last ? last : t->N % t->nr) };
 		int pb = lower_bind(lw, kb, lower_temp(lw, t->dt, 2, dim), KA_RW);
-		gemm_pack_b(kb, t, pb, last, 0);
-		t->b = (Mat){ pb, I(kb, 0), 0, 0, 1, last };
+		KRef base = S > 1 ? mul(kb, t->slice, I(kb, t->K * dim[1])) : 0;
+		gemm_pack_b(kb, t, pb, base, last, 0);
+		t->b = (Mat){ pb, base ? base : I(kb, 0), 0, 0, 1, last };
 	} else if (t->bpack == 2 && !t->b.pan && t->N % t->nr) {
 		/* the last panel alone, K x last: its tile reads it as panel
 		 * nf of a packed B (offset back by nf*nr*K) */
 		int64_t last = gemm_last(lw, t->N, t->nr), nf0 = t->N / t->nr * t->nr;
-		int64_t dim[2] = { t->K, last ? last : t->N % t->nr };
+		int64_t S = t->slices > 1 ? t->slices : 1;
+		int64_t dim[2] = { S * t->K, last ? last : t->N % t->nr };
 		int pb = lower_bind(lw, kb, lower_temp(lw, t->dt, 2, dim), KA_RW);
-		gemm_pack_b(kb, t, pb, last, 1);
+		KRef base = S > 1 ? mul(kb, t->slice, I(kb, t->K * dim[1])) : 0;
+		gemm_pack_b(kb, t, pb, base, last, 1);
 		t->hasbr = 1;
-		t->br = (Mat){ pb, I(kb, -nf0 * t->K), 0, 0, 1, last };
+		t->br = (Mat){ pb, base ? add(kb, base, I(kb, -nf0 * t->K)) : I(kb, -nf0 * t->K),
+		               0, 0, 1, last };
 	}
 	nf = t->N / t->nr;
 	nrest = t->N % t->nr;
@@ -1815,7 +1863,7 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
  * 55 x 55 planes):
  *
  *   kernel 1: for n: xp[n] = the padded phase planes of X[n]
- *   kernel 2: for n: y2[n] (M x OH*Ws) = W (M x K, panels packed at
+ *   kernel 2: for n (parallel): y2[n] (M x OH*Ws) = W (M x K, panels packed at
  *             compile time) * B + bias, B[k, q] = xp[n][tab[k] + q]
  *   kernel 3: Y = y2 without the dropped columns; the fused epilogue
  *
@@ -1925,7 +1973,10 @@ lower_conv_igemm(Lower *lw, Node *n, CV *cv)
 	by2 = lower_bind(lw, &kb, y2, KA_WRITE);
 	btab = lower_bind(lw, &kb, tv, KA_READ);
 	d0 = kb.depth;
-	vn = loop(&kb, "n", cv->N, 0);
+	/* the images share nothing (no B panels: the tiles read the planes),
+	 * so a batch goes to threads image by image; one image, by blocks of
+	 * rows (gemm_blocked's i0, outermost then) */
+	vn = loop(&kb, "n", cv->N, KF_PARALLEL);
 	memset(&t, 0, sizeof t);
 	t.dt = DT_F32;
 	t.M = cv->M;
@@ -2253,7 +2304,7 @@ infer_convt(Ctx *c, Graph *g, Node *n)
  * in one kernel (the transpose of lower_conv_gemm; the input gradient of a
  * Conv is one, and the direct scatter below runs it at a few GFLOP/s):
  *
- *   for n:
+ *   for s (parallel), n in slice s (batch_loop):
  *     col[(m*KH + kh)*KW + kw, p] = sum_c W[c, m, kh, kw] X[n, c, p]
  *         (K = M*KH*KW rows, P = H*W columns: W^T (K x C) * X[n] (C x P),
  *         blocked by gemm_blocked; W^T is W read with exchanged strides)
@@ -2265,7 +2316,9 @@ infer_convt(Ctx *c, Graph *g, Node *n)
  *
  * The taps of one output row are added in (kh, kw) order, each row by the
  * iteration that owns it (no race between threads).  col (K x P, one
- * image) is scratch in the arena.  Chosen by the same im2col step as Conv.
+ * image) is scratch in the arena, one per slice of the batch (batch_loop:
+ * the slices go to threads, each image's rows stay in one).  Chosen by
+ * the same im2col step as Conv.
  */
 static int
 lower_convt_gemm(Lower *lw, Node *n, CV *cv)
@@ -2273,10 +2326,10 @@ lower_convt_gemm(Lower *lw, Node *n, CV *cv)
 	Win *w = &cv->w;
 	int64_t KH = w->k[0], KW = w->k[1], H = w->in[0], W = w->in[1];
 	int64_t OH = w->out[0], OW = w->out[1], P = H * W, K = cv->M * KH * KW;
-	int64_t cdim[2] = { K, P };
+	int64_t S = batch_slices(lw, cv->N, 2 * K * P * 4), cdim[2] = { S * K, P };
 	int col = lower_temp(lw, DT_F32, 2, cdim);
 	int bx, bc, bw, bb = -1, by, d0, dn, drow, lanes;
-	KRef vn, vm, voh, vkh, vkw, th, ih, yrow, crow, off, qlo, qhi, q;
+	KRef vn, vs, cbase, vm, voh, vkh, vkw, th, ih, yrow, crow, off, qlo, qhi, q;
 	GT t;
 	KB kb;
 
@@ -2289,7 +2342,9 @@ lower_convt_gemm(Lower *lw, Node *n, CV *cv)
 	by = lower_out(lw, &kb, n, 0);
 	bc = lower_bind(lw, &kb, col, KA_RW);
 	d0 = kb.depth;
-	vn = loop(&kb, "n", cv->N, 0);   /* col is reused image by image */
+	/* col is reused image by image: one per slice of the batch */
+	vn = batch_loop(&kb, cv->N, S, &vs);
+	cbase = S > 1 ? mul(&kb, vs, I(&kb, K * P)) : I(&kb, 0);
 	dn = kb.depth;
 
 	/* col = W^T * X[n] */
@@ -2303,8 +2358,10 @@ lower_convt_gemm(Lower *lw, Node *n, CV *cv)
 	t.c = (Mat){ -1, I(&kb, 0), 0, 0 };
 	t.alpha = t.beta = 1;
 	t.y = bc;
-	t.yoff = I(&kb, 0);
-	t.bpack = gemm_bpack(lw, K, P);   /* per image: the n loop is serial */
+	t.yoff = cbase;
+	t.bpack = gemm_bpack(lw, K, P);   /* per image, in the slice's panels */
+	t.slices = S;
+	t.slice = vs;
 	gemm_blocked(lw, &kb, n, &t);
 	close_to(&kb, dn);
 
@@ -2334,6 +2391,8 @@ lower_convt_gemm(Lower *lw, Node *n, CV *cv)
 	vkw = loop(&kb, "kw", KW, 0);
 	crow = add(&kb, mul(&kb, madd(&kb, madd(&kb, vkw, vkh, KW), vm, KH * KW), I(&kb, P)),
 	           mul(&kb, ih, I(&kb, W)));
+	if (S > 1)
+		crow = add(&kb, cbase, crow);
 	off = kb_bin(&kb, KO_SUB, mul(&kb, vkw, I(&kb, w->d[1])), I(&kb, w->pb[1]));
 	win_span(&kb, off, w->s[1], OW, W, &qlo, &qhi);
 	lanes = step1(lw, &kb, KST_VEC, W);

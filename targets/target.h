@@ -54,6 +54,11 @@ typedef struct TargetTune {
 	int64_t thread_min_work; /* a loop nest is split across threads only if
 	                          * it runs at least this many innermost
 	                          * iterations (waking threads costs ~µs) */
+	int thread_slots;        /* a batch loop whose scratch (im2col's
+	                          * columns) is reused image by image runs as
+	                          * this many slices, each with its own scratch,
+	                          * so the slices can go to threads (0 or 1:
+	                          * one slice, serial; only where threads != 0) */
 	int block_threads;       /* GPU: threads per block of a mapped nest */
 	int64_t grid_blocks;     /* GPU: at most this many blocks; larger nests
 	                          * loop over the grid (grid-stride) */
@@ -68,7 +73,10 @@ typedef struct TargetTune {
  *  - gemm 8 rows x 32 floats = 8 x 4 AVX registers of accumulators, with
  *    room for the B row and the broadcast A value in 16 registers;
  *  - 65536 inner iterations before a loop goes to threads: well above the
- *    few microseconds a fork/join costs. */
+ *    few microseconds a fork/join costs;
+ *  - 8 scratch slices of a batch loop: even shares for 1, 2, 4 or 8
+ *    threads, 8 images' scratch at most (a 64-image CNN batch: 8 x 140
+ *    KB of im2col columns). */
 #define TARGET_TUNE_HOST_CPU { \
 	.gemm_mr = 8, .gemm_nr = 32, \
 	.gemm_nr_max = 128, .gemm_nr_step = 16, \
@@ -78,6 +86,7 @@ typedef struct TargetTune {
 	.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64, \
 	.im2col = 2, \
 	.thread_min_work = 65536, \
+	.thread_slots = 8, \
 }
 
 typedef struct Target {

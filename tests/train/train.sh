@@ -9,7 +9,8 @@
 #      update stays near 10%: a sign flip, a missing step);
 #   2. SGD with momentum, the same steps: at least 70%;
 #   3. determinism: the same seed twice gives byte-identical losses (hex
-#      floats), another seed different ones;
+#      floats), another seed different ones, and so do 1 and 2 threads
+#      (BURN_THREADS; the MLP and 20 steps of the CNN);
 #   4. checkpoints: 1 epoch, --save, --load, 1 more gives the losses of 2
 #      epochs straight, byte for byte;
 #   ($BURNCC_TRAIN_QUICK=1, the sanitizer build, where each compilation
@@ -67,6 +68,18 @@ cmp -s "$work/det1.loss" "$work/det2.loss" || bad "two runs with seed 3 differ: 
 head -60 "$work/adam.loss" | cmp -s - "$work/det1.loss" || bad "the first 60 losses of seed 3 differ between runs of 300 and 60 steps"
 run det4 --seed 4 --max-steps 60
 cmp -s "$work/det1.loss" "$work/det4.loss" && bad "seeds 3 and 4 gave the same losses"
+# threads split no sum: one and two threads give the same losses, the MLP
+# and the CNN (its convolutions' images in slices on threads)
+for m in mlp cnn; do
+	for t in 1 2; do
+		env BURN_THREADS=$t "$burncc" train "$src/examples/${m}_train.burn" --data "$data" \
+			--train-limit 1280 --test-limit 64 --epochs 1 --seed 3 --max-steps 20 \
+			--losses "$work/$m$t.loss" > "$work/$m$t.out" 2>&1 ||
+			bad "$m, $t thread(s): $(cat "$work/$m$t.out")"
+	done
+	cmp -s "$work/${m}1.loss" "$work/${m}2.loss" ||
+		bad "$m: 1 and 2 threads differ: $(diff "$work/${m}1.loss" "$work/${m}2.loss" | head -3)"
+done
 
 # checkpoints: 2 epochs straight = 1 epoch, --save, then --load and the
 # second: the same losses, byte for byte
