@@ -60,6 +60,42 @@ static const char prelude[] =
 "#else\n"
 "#define BURN_FMA(a, b, c) ((a) * (b) + (c))\n"
 "#endif\n"
+"\n"
+"#ifdef _OPENMP\n"
+"#include <omp.h>\n"
+"/* A threaded loop's record: runs left on one thread, and the pause (in\n"
+" * runs) after a loss.  A run whose team took longer, fork to join, than\n"
+" * the caller's share took times the team (one thread alone: a worker\n"
+" * whose core was busy came late, or the fork costs more than the loop)\n"
+" * pauses the team for 16 runs, twice as many after each further loss, up\n"
+" * to 4096; a win ends the pauses.  The threads split no sum: no result\n"
+" * depends on it. */\n"
+"typedef struct burn_omp_loop { int skip, pause; } burn_omp_loop;\n"
+"BURN_HELPER int burn_omp_team(burn_omp_loop *l)\n"
+"{\n"
+"\tint s;\n"
+"#pragma omp atomic read\n"
+"\ts = l->skip;\n"
+"\tif (s <= 0)\n"
+"\t\treturn omp_get_max_threads();\n"
+"#pragma omp atomic write\n"
+"\tl->skip = s - 1;\n"
+"\treturn 1;\n"
+"}\n"
+"BURN_HELPER void burn_omp_judge(burn_omp_loop *l, int team, double all, double mine)\n"
+"{\n"
+"\tint p;\n"
+"\tif (team < 2)\n"
+"\t\treturn;\n"
+"#pragma omp atomic read\n"
+"\tp = l->pause;\n"
+"\tp = all <= team * mine ? 0 : p < 16 ? 16 : p < 4096 ? 2 * p : 4096;\n"
+"#pragma omp atomic write\n"
+"\tl->pause = p;\n"
+"#pragma omp atomic write\n"
+"\tl->skip = p;\n"
+"}\n"
+"#endif\n"
 "#endif\n";
 
 void
@@ -269,10 +305,37 @@ typedef struct R {
 
 /*
  * Threads and FMA contraction are the schedule's (k->sched, made by
- * passes/schedule.c for the target): a loop it lists gets
- * `#pragma omp parallel for` with its private variables and local buffers
- * (inside #ifdef _OPENMP, so the file stays plain C99 and warning-free
- * without -fopenmp), and a store it marks prints as BURN_FMA.
+ * passes/schedule.c for the target): a loop it lists becomes an OpenMP
+ * parallel region with its private variables and local buffers, the loop
+ * shared out in equal static chunks (inside #ifdef _OPENMP, so the file
+ * stays plain C99 and warning-free without -fopenmp), and a store it
+ * marks prints as BURN_FMA.
+ *
+ * The region's team is the prelude's burn_omp_team: OpenMP's threads,
+ * except for a while after a run that lost to one thread.  An OpenMP fork
+ * (libgomp: the dock barrier) and join wait for every worker, and on a
+ * machine whose other cores are busy a worker may not run for
+ * milliseconds: two threads were then up to 50 times slower than one
+ * (docs/BENCHMARKS.md).  So each run is timed, the caller's share (its
+ * static chunk, ended by `nowait`) and the whole region, fork to join:
+ *
+ *   { static burn_omp_loop burn_l; int burn_nt = burn_omp_team(&burn_l);
+ *     if (burn_nt > 1) { double burn_t0 = omp_get_wtime(), burn_mine = 0;
+ *   #pragma omp parallel num_threads(burn_nt) private(...)
+ *       { double burn_s = omp_get_wtime();
+ *   #pragma omp for schedule(static) nowait
+ *         for (...) { ... }
+ *         if (omp_get_thread_num() == 0) burn_mine = omp_get_wtime() - burn_s;
+ *       }
+ *       burn_omp_judge(&burn_l, burn_nt, omp_get_wtime() - burn_t0, burn_mine);
+ *     } else
+ *       for (...) { ... }     (the loop as without OpenMP)
+ *   }
+ *
+ * The loop is printed twice: on one thread (OMP_NUM_THREADS=1, a paused
+ * loop) it runs as plain code, not as GCC's outlined region, which reads
+ * the buffers through a shared struct without their `restrict` and was
+ * 10% slower on SqueezeNet.
  */
 
 /* The schedule's thread entry for loop statement s, or NULL. */
@@ -1176,6 +1239,27 @@ accumulate(R *r, KRef s, KRef *prod)
 	return !hoisted(r, *prod);
 }
 
+static void block(R *r, KRef s, int ind);
+
+/* `for (v = a; v < b; ++v) { body }` at indent in. */
+static void
+for_loop(R *r, const KNode *n, int in)
+{
+	FILE *f = r->f;
+
+	tabs(f, in);
+	fprintf(f, "for (int64_t %s = ", r->vname[n->var]);
+	emit(r, n->a, 0);
+	fprintf(f, "; %s < ", r->vname[n->var]);
+	emit(r, n->b, P_SHIFT);
+	fprintf(f, "; ++%s) {\n", r->vname[n->var]);
+	r->inscope[n->var] = 1;
+	block(r, n->body, in + 1);
+	r->inscope[n->var] = 0;
+	tabs(f, in);
+	fputs("}\n", f);
+}
+
 static void
 block(R *r, KRef s, int ind)
 {
@@ -1196,7 +1280,12 @@ block(R *r, KRef s, int ind)
 				/* variables never read and buffers never used are
 				 * not declared, so not named */
 				int first = 1;
-				fputs("#ifdef _OPENMP\n#pragma omp parallel for", f);
+				fputs("#ifdef _OPENMP\n", f);
+				tabs(f, in);
+				fputs("{ static burn_omp_loop burn_l; int burn_nt = burn_omp_team(&burn_l);\n", f);
+				tabs(f, in);
+				fputs("if (burn_nt > 1) { double burn_t0 = omp_get_wtime(), burn_mine = 0;\n", f);
+				fputs("#pragma omp parallel num_threads(burn_nt)", f);
 				for (int i = 0; i < th->nvar; i++)
 					if (r->vread[th->var[i]]) {
 						fprintf(f, "%s%s", first ? " private(" : ", ",
@@ -1208,19 +1297,25 @@ block(R *r, KRef s, int ind)
 						fprintf(f, "%sb%d", first ? " private(" : ", ", th->buf[i]);
 						first = 0;
 					}
-				fputs(first ? "\n#endif\n" : ")\n#endif\n", f);
+				fputs(first ? "\n" : ")\n", f);
+				tabs(f, in);
+				fputs("{ double burn_s = omp_get_wtime();\n", f);
+				fputs("#pragma omp for schedule(static) nowait\n", f);
+				for_loop(r, n, in);
+				tabs(f, in);
+				fputs("if (omp_get_thread_num() == 0)\n", f);
+				tabs(f, in + 1);
+				fputs("burn_mine = omp_get_wtime() - burn_s;\n", f);
+				tabs(f, in);
+				fputs("}\n", f);
+				tabs(f, in);
+				fputs("burn_omp_judge(&burn_l, burn_nt, omp_get_wtime() - burn_t0, burn_mine);\n", f);
+				tabs(f, in);
+				fputs("} else\n#endif\n", f);
 			}
-			tabs(f, in);
-			fprintf(f, "for (int64_t %s = ", r->vname[n->var]);
-			emit(r, n->a, 0);
-			fprintf(f, "; %s < ", r->vname[n->var]);
-			emit(r, n->b, P_SHIFT);
-			fprintf(f, "; ++%s) {\n", r->vname[n->var]);
-			r->inscope[n->var] = 1;
-			block(r, n->body, in + 1);
-			r->inscope[n->var] = 0;
-			tabs(f, in);
-			fputs("}\n", f);
+			for_loop(r, n, in);
+			if (th)
+				fputs("#ifdef _OPENMP\n}\n#endif\n", f);
 			break;
 		}
 		case KS_IF:

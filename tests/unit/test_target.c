@@ -226,7 +226,15 @@ Test(target, threads_from_the_target)
 	cr_assert_eq(k->sched->threads[0].nvar, 1, "a is private");
 	cr_assert_str_eq(k->var[k->sched->threads[0].var[0]].name, "a");
 	s = render(&t, k);
-	cr_assert(strstr(s, "#pragma omp parallel for private("), "%s", s);
+	/* a region timed by burn_omp_judge, and the loop again after it as
+	 * plain code for one thread */
+	cr_assert(strstr(s, "#pragma omp parallel num_threads(burn_nt) private("), "%s", s);
+	cr_assert(strstr(s, "#pragma omp for schedule(static) nowait\n"), "%s", s);
+	cr_assert(strstr(s, "burn_omp_judge(&burn_l"), "%s", s);
+	{
+		const char *e = strstr(s, "} else\n#endif\n");
+		cr_assert(e && strstr(e, "for (int64_t"), "no serial copy of the loop: %s", s);
+	}
 	free(s);
 
 	more.tune.thread_min_work = 65537;
