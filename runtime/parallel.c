@@ -17,7 +17,9 @@
  *   worker   wakes on a new generation, copies the job, claims chunks
  *            until none is left, and sleeps again
  *
- * Chunks are claimed from one atomic word holding (generation << 32 |
+ * A loop is cut into up to BURN_CHUNKS_PER_THREAD chunks a thread, of equal
+ * size give or take one iteration.  Chunks are claimed from one atomic
+ * word holding (generation << 32 |
  * next chunk): a claim succeeds only for the generation the worker copied,
  * so a worker that wakes late cannot take a chunk of a later job with the
  * earlier job's function.  The caller runs chunks too, so a loop finishes
@@ -242,7 +244,7 @@ burn_parallel_for(BurnRangeFn fn, void *ctx, int64_t lo, int64_t hi)
 {
 	Pool *p = &pool;
 	uint64_t n;
-	int nt = burn_threads();
+	int nt = burn_threads(), nc;
 	Job j;
 
 	if (hi <= lo)
@@ -264,12 +266,16 @@ burn_parallel_for(BurnRangeFn fn, void *ctx, int64_t lo, int64_t hi)
 	p->fn = fn;
 	p->ctx = ctx;
 	p->lo = lo;
-	p->step = n / (uint64_t)nt;
-	p->extra = n % (uint64_t)nt;
-	p->nchunk = nt;
-	atomic_store(&p->pending, nt);
+	/* BURN_CHUNKS_PER_THREAD chunks a thread, where the loop has that many
+	 * iterations: a worker that loses its core holds up the caller for
+	 * one small chunk, not for half of the loop */
+	nc = n < (uint64_t)nt * BURN_CHUNKS_PER_THREAD ? (int)n : nt * BURN_CHUNKS_PER_THREAD;
+	p->step = n / (uint64_t)nc;
+	p->extra = n % (uint64_t)nc;
+	p->nchunk = nc;
+	atomic_store(&p->pending, nc);
 	atomic_store(&p->claim, (uint64_t)p->gen << 32);
-	j = (Job){ p->gen, fn, ctx, lo, p->step, p->extra, nt };
+	j = (Job){ p->gen, fn, ctx, lo, p->step, p->extra, nc };
 	atomic_store_explicit(&p->agen, p->gen, memory_order_release);
 	if (p->sleepers)
 		pthread_cond_broadcast(&p->go);

@@ -25,6 +25,12 @@
 
 typedef void (*BurnRangeFn)(void *ctx, int64_t lo, int64_t hi);
 
+/* A loop on T threads is cut into at most T * BURN_CHUNKS_PER_THREAD
+ * chunks of equal size give or take one iteration, claimed one at a time:
+ * whoever runs takes the chunks a descheduled worker has not, and a
+ * worker that loses its core holds up the caller for one small chunk. */
+#define BURN_CHUNKS_PER_THREAD 4
+
 void burn_parallel_for(BurnRangeFn fn, void *ctx, int64_t lo, int64_t hi);
 /* Threads a loop may use: $BURN_THREADS, else $OMP_NUM_THREADS (the C
  * target's OpenMP knob), else the CPUs online; 1 to 256. */

@@ -50,7 +50,7 @@ cover(int64_t lo, int64_t hi)
 		cr_assert_eq(atomic_load(&c.hit[i]), 1, "[%lld, %lld): iteration %lld ran %d times",
 		             (long long)lo, (long long)hi, (long long)(lo + i),
 		             atomic_load(&c.hit[i]));
-	cr_assert_leq(atomic_load(&c.chunks), burn_threads());
+	cr_assert_leq(atomic_load(&c.chunks), burn_threads() * BURN_CHUNKS_PER_THREAD);
 	others = atomic_load(&c.others);
 	free(c.hit);
 	return others;
