@@ -159,9 +159,10 @@ struct KCaps {
 	                             * lavapipe the fma form measured up to 15
 	                             * ulps off at |x| ~ 40-60) */
 	unsigned char no_fma_f64;   /* no f64 fma to render (freestanding C,
-	                             * wasm: no libm, no instruction): f64
-	                             * fmod's steps take 26-bit quotients and
-	                             * split products instead (legalize.c) */
+	                             * wasm: no libm, no instruction): an f64
+	                             * fma is emulated exactly (legalize.c,
+	                             * fma64_soft) and f64 fmod's steps take
+	                             * 26-bit quotients with split products */
 };
 
 /* What the interpreter and the C renderer compute by themselves: the f32

@@ -1276,6 +1276,67 @@ split64(L *l, KRef a, KRef *h, KRef *t)
 	*t = bin(l, KO_SUB, a, *h);
 }
 
+/*
+ * a b + c rounded once in f64 without an fma (KCaps.no_fma_f64:
+ * freestanding C, wasm): Boldo and Melquiond's emulation through rounding
+ * to odd.  a b = ph + pl exactly (Dekker), c + ph = sh + sl exactly
+ * (TwoSum), v = pl + sl rounded to odd (the sum rounded to nearest,
+ * moved one ulp toward the exact sum when it was inexact and came out
+ * even), and sh + v rounded to nearest is the correctly rounded a b + c.
+ * It holds without underflow or overflow: |a|, |b| < 2^995 (the split),
+ * |a b| >= 2^-969 (pl exact), |a b|, |c| < 2^1020 (no inf in the sums).
+ * Elsewhere, and for a b = 0 or non-finite operands, a b + c as two
+ * roundings: the f64 expansions that use an fma (sin, cos, tan, erf) feed
+ * it reduced arguments and coefficients, well inside the range.
+ */
+static KRef
+fma64_soft(L *l, KRef a, KRef b, KRef c)
+{
+	KB *kb = &l->kb;
+	KRef ph = bin(l, KO_MUL, a, b), aa = kb_un(kb, KO_ABS, a), ab = kb_un(kb, KO_ABS, b);
+	KRef aph = kb_un(kb, KO_ABS, ph), z = f64c(l, 0), ok, as, bs, ah, at, bh, bt;
+	KRef pl, sh, sl, bb, t, e, tb, one = ci(l, DT_U64, 1), toward, v;
+
+	ok = bin(l, KO_AND, bin(l, KO_AND, bin(l, KO_LT, aa, f64c(l, 0x1p995)),
+	                                   bin(l, KO_LT, ab, f64c(l, 0x1p995))),
+	         bin(l, KO_AND, bin(l, KO_AND, bin(l, KO_GE, aph, f64c(l, 0x1p-969)),
+	                                   bin(l, KO_LT, aph, f64c(l, 0x1p1020))),
+	             bin(l, KO_LT, kb_un(kb, KO_ABS, c), f64c(l, 0x1p1020))));
+	as = sel(l, ok, a, z);
+	bs = sel(l, ok, b, z);
+	split64(l, as, &ah, &at);
+	split64(l, bs, &bh, &bt);
+	ph = bin(l, KO_MUL, as, bs);
+	pl = bin(l, KO_ADD, bin(l, KO_ADD, bin(l, KO_ADD, bin(l, KO_SUB, bin(l, KO_MUL, ah, bh), ph),
+	                                    bin(l, KO_MUL, ah, bt)), bin(l, KO_MUL, at, bh)),
+	         bin(l, KO_MUL, at, bt));
+	sh = bin(l, KO_ADD, c, ph);
+	bb = bin(l, KO_SUB, sh, c);
+	sl = bin(l, KO_ADD, bin(l, KO_SUB, c, bin(l, KO_SUB, sh, bb)), bin(l, KO_SUB, ph, bb));
+	t = bin(l, KO_ADD, pl, sl);
+	bb = bin(l, KO_SUB, t, pl);
+	e = bin(l, KO_ADD, bin(l, KO_SUB, pl, bin(l, KO_SUB, t, bb)), bin(l, KO_SUB, sl, bb));
+	/* to odd: an inexact even t steps toward t + e, in magnitude up when
+	 * e has t's sign (the bits of a float grow with its magnitude) */
+	tb = kb_un(kb, KO_BITS, t);
+	toward = sel(l, bin(l, KO_XOR, bin(l, KO_LT, t, z), bin(l, KO_LT, e, z)),
+	             bin(l, KO_SUB, tb, one), bin(l, KO_ADD, tb, one));
+	v = sel(l, bin(l, KO_AND, bin(l, KO_NE, e, z),
+	               bin(l, KO_EQ, bin(l, KO_BAND, tb, one), ci(l, DT_U64, 0))),
+	        kb_un(kb, KO_FROMBITS, toward), t);
+	return sel(l, ok, bin(l, KO_ADD, sh, v), bin(l, KO_ADD, bin(l, KO_MUL, a, b), c));
+}
+
+/* a b + c rounded once: the target's fma, or for f64 where it has none
+ * (KCaps.no_fma_f64) fma64_soft */
+static KRef
+lfma(L *l, KRef a, KRef b, KRef c)
+{
+	if (dt_of(l, a) == DT_F64 && l->caps && l->caps->no_fma_f64)
+		return fma64_soft(l, a, b, c);
+	return kb_fma(&l->kb, a, b, c);
+}
+
 /* pow(a, b) = exp(b log|a|) with log|a| as hi + lo and b hi as an exact
  * product (Dekker: no fma in the kernel IR), so the argument of exp is good
  * to about |b| 2^-56 (absolute): within 1.5 + |b| / 8 ulps.  C's special
@@ -1449,9 +1510,9 @@ reduce_pio2_64(L *l, KRef x, KRef *q, KRef *rl)
 	fh = bin(l, KO_MUL, th, f64c(l, 0x1p-62));
 	fl = bin(l, KO_ADD, bin(l, KO_MUL, tl, f64c(l, 0x1p-62)),
 	         bin(l, KO_MUL, kb_cast(kb, DT_F64, Un), f64c(l, 0x1p-126)));
-	t = kb_fma(kb, fh, f64c(l, 6.123233995736766e-17), bin(l, KO_MUL, fl, f64c(l, 1.5707963267948966)));
-	r = kb_fma(kb, fh, f64c(l, 1.5707963267948966), t);
-	*rl = bin(l, KO_ADD, kb_fma(kb, fh, f64c(l, 1.5707963267948966), kb_un(kb, KO_NEG, r)), t);
+	t = lfma(l, fh, f64c(l, 6.123233995736766e-17), bin(l, KO_MUL, fl, f64c(l, 1.5707963267948966)));
+	r = lfma(l, fh, f64c(l, 1.5707963267948966), t);
+	*rl = bin(l, KO_ADD, lfma(l, fh, f64c(l, 1.5707963267948966), kb_un(kb, KO_NEG, r)), t);
 	r = sel(l, up, kb_un(kb, KO_NEG, r), r);
 	*rl = sel(l, up, kb_un(kb, KO_NEG, *rl), *rl);
 	*rl = sel(l, small, f64c(l, 0), *rl);
@@ -1473,13 +1534,13 @@ trig64(L *l, int op, KRef x)
 	KRef q, rl, r = reduce_pio2_64(l, x, &q, &rl), z, s, c, hz, w, tail;
 
 	z = bin(l, KO_MUL, r, r);
-	tail = kb_fma(kb, bin(l, KO_MUL, r, z), horner64(l, z, ps, 8),
-	              bin(l, KO_MUL, rl, kb_fma(kb, z, f64c(l, -0.5), f64c(l, 1))));
+	tail = lfma(l, bin(l, KO_MUL, r, z), horner64(l, z, ps, 8),
+	              bin(l, KO_MUL, rl, lfma(l, z, f64c(l, -0.5), f64c(l, 1))));
 	s = bin(l, KO_ADD, r, tail);
 	hz = bin(l, KO_MUL, f64c(l, 0.5), z);
 	w = bin(l, KO_SUB, f64c(l, 1), hz);
 	tail = bin(l, KO_SUB, bin(l, KO_SUB, f64c(l, 1), w), hz);
-	tail = bin(l, KO_ADD, tail, kb_fma(kb, bin(l, KO_MUL, z, z), horner64(l, z, pc, 8),
+	tail = bin(l, KO_ADD, tail, lfma(l, bin(l, KO_MUL, z, z), horner64(l, z, pc, 8),
 	                                   kb_un(kb, KO_NEG, bin(l, KO_MUL, r, rl))));
 	c = bin(l, KO_ADD, w, tail);
 	return trig_quadrant(l, op, x, kb_cast(kb, DT_I32, q), s, c, f64c(l, 0));
@@ -1526,9 +1587,9 @@ erf64(L *l, KRef x)
 	s2 = bin(l, KO_MUL, x, x);
 	Q = f64c(l, tay[0]);
 	for (int i = 1; i < nt - 1; i++)
-		Q = kb_fma(kb, Q, s2, f64c(l, tay[i]));
-	small = kb_fma(kb, x, f64c(l, tay[nt - 1]), bin(l, KO_MUL, x,
-	               kb_fma(kb, s2, Q, f64c(l, 1.5335459613165881e-17))));
+		Q = lfma(l, Q, s2, f64c(l, tay[i]));
+	small = lfma(l, x, f64c(l, tay[nt - 1]), bin(l, KO_MUL, x,
+	               lfma(l, s2, Q, f64c(l, 1.5335459613165881e-17))));
 	/* a clamped to [1, 6] (NaN to 1): the series' interval */
 	ac = sel(l, bin(l, KO_GT, a, f64c(l, 6)), f64c(l, 6),
 	         sel(l, bin(l, KO_GE, a, f64c(l, 0.875)), a, f64c(l, 0.875)));
@@ -1538,13 +1599,13 @@ erf64(L *l, KRef x)
 	b1 = f64c(l, ch[n - 1]);
 	b2 = f64c(l, 0);
 	for (int i = n - 2; i >= 1; i--) {
-		bt = bin(l, KO_ADD, kb_fma(kb, t2, b1, kb_un(kb, KO_NEG, b2)), f64c(l, ch[i]));
+		bt = bin(l, KO_ADD, lfma(l, t2, b1, kb_un(kb, KO_NEG, b2)), f64c(l, ch[i]));
 		b2 = b1;
 		b1 = bt;
 	}
-	F = bin(l, KO_ADD, kb_fma(kb, t, b1, kb_un(kb, KO_NEG, b2)), f64c(l, ch[0]));
+	F = bin(l, KO_ADD, lfma(l, t, b1, kb_un(kb, KO_NEG, b2)), f64c(l, ch[0]));
 	hi = bin(l, KO_MUL, ac, ac);
-	lo = kb_fma(kb, ac, ac, kb_un(kb, KO_NEG, hi));
+	lo = lfma(l, ac, ac, kb_un(kb, KO_NEG, hi));
 	y = bin(l, KO_SUB, f64c(l, 1), bin(l, KO_MUL, exp64x(l, kb_un(kb, KO_NEG, hi),
 	                                                     kb_un(kb, KO_NEG, lo)), F));
 	y = sel(l, bin(l, KO_GE, a, f64c(l, 6)), f64c(l, 1), y);
@@ -1649,10 +1710,10 @@ fmodx(L *l, KRef a, KRef b)
 		Bk = bin(l, KO_MUL, bin(l, KO_MUL, Bs, pow2_of(l, k1, it, M, bias)),
 		         pow2_of(l, bin(l, KO_SUB, kk, k1), it, M, bias));
 		q = kb_un(kb, KO_FLOOR, bin(l, KO_DIV, r, Bk));
-		r0 = split ? fms_split(l, q, Bk, r) : kb_fma(kb, kb_un(kb, KO_NEG, q), Bk, r);
+		r0 = split ? fms_split(l, q, Bk, r) : lfma(l, kb_un(kb, KO_NEG, q), Bk, r);
 		q = sel(l, bin(l, KO_LT, r0, cf(l, dt, 0)), bin(l, KO_SUB, q, cf(l, dt, 1)),
 		        sel(l, bin(l, KO_GE, r0, Bk), bin(l, KO_ADD, q, cf(l, dt, 1)), q));
-		rn = split ? fms_split(l, q, Bk, r) : kb_fma(kb, kb_un(kb, KO_NEG, q), Bk, r);
+		rn = split ? fms_split(l, q, Bk, r) : lfma(l, kb_un(kb, KO_NEG, q), Bk, r);
 		r = sel(l, bin(l, KO_GE, r, B), rn, r);
 	}
 	/* NaN for a NaN, an infinite a or b = 0; a for an infinite b (r stayed
@@ -1741,7 +1802,7 @@ rebuild(L *l, KNode n)
 	case KE_SELECT:
 		return kb_select(kb, n.a, n.b, n.c);
 	case KE_FMA:
-		return kb_fma(kb, n.a, n.b, n.c);
+		return lfma(l, n.a, n.b, n.c);
 	case KE_CAST:
 		da = dt_of(l, n.a);
 		if (n.ival && !native(l, (int)n.ival)) {   /* the value it rounds to */
@@ -1777,6 +1838,8 @@ needs(L *l, const KNode *n, const KRef *map, KRef e)
 		return dtype_is_packed(k->buf[n->buf].dtype) || storage_f32(l, n);
 	case KE_UN: case KE_BIN:
 		return kop_needs_legal(n->op, k->node[n->a].dtype, l->caps);
+	case KE_FMA:   /* an f64 fma the target cannot render: fma64_soft */
+		return n->dtype == DT_F64 && l->caps && l->caps->no_fma_f64;
 	case KE_CAST:
 		da = k->node[n->a].dtype;
 		if (n->ival)

@@ -459,7 +459,8 @@ static const char *free_func(int op, int dt);
 
 /* Freestanding: refuse an op whose only definition is the C library's
  * (the f64 inverse functions: no kernel-IR expansion yet), and an f64
- * fma (the file defines only an f32 one; f64 fmod's expansion needs it). */
+ * fma (the file defines only an f32 one; the description's no_fma_f64
+ * has the legalisation emulate every f64 fma, so none should arrive). */
 static void
 pre_free(R *r, KRef e)
 {

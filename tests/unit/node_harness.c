@@ -200,7 +200,7 @@ t_run(T *t, void **outs)
 		for (int b = 0; b < k->nbuf; b++)
 			if (k->buf[b].value >= 0)
 				bufs[b] = mem[k->buf[b].value];
-		cr_assert_eq(kir_legalize(&t->c, &p, k, NULL), BURN_OK, "legalize: %s",
+		cr_assert_eq(kir_legalize(&t->c, &p, k, t->caps), BURN_OK, "legalize: %s",
 		             t->c.msg);
 		cr_assert_eq(kir_verify(&t->c, k), BURN_OK, "verify: %s", t->c.msg);
 		cr_assert_eq(kir_interp(&t->c, k, bufs), BURN_OK, "interp: %s", t->c.msg);

@@ -45,6 +45,8 @@ typedef struct T {
 	int nout;
 	int node;              /* index of the node in g */
 	const Target *target;  /* lowering's target; NULL: the default */
+	const KCaps *caps;     /* legalisation's capabilities; NULL: none
+	                        * (everything expanded) */
 	int ntmma, ncpasync;   /* tile mma and cpasync statements t_run ran */
 } T;
 

@@ -644,3 +644,76 @@ Test(kir, bool_div_mod_legalise)
 		t_fini(&t);
 	}
 }
+
+/* f64 fma without an fma (KCaps.no_fma_f64: freestanding C, wasm;
+ * passes/legalize.c fma64_soft) against C's fma bit for bit: random
+ * operands over 2^-300 .. 2^300, with c near -a b (cancellation), near
+ * a b's ulp (the rounding of the low part decides), and unrelated. */
+Test(kir, fma64_soft)
+{
+	enum { N = 60000 };
+	static const KCaps nofma = { .no_fma_f64 = 1 };
+	double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+	double *c = malloc(N * sizeof *c), *o = malloc(N * sizeof *o);
+	uint64_t s = 0x9e3779b97f4a7c15u;
+	void *bufs[4] = { a, b, c, o };
+	int ba, bb, bc, bo, i, bad = 0;
+	KB *kb;
+	KKernel *k;
+	T t;
+
+	cr_assert(a && b && c && o);
+	for (int n = 0; n < N; n++) {
+		double r[3];
+		for (int j = 0; j < 3; j++) {
+			uint64_t u;
+			s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+			u = s * 0x2545f4914f6cdd1du;
+			r[j] = ldexp(1.0 + (double)(u >> 12) * 0x1p-52, (int)(u % 601) - 300) *
+			       (u & 2048 ? -1 : 1);
+		}
+		a[n] = r[0];
+		b[n] = r[1];
+		c[n] = n % 3 == 0 ? -(a[n] * b[n]) * (1 + (r[2] - trunc(r[2])) * 0x1p-40)
+		     : n % 3 == 1 ? ldexp(r[2], ilogb(a[n] * b[n]) - 53 - ilogb(r[2]))
+		     : r[2];
+		if (n % 10 == 9) {
+			/* a double-rounding trap: a b = 2^-20 (1 - 2^-104) and c =
+			 * B - 2^-20 + 2^-53, B = 1 + k 2^-52 with k odd, so a b + c
+			 * lies 2^-124 below the tie B + 2^-53; c + a b rounds to the
+			 * tie's even side, and the low parts' sum loses the 2^-124
+			 * unless it is rounded to odd (scaled by 2^e, either sign) */
+			int e = (int)(s % 401) - 200;
+			double sg = s & 4096 ? -1 : 1;
+			double B = 1 + (double)((s >> 44) | 1) * 0x1p-52;
+			a[n] = sg * ldexp(1 + 0x1p-52, e - 20);
+			b[n] = 1 - 0x1p-52;
+			c[n] = sg * ldexp(B - 0x1p-20 + 0x1p-53, e);
+		}
+	}
+	t_init(&t);
+	kb = &t.kb;
+	kb_begin(kb, &t.p, "fma", "fma");
+	ba = kb_buf_value(kb, 0, DT_F64, N, KA_READ);
+	bb = kb_buf_value(kb, 1, DT_F64, N, KA_READ);
+	bc = kb_buf_value(kb, 2, DT_F64, N, KA_READ);
+	bo = kb_buf_value(kb, 3, DT_F64, N, KA_WRITE);
+	i = kb_for(kb, "i", kb_idx(kb, 0), kb_idx(kb, N), KF_PARALLEL);
+	kb_store(kb, bo, kb_get(kb, i), kb_fma(kb, kb_load(kb, ba, kb_get(kb, i)),
+	         kb_load(kb, bb, kb_get(kb, i)), kb_load(kb, bc, kb_get(kb, i))));
+	kb_end(kb);
+	k = kb_finish(kb);
+	cr_assert_eq(kir_legalize(&t.c, &t.p, k, &nofma), BURN_OK, "%s", t.c.msg);
+	for (KRef r = 1; r < k->nnode; r++)   /* the store takes the emulation */
+		if (k->node[r].kind == KS_STORE)
+			cr_assert_neq(k->node[k->node[r].b].kind, KE_FMA, "an fma left");
+	cr_assert_eq(kir_interp(&t.c, k, bufs), BURN_OK, "%s", t.c.msg);
+	for (int n = 0; n < N; n++) {
+		double w = fma(a[n], b[n], c[n]);
+		if (memcmp(&w, &o[n], sizeof w) && bad++ < 5)
+			cr_log_error("fma(%a, %a, %a) = %a, C %a", a[n], b[n], c[n], o[n], w);
+	}
+	cr_expect_eq(bad, 0, "%d of %d differ from C's fma", bad, N);
+	t_fini(&t);
+	free(a), free(b), free(c), free(o);
+}

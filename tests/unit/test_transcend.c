@@ -219,8 +219,13 @@ ulps64(double g, long double r)
 
 /* span 0: bit patterns over the whole line; span > 0: an even grid on
  * [-span, span] (where a function does all its work in a narrow range) */
+/* The capabilities of the targets without an f64 fma (freestanding C,
+ * wasm): the fmas of the f64 expansions emulated (legalize.c, fma64_soft) */
+static const KCaps nofma = { .no_fma_f64 = 1 };
+
 static void
-sweep64(const char *op, long double (*ref)(long double), double bound, double span)
+sweep64c(const char *op, long double (*ref)(long double), double bound, double span,
+         const KCaps *caps)
 {
 	static const double special[] = { 0., -0., INFINITY, -INFINITY, NAN,
 		1., -1., 0x1p-1074, -0x1p-1074, 0x1p-1022, 0x1.fffffffffffffp1023,
@@ -239,6 +244,7 @@ sweep64(const char *op, long double (*ref)(long double), double bound, double sp
 		x[i++] = span > 0 ? -span + 2 * span * (double)k / N64
 		       : from_bits64(k * (UINT64_MAX / N64));
 	t_init(&t, 13);
+	t.caps = caps;
 	t_input(&t, DT_F64, 1, I64S((int64_t)n), x);
 	t_node(&t, op, 1);
 	cr_assert_eq(t_run1(&t, y), 1, "%s: one kernel", op);
@@ -250,10 +256,16 @@ sweep64(const char *op, long double (*ref)(long double), double bound, double sp
 			worst_x = x[i];
 		}
 	}
-	cr_expect(worst <= bound, "%s f64: %.3f ulps at %a, bound %.2f", op, worst,
-	          worst_x, bound);
+	cr_expect(worst <= bound, "%s f64%s: %.3f ulps at %a, bound %.2f", op,
+	          caps ? " (no fma)" : "", worst, worst_x, bound);
 	free(x);
 	free(y);
+}
+
+static void
+sweep64(const char *op, long double (*ref)(long double), double bound, double span)
+{
+	sweep64c(op, ref, bound, span, NULL);
 }
 
 Test(transcend, exp_f64) { sweep64("Exp", expl, 1.0, 0); }
@@ -266,6 +278,12 @@ Test(transcend, cos_f64) { sweep64("Cos", cosl, 1.0, 0); }
 Test(transcend, tan_f64) { sweep64("Tan", tanl, 2.5, 0); }
 Test(transcend, erf_f64) { sweep64("Erf", erfl, 1.0, 0); }
 Test(transcend, erf_f64_grid) { sweep64("Erf", erfl, 1.0, 7.0); }
+/* the same without an f64 fma: the same bounds */
+Test(transcend, sin_f64_nofma) { sweep64c("Sin", sinl, 1.0, 0, &nofma); }
+Test(transcend, cos_f64_nofma) { sweep64c("Cos", cosl, 1.0, 0, &nofma); }
+Test(transcend, tan_f64_nofma) { sweep64c("Tan", tanl, 2.5, 0, &nofma); }
+Test(transcend, erf_f64_nofma) { sweep64c("Erf", erfl, 1.0, 0, &nofma); }
+Test(transcend, erf_f64_grid_nofma) { sweep64c("Erf", erfl, 1.0, 7.0, &nofma); }
 
 /* pow: bases spread over 2^-1000 .. 2^1000 (and negative), exponents
  * -40 .. 40 (integers and not); the bound grows with |b| (pow64's
