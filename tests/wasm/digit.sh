@@ -10,7 +10,10 @@
 #   3. here: the drawing lit the input, the picked image's input follows
 #      digit.png (correlation > 0.9), and `burncc run` on the same inputs
 #      gives the same outputs (burncc check's tolerance) and the same
-#      predicted class, which the page shows.
+#      predicted class, which the page shows;
+#   4. where onnxruntime-web is installed (BUILD/bench_web, by
+#      bench/web/run.sh), the page runs the same inputs there too: the
+#      same class, outputs within 1e-5 (else says it did not).
 #
 #   digit.sh BURNCC MODELS WORKDIR CC BROWSER PYTHON
 set -eu
@@ -20,6 +23,13 @@ root=$(cd "$here/../.." && pwd)
 rm -rf "$w" && mkdir -p "$w"
 BURNCC_WASM_CC=$cc "$burncc" "$models/lenet/model.onnx" --target wasm -o "$w/lenet.wasm"
 cp "$root/examples/web/index.html" "$root/targets/wasm/burncc.mjs" "$w/"
+cp "$models/lenet/model.onnx" "$w/lenet.onnx"
+dist="$(dirname "$burncc")/bench_web/node_modules/onnxruntime-web/dist"
+if [ -d "$dist" ]; then
+	mkdir -p "$w/ort"
+	cp "$dist/ort.wasm.min.mjs" "$w/ort/ort.mjs"
+	cp "$dist"/ort-wasm-simd-threaded.wasm "$dist"/ort-wasm-simd-threaded.mjs "$w/ort/"
+fi
 # digit.png: a 3 in white on black, 8-bit gray, no gamma or colour chunks
 "$py" - "$w/digit.png" <<'PY'
 import struct, sys, zlib
@@ -117,6 +127,17 @@ for what in ("drawn", "picked"):
         corr = cov / math.sqrt(sum((a - ma) ** 2 for a in g) * sum((b - mb) ** 2 for b in png))
         note = ", correlation with digit.png %.3f" % corr
         ok = ok and corr > 0.9 and r["guessShown"] == str(p["predicted"])
+    o = r.get(what + "Ort")
+    if o:
+        ook = o["predicted"] == p["predicted"] and o["maxDiff"] <= 1e-5
+        note += "; onnxruntime-web: class %d, %.3f ms, outputs within %.2g%s" % (
+            o["predicted"], o["ms"], o["maxDiff"], "" if ook else " (FAIL)")
+        ok = ok and ook
+    elif os.path.isdir(os.path.join(w, "ort")):
+        ok = False
+        note += "; onnxruntime-web served but did not run (FAIL)"
+    else:
+        note += "; onnxruntime-web not installed: not compared"
     print("%s %s: %d pixels lit%s, class %d (burncc run: %d), max |page - burncc run| %.3g, %.3f ms"
           % ("PASS" if ok else "FAIL", what, lit, note, p["predicted"], cls, worst, p["ms"]))
     bad += not ok
