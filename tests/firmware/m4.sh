@@ -13,6 +13,9 @@
 set -e
 burncc=$1 refh=$2 dir=$3 work=$4 opt=${5:--O2}
 here=$(cd "$(dirname "$0")" && pwd)
+# paths as given, from here (the script works in WORKDIR)
+abs() { case $1 in /*) echo "$1" ;; *) echo "$(pwd)/$1" ;; esac; }
+burncc=$(abs "$burncc") refh=$(abs "$refh") dir=$(abs "$dir")
 name=$(basename "$dir")
 for t in arm-none-eabi-gcc arm-none-eabi-size qemu-system-arm; do
 	if ! command -v $t >/dev/null 2>&1; then
