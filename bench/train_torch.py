@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""train_torch.py DATA_DIR [EPOCHS] [mlp|cnn] - PyTorch's run of burncc train's set-up.
+"""train_torch.py DATA_DIR [EPOCHS] [mlp|cnn] [THREADS] - PyTorch's run of burncc train's set-up.
 
 The MLP 784-256-128-10 with ReLU (examples/mlp_train.burn) or the CNN of
 examples/cnn_train.burn (conv 3x3 32, ReLU, max pool 2, conv 3x3 64, ReLU,
@@ -7,7 +7,7 @@ max pool 2, linear 1600-128, ReLU, linear 10; PyTorch's default
 initialisation, uniform in +-1/sqrt(fan_in) as burncc's Linear and
 Conv2d), batch 64 (the last partial batch
 dropped, as burncc train does), Adam lr 1e-3 (betas 0.9, 0.999, eps 1e-8),
-5 epochs, seeded, one thread; the test set evaluated after every epoch.
+5 epochs, seeded, one thread (or THREADS); the test set evaluated after every epoch.
 Prints lines in burncc train's format (bench/train.sh puts them side by
 side).  Debian's python3-torch (1.13, CPU).
 """
@@ -28,7 +28,7 @@ def main():
     d = sys.argv[1]
     epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     cnn = len(sys.argv) > 3 and sys.argv[3] == "cnn"
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(sys.argv[4]) if len(sys.argv) > 4 else 1)
     torch.manual_seed(1)
     xtr = torch.tensor(idx(f"{d}/train-images-idx3-ubyte.gz").reshape(-1, 784), dtype=torch.float32) / 255
     ytr = torch.tensor(idx(f"{d}/train-labels-idx1-ubyte.gz"), dtype=torch.int64)

@@ -31,7 +31,9 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include "parallel.h"
 
@@ -139,13 +141,14 @@ typedef struct Job {
 	int nchunk;
 } Job;
 
-/* Run the chunks of job j this thread can claim. */
-static void
+/* Run the chunks of job j this thread can claim; returns how many. */
+static int
 work(Pool *p, const Job *j)
 {
-	int i;
+	int i, ran = 0;
 
 	while ((i = claim(p, j->gen, j->nchunk)) >= 0) {
+		ran++;
 		uint64_t u = (uint64_t)i;
 		uint64_t a = u * j->step + (u < j->extra ? u : j->extra);
 		uint64_t len = j->step + (u < j->extra);
@@ -157,6 +160,59 @@ work(Pool *p, const Job *j)
 			pthread_mutex_unlock(&p->mu);
 		}
 	}
+	return ran;
+}
+
+/*
+ * A loop's record, found by its function (the llvm target outlines one
+ * per threaded loop; a slot another function takes starts afresh): runs
+ * left on the caller alone, and the pause after a loss.  A run loses
+ * when the workers took no chunk, or when it took longer, publish to
+ * last chunk done, than the caller's time per chunk times the chunks (one
+ * thread alone): a worker descheduled with a chunk, a machine without a
+ * free core.  Then the loop runs on the caller alone, waking nobody, for
+ * 16 runs, twice as many after each further loss up to 4096; a win ends
+ * the pause.  No result depends on it.
+ */
+typedef struct LoopRec {
+	_Atomic uintptr_t fn;
+	atomic_int skip, pause;
+} LoopRec;
+
+#define NREC 256
+static LoopRec recs[NREC];
+
+static LoopRec *
+rec_of(BurnRangeFn fn)
+{
+	uintptr_t k = (uintptr_t)fn;
+	LoopRec *r = &recs[(k >> 4 ^ k >> 12) % NREC];
+
+	if (atomic_load_explicit(&r->fn, memory_order_relaxed) != k) {
+		atomic_store_explicit(&r->skip, 0, memory_order_relaxed);
+		atomic_store_explicit(&r->pause, 0, memory_order_relaxed);
+		atomic_store_explicit(&r->fn, k, memory_order_relaxed);
+	}
+	return r;
+}
+
+static double
+now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void
+judge(LoopRec *r, int lost)
+{
+	int p = atomic_load_explicit(&r->pause, memory_order_relaxed);
+
+	p = !lost ? 0 : p < 16 ? 16 : p < 4096 ? 2 * p : 4096;
+	atomic_store_explicit(&r->pause, p, memory_order_relaxed);
+	atomic_store_explicit(&r->skip, p, memory_order_relaxed);
 }
 
 static void *
@@ -244,7 +300,9 @@ burn_parallel_for(BurnRangeFn fn, void *ctx, int64_t lo, int64_t hi)
 {
 	Pool *p = &pool;
 	uint64_t n;
-	int nt = burn_threads(), nc;
+	int nt = burn_threads(), nc, mine;
+	double t0, t1;
+	LoopRec *r;
 	Job j;
 
 	if (hi <= lo)
@@ -257,10 +315,16 @@ burn_parallel_for(BurnRangeFn fn, void *ctx, int64_t lo, int64_t hi)
 		if (nt > w + 1)
 			nt = w + 1;
 	}
+	r = nt > 1 ? rec_of(fn) : NULL;
+	if (r && atomic_load_explicit(&r->skip, memory_order_relaxed) > 0) {
+		atomic_fetch_sub_explicit(&r->skip, 1, memory_order_relaxed);
+		nt = 1;   /* paused: the caller alone */
+	}
 	if (nt <= 1 || pthread_mutex_trylock(&p->busy)) {
 		fn(ctx, lo, hi);
 		return;
 	}
+	t0 = now_s();
 	pthread_mutex_lock(&p->mu);
 	p->gen++;
 	p->fn = fn;
@@ -280,7 +344,8 @@ burn_parallel_for(BurnRangeFn fn, void *ctx, int64_t lo, int64_t hi)
 	if (p->sleepers)
 		pthread_cond_broadcast(&p->go);
 	pthread_mutex_unlock(&p->mu);
-	work(p, &j);
+	mine = work(p, &j);
+	t1 = now_s();
 	/* every chunk claimed; wait for the ones still running elsewhere */
 	for (int spin = 0; spin < 2000 && atomic_load(&p->pending) > 0; spin++)
 		;
@@ -290,5 +355,6 @@ burn_parallel_for(BurnRangeFn fn, void *ctx, int64_t lo, int64_t hi)
 			pthread_cond_wait(&p->done, &p->mu);
 		pthread_mutex_unlock(&p->mu);
 	}
+	judge(r, mine >= nc || (mine > 0 && now_s() - t0 > (t1 - t0) / mine * nc));
 	pthread_mutex_unlock(&p->busy);
 }
