@@ -948,6 +948,25 @@ case("momentum_mode.onnx",
          opset_imports=[helper.make_opsetid("ai.onnx.preview.training", 1)]),
      "mode 'heavy': standard or nesterov expected")
 
+
+
+def tfidf(**kw):
+    a = dict(max_gram_length=2, min_gram_length=1, max_skip_count=0, mode="TF",
+             ngram_counts=[0, 2], ngram_indexes=[0, 1, 2], pool_int64s=[2, 3, 5, 6])
+    a.update(kw)
+    return one_node("TfIdfVectorizer", ["x"], [vi("x", i64, [2, 6])], [], opset=9, **a)
+
+
+case("tfidf_index.onnx", tfidf(ngram_indexes=[0, -1, 2]),
+     "node 'n' (TfIdfVectorizer): ngram_indexes[1] is -1")
+case("tfidf_counts.onnx", tfidf(ngram_counts=[0, 9]),
+     "ngram_counts: pool[0 .. 9) is not grams of 1 in a pool of 4")
+case("tfidf_pool.onnx", tfidf(pool_int64s=[2, 3, 5, 6, 7, 8]),
+     "the pool holds 4 grams and ngram_indexes 3")
+case("tfidf_mode.onnx", tfidf(mode="BM25"), "mode 'BM25': TF, IDF or TFIDF expected")
+case("tfidf_lengths.onnx", tfidf(min_gram_length=3, max_gram_length=2),
+     "gram lengths 3 .. 2 and max_skip_count 0")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
