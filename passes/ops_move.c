@@ -1714,3 +1714,97 @@ int lower_range(Lower *lw, Node *n)
 	lower_end(lw, &kb);
 	return BURN_OK;
 }
+
+/* TensorScatter(past_cache, update, write_indices?) (opset 24): the cache
+ * with, in each batch row b, update's slices written along `axis` (default
+ * -2) from position write_indices[b] (0 without), wrapping around the
+ * cache in mode circular.  One gather kernel over the output: position p
+ * of the axis takes update slice p - w (mod the cache length when
+ * circular) where that is in 0 .. S-1, the past otherwise; so a write
+ * index out of range in linear mode writes nothing past the cache. */
+static int tscatter_shape(Ctx *c, Graph *g, Node *n, int *axis, int *circular)
+{
+	const Value *p = in_opt(g, n, 0), *u = in_opt(g, n, 1), *w = in_opt(g, n, 2);
+	const char *mode = attr_str(n, "mode", "linear");
+	char ts[2][160];
+
+	if (!p || !u)
+		return burn_fail(c, BURN_ERR_INVALID, "past_cache and update are required");
+	if (strcmp(mode, "linear") && strcmp(mode, "circular"))
+		return burn_fail(c, BURN_ERR_INVALID, "mode '%s': linear or circular "
+		                 "expected", mode);
+	*circular = !strcmp(mode, "circular");
+	TRY(norm_axis(c, attr_int(n, "axis", -2), p->rank, axis));
+	if (*axis == 0)
+		return burn_fail(c, BURN_ERR_INVALID, "axis 0 is the batch axis");
+	if (u->dtype != p->dtype || u->rank != p->rank)
+		return burn_fail(c, BURN_ERR_SHAPE, "update %s does not fit past_cache %s",
+		                 value_type_str(u, ts[0], sizeof ts[0]),
+		                 value_type_str(p, ts[1], sizeof ts[1]));
+	for (int d = 0; d < p->rank; d++)
+		if (d == *axis ? u->dim[d] > p->dim[d] : u->dim[d] != p->dim[d])
+			return burn_fail(c, BURN_ERR_SHAPE, "update %s does not fit "
+			                 "past_cache %s along dim %d",
+			                 value_type_str(u, ts[0], sizeof ts[0]),
+			                 value_type_str(p, ts[1], sizeof ts[1]), d);
+	if (w && (w->rank != 1 || w->dim[0] != p->dim[0] || !is_index_type(w->dtype)))
+		return burn_fail(c, BURN_ERR_SHAPE, "write_indices '%s' is %s: integer "
+		                 "[%lld] expected", w->name, value_type_str(w, ts[0], sizeof ts[0]),
+		                 (long long)p->dim[0]);
+	return BURN_OK;
+}
+
+int infer_tensor_scatter(Ctx *c, Graph *g, Node *n)
+{
+	int axis, circ;
+
+	TRY(tscatter_shape(c, g, n, &axis, &circ));
+	set_out(NOUT(g, n, 0), in_opt(g, n, 0)->dtype, in_opt(g, n, 0)->rank,
+	        in_opt(g, n, 0)->dim);
+	return BURN_OK;
+}
+
+int lower_tensor_scatter(Lower *lw, Node *n)
+{
+	const Value *p = in_opt(lw->g, n, 0), *u = in_opt(lw->g, n, 1);
+	int axis, circ, r = p->rank, vars[BURN_MAX_RANK], bp, bu, bw = -1, bo;
+	int64_t ps[BURN_MAX_RANK], us[BURN_MAX_RANK], M, S;
+	KRef off, w, take, ui, pi;
+	KB kb;
+
+	TRY(tscatter_shape(lw->ctx, lw->g, n, &axis, &circ));
+	M = p->dim[axis];
+	S = u->dim[axis];
+	shape_strides(r, p->dim, ps);
+	shape_strides(r, u->dim, us);
+	lower_begin(lw, &kb, n);
+	bp = lower_in(lw, &kb, n, 0);
+	bu = lower_in(lw, &kb, n, 1);
+	if (in_opt(lw->g, n, 2))
+		bw = lower_in(lw, &kb, n, 2);
+	bo = lower_out(lw, &kb, n, 0);
+	if (value_numel(p) == 0) {
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
+	loops_open(&kb, r, p->dim, vars);
+	w = bw >= 0 ? as_i64(&kb, kb_load(&kb, bw, kb_get(&kb, vars[0]))) : kb_idx(&kb, 0);
+	off = kb_bin(&kb, KO_SUB, kb_get(&kb, vars[axis]), w);
+	if (circ)   /* (off mod M + M) mod M: w may be negative or past M */
+		off = kb_bin(&kb, KO_MOD, kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MOD, off,
+		                                                     kb_idx(&kb, M)),
+		                                 kb_idx(&kb, M)), kb_idx(&kb, M));
+	take = kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, off, kb_idx(&kb, 0)),
+	              kb_bin(&kb, KO_LT, off, kb_idx(&kb, S)));
+	pi = index_linear(&kb, r, vars, ps);
+	ui = kb_idx(&kb, 0);
+	for (int d = 0; d < r; d++)
+		ui = kb_bin(&kb, KO_ADD, ui, kb_bin(&kb, KO_MUL, d == axis ?
+		            kb_select(&kb, take, off, kb_idx(&kb, 0)) : kb_get(&kb, vars[d]),
+		            kb_idx(&kb, us[d])));
+	/* ui is in range either way: the axis index is 0 where not taken */
+	kb_store(&kb, bo, pi, kb_select(&kb, take, kb_load(&kb, bu, ui), kb_load(&kb, bp, pi)));
+	loops_close(&kb, r);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}

@@ -967,6 +967,18 @@ case("tfidf_mode.onnx", tfidf(mode="BM25"), "mode 'BM25': TF, IDF or TFIDF expec
 case("tfidf_lengths.onnx", tfidf(min_gram_length=3, max_gram_length=2),
      "gram lengths 3 .. 2 and max_skip_count 0")
 
+
+case("det_square.onnx", one_node("Det", ["x"], [vi("x", F, [2, 3, 4])], [], opset=11),
+     "node 'n' (Det): input 'x' is f32[2,3,4]: float [..., n, n] expected")
+case("tensor_scatter_update.onnx",
+     one_node("TensorScatter", ["p", "u", "w"],
+              [vi("p", F, [2, 4, 5]), vi("u", F, [2, 6, 5]), vi("w", i64, [2])], [], opset=24),
+     "node 'n' (TensorScatter): update f32[2,6,5] does not fit past_cache f32[2,4,5] along dim 1")
+case("tensor_scatter_mode.onnx",
+     one_node("TensorScatter", ["p", "u"], [vi("p", F, [2, 4, 5]), vi("u", F, [2, 1, 5])], [],
+              opset=24, mode="ring"),
+     "mode 'ring': linear or circular expected")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
