@@ -1808,3 +1808,119 @@ int lower_tensor_scatter(Lower *lw, Node *n)
 	lower_end(lw, &kb);
 	return BURN_OK;
 }
+
+/* MaxUnpool(X, I, output_shape?) (opset 11): zeros, with X's elements at
+ * the positions I names.  I indexes MaxPool's input, row-major over the
+ * shape (in - 1) * stride - pads + kernel per spatial dim (the inferred
+ * shape); with output_shape the position keeps its coordinates in the
+ * larger tensor.  Two kernels: zeros, then the elements in order (one
+ * invocation, so of duplicate indices the last wins, as in the
+ * reference); an index outside the inferred shape, or a coordinate outside
+ * output_shape, writes nothing. */
+static int unpool_shape(Ctx *c, Graph *g, Node *n, int64_t *inf, int64_t *out)
+{
+	const Value *x = in_opt(g, n, 0), *ix = in_opt(g, n, 1);
+	const int64_t *ks, *st, *pd;
+	int r, nk, ns, np;
+	char ts[2][160];
+
+	if (!x || !ix)
+		return burn_fail(c, BURN_ERR_INVALID, "X and I are required");
+	r = x->rank;
+	if (r < 3 || ix->rank != r || memcmp(ix->dim, x->dim, sizeof x->dim[0] * (size_t)r) ||
+	    !is_index_type(ix->dtype))
+		return burn_fail(c, BURN_ERR_SHAPE, "X %s and I %s: one shape [N, C, ...], "
+		                 "integer indices, expected",
+		                 value_type_str(x, ts[0], sizeof ts[0]),
+		                 value_type_str(ix, ts[1], sizeof ts[1]));
+	nk = attr_ints(n, "kernel_shape", &ks);
+	ns = attr_ints(n, "strides", &st);
+	np = attr_ints(n, "pads", &pd);
+	if (nk != r - 2 || (ns && ns != r - 2) || (np && np != 2 * (r - 2)))
+		return burn_fail(c, BURN_ERR_INVALID, "kernel_shape (%d), strides (%d) "
+		                 "and pads (%d) do not fit %d spatial dims", nk, ns, np, r - 2);
+	inf[0] = x->dim[0];
+	inf[1] = x->dim[1];
+	for (int d = 0; d < r - 2; d++) {
+		int64_t s = ns ? st[d] : 1, p = np ? pd[d] + pd[d + r - 2] : 0;
+		if (ks[d] < 1 || s < 1 || p < 0 || ks[d] > INT32_MAX || s > INT32_MAX ||
+		    p > INT32_MAX)
+			return burn_fail(c, BURN_ERR_INVALID, "kernel %lld, stride %lld, pads "
+			                 "%lld along spatial dim %d", (long long)ks[d],
+			                 (long long)s, (long long)p, d);
+		inf[2 + d] = (x->dim[2 + d] - 1) * s - p + ks[d];
+		if (inf[2 + d] < 0)
+			return burn_fail(c, BURN_ERR_SHAPE, "spatial dim %d comes out %lld", d,
+			                 (long long)inf[2 + d]);
+	}
+	memcpy(out, inf, sizeof *inf * (size_t)r);
+	if (in_opt(g, n, 2)) {
+		const Value *os;
+		TRY(need_const(c, g, n, 2, &os));
+		if (os->rank != 1 || os->dim[0] != r)
+			return burn_fail(c, BURN_ERR_SHAPE, "output_shape ('%s') must hold %d "
+			                 "dims", os->name, r);
+		for (int d = 0; d < r; d++) {
+			out[d] = value_get_i(os, d);
+			if (out[d] < (d < 2 ? inf[d] : 0) || out[d] > INT32_MAX ||
+			    (d < 2 && out[d] != inf[d]))
+				return burn_fail(c, BURN_ERR_SHAPE, "output_shape[%d] is %lld: "
+				                 "%s expected", d, (long long)out[d],
+				                 d < 2 ? "X's" : "0 .. 2^31-1");
+		}
+	}
+	return BURN_OK;
+}
+
+int infer_maxunpool(Ctx *c, Graph *g, Node *n)
+{
+	int64_t inf[BURN_MAX_RANK], out[BURN_MAX_RANK];
+
+	TRY(unpool_shape(c, g, n, inf, out));
+	set_out(NOUT(g, n, 0), in_opt(g, n, 0)->dtype, in_opt(g, n, 0)->rank, out);
+	return BURN_OK;
+}
+
+int lower_maxunpool(Lower *lw, Node *n)
+{
+	const Value *x = in_opt(lw->g, n, 0), *o = NOUT(lw->g, n, 0);
+	int64_t inf[BURN_MAX_RANK], out[BURN_MAX_RANK], is[BURN_MAX_RANK], os[BURN_MAX_RANK];
+	int64_t total;
+	int r = x->rank, bx, bi, bo, i;
+	KRef idx, ok, at, cd;
+	KB kb;
+
+	TRY(unpool_shape(lw->ctx, lw->g, n, inf, out));
+	total = shape_strides(r, inf, is);
+	shape_strides(r, out, os);
+	lower_begin(lw, &kb, n);
+	bo = lower_out(lw, &kb, n, 0);
+	i = kb_for(&kb, "i", kb_idx(&kb, 0), kb_idx(&kb, value_numel(o)), KF_PARALLEL);
+	kb_store(&kb, bo, kb_get(&kb, i), kconst(&kb, o->dtype, 0));
+	kb_end(&kb);
+	lower_end(lw, &kb);
+
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	bi = lower_in(lw, &kb, n, 1);
+	bo = lower_out(lw, &kb, n, 0);
+	i = kb_for(&kb, "i", kb_idx(&kb, 0), kb_idx(&kb, value_numel(x)), 0);
+	idx = as_i64(&kb, kb_load(&kb, bi, kb_get(&kb, i)));
+	ok = kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, idx, kb_idx(&kb, 0)),
+	            kb_bin(&kb, KO_LT, idx, kb_idx(&kb, total)));
+	at = kb_idx(&kb, 0);
+	for (int d = 0; d < r; d++) {
+		cd = kb_bin(&kb, KO_DIV, idx, kb_idx(&kb, is[d]));
+		if (d)
+			cd = kb_bin(&kb, KO_MOD, cd, kb_idx(&kb, inf[d]));
+		if (out[d] < inf[d])
+			ok = kb_bin(&kb, KO_AND, ok, kb_bin(&kb, KO_LT, cd, kb_idx(&kb, out[d])));
+		at = kb_bin(&kb, KO_ADD, at, kb_bin(&kb, KO_MUL, cd, kb_idx(&kb, os[d])));
+	}
+	kb_if(&kb, ok);
+	kb_store(&kb, bo, at, kb_load(&kb, bx, kb_get(&kb, i)));
+	kb_end(&kb);
+	kb_end(&kb);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}

@@ -1,6 +1,6 @@
 /*
  * ops_resize.c - resampling ops: Resize, Upsample, CenterCropPad, Col2Im,
- * GridSample, AffineGrid (at the end).
+ * GridSample, AffineGrid, RoiAlign and DeformConv (bilinear taps; at the end).
  *
  * Resize is separable: along each resized axis, output coordinate o reads
  * K input elements (taps) with weights that depend only on o.  Since the
@@ -1059,6 +1059,406 @@ int lower_affine_grid(Lower *lw, Node *n)
 		kb_store(&kb, bo, kb_bin(&kb, KO_ADD, ob, kb_idx(&kb, i)), kb_cast(&kb, ct, acc));
 	}
 	loops_close(&kb, ns + 1);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- RoiAlign -------------------------------------------------------------- */
+
+/*
+ * RoiAlign(X [N, C, H, W], rois [R, 4], batch_indices [R]) (opset 16):
+ * Y[r, c, ph, pw] pools bin (ph, pw) of roi r (x1, y1, x2, y2 times
+ * spatial_scale, minus 1/2 for half_pixel; output_half_pixel makes the roi
+ * at least 1 x 1) over a grid of sampling_ratio^2 points (ceil(roi size /
+ * output size) per axis when 0, so a run-time count), each bilinearly
+ * interpolated as the reference does: a point beyond [-1, H] x [-1, W]
+ * gives 0, others clamp to the edge.  avg: the mean of the points; max:
+ * the largest of the points' weighted corners (w_i v_i), the reference's
+ * rule.  In f64, rounded once.  A batch index out of range is clamped.
+ */
+static int roi_shape(Ctx *c, Graph *g, Node *n, int64_t *dim)
+{
+	const Value *x = in_opt(g, n, 0), *r = in_opt(g, n, 1), *b = in_opt(g, n, 2);
+	const char *mode = attr_str(n, "mode", "avg");
+	const char *ctm = attr_str(n, "coordinate_transformation_mode", "half_pixel");
+	int64_t oh = attr_int(n, "output_height", 1), ow = attr_int(n, "output_width", 1);
+	char ts[3][160];
+
+	if (!x || !r || !b)
+		return burn_fail(c, BURN_ERR_INVALID, "X, rois and batch_indices are required");
+	if (x->rank != 4 || !dtype_is_float(x->dtype) || r->rank != 2 || r->dim[1] != 4 ||
+	    r->dtype != x->dtype || b->rank != 1 || b->dim[0] != r->dim[0] ||
+	    !dtype_is_int(b->dtype))
+		return burn_fail(c, BURN_ERR_SHAPE, "X %s, rois %s, batch_indices %s: "
+		                 "float [N,C,H,W], [R,4] of X's type and integer [R] "
+		                 "expected", value_type_str(x, ts[0], sizeof ts[0]),
+		                 value_type_str(r, ts[1], sizeof ts[1]),
+		                 value_type_str(b, ts[2], sizeof ts[2]));
+	if (strcmp(mode, "avg") && strcmp(mode, "max"))
+		return burn_fail(c, BURN_ERR_INVALID, "mode '%s': avg or max expected", mode);
+	if (strcmp(ctm, "half_pixel") && strcmp(ctm, "output_half_pixel"))
+		return burn_fail(c, BURN_ERR_INVALID, "coordinate_transformation_mode "
+		                 "'%s': half_pixel or output_half_pixel expected", ctm);
+	if (oh < 1 || ow < 1 || oh > INT32_MAX || ow > INT32_MAX ||
+	    attr_int(n, "sampling_ratio", 0) < 0)
+		return burn_fail(c, BURN_ERR_INVALID, "output %lld x %lld, sampling_ratio "
+		                 "%lld: positive sizes and a ratio >= 0 expected",
+		                 (long long)oh, (long long)ow,
+		                 (long long)attr_int(n, "sampling_ratio", 0));
+	dim[0] = r->dim[0]; dim[1] = x->dim[1]; dim[2] = oh; dim[3] = ow;
+	return BURN_OK;
+}
+
+int infer_roialign(Ctx *c, Graph *g, Node *n)
+{
+	int64_t dim[4];
+
+	TRY(roi_shape(c, g, n, dim));
+	set_out(NOUT(g, n, 0), in_opt(g, n, 0)->dtype, 4, dim);
+	return BURN_OK;
+}
+
+static KRef d_add(KB *kb, KRef a, KRef b) { return kb_bin(kb, KO_ADD, a, b); }
+static KRef d_mul(KB *kb, KRef a, KRef b) { return kb_bin(kb, KO_MUL, a, b); }
+static KRef d_sub(KB *kb, KRef a, KRef b) { return kb_bin(kb, KO_SUB, a, b); }
+
+int lower_roialign(Lower *lw, Node *n)
+{
+	const Value *x = in_opt(lw->g, n, 0);
+	int64_t dim[4], os[4], H = x->dim[2], W = x->dim[3], C = x->dim[1], N = x->dim[0];
+	int half = strcmp(attr_str(n, "coordinate_transformation_mode", "half_pixel"),
+	                  "half_pixel") == 0;
+	int avg = strcmp(attr_str(n, "mode", "avg"), "avg") == 0;
+	int64_t sr = attr_int(n, "sampling_ratio", 0);
+	double scale = attr_float(n, "spatial_scale", 1);
+	int vars[4], bx, br, bb, bo, acc, first, iy, ix;
+	KRef r, rs[4], sh, sw, rh, rw, bh, bw, gh, gw, cnt, plane, y, xx, v, b;
+	KB kb;
+
+	TRY(roi_shape(lw->ctx, lw->g, n, dim));
+	shape_strides(4, dim, os);
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	br = lower_in(lw, &kb, n, 1);
+	bb = lower_in(lw, &kb, n, 2);
+	bo = lower_out(lw, &kb, n, 0);
+	if (value_numel(NOUT(lw->g, n, 0)) == 0 || N == 0 || H == 0 || W == 0) {
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
+	acc = kb_var(&kb, DT_F64, "acc");
+	first = kb_var(&kb, DT_BOOL, "first");
+	loops_open(&kb, 4, dim, vars);
+	r = kb_get(&kb, vars[0]);
+	for (int k = 0; k < 4; k++)
+		rs[k] = d_sub(&kb, d_mul(&kb, kb_cast(&kb, DT_F64, kb_load(&kb, br,
+		                  kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, r, kb_idx(&kb, 4)),
+		                         kb_idx(&kb, k)))), dconst(&kb, scale)),
+		              dconst(&kb, half ? 0.5 : 0));
+	sw = rs[0], sh = rs[1];
+	rw = d_sub(&kb, rs[2], rs[0]);
+	rh = d_sub(&kb, rs[3], rs[1]);
+	if (!half) {
+		rw = kb_bin(&kb, KO_MAX, rw, dconst(&kb, 1));
+		rh = kb_bin(&kb, KO_MAX, rh, dconst(&kb, 1));
+	}
+	bh = kb_bin(&kb, KO_DIV, rh, dconst(&kb, (double)dim[2]));
+	bw = kb_bin(&kb, KO_DIV, rw, dconst(&kb, (double)dim[3]));
+	if (sr > 0) {
+		gh = gw = kb_idx(&kb, sr);
+	} else {   /* ceil(roi / output), at least 1 so the mean is defined */
+		gh = kb_cast(&kb, DT_I64, kb_un(&kb, KO_CEIL, bh));
+		gw = kb_cast(&kb, DT_I64, kb_un(&kb, KO_CEIL, bw));
+		gh = kb_bin(&kb, KO_MIN, kb_bin(&kb, KO_MAX, gh, kb_idx(&kb, 1)), kb_idx(&kb, 1 << 16));
+		gw = kb_bin(&kb, KO_MIN, kb_bin(&kb, KO_MAX, gw, kb_idx(&kb, 1)), kb_idx(&kb, 1 << 16));
+	}
+	cnt = kb_cast(&kb, DT_F64, kb_bin(&kb, KO_MUL, gh, gw));
+	b = kb_cast(&kb, DT_I64, kb_load(&kb, bb, r));
+	b = kb_bin(&kb, KO_MIN, kb_bin(&kb, KO_MAX, b, kb_idx(&kb, 0)), kb_idx(&kb, N - 1));
+	plane = kb_bin(&kb, KO_MUL, kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, b, kb_idx(&kb, C)),
+	                                   kb_get(&kb, vars[1])), kb_idx(&kb, H * W));
+	kb_set(&kb, acc, dconst(&kb, 0));
+	kb_set(&kb, first, kb_const_i(&kb, DT_BOOL, 1));
+	iy = kb_for(&kb, "iy", kb_idx(&kb, 0), gh, 0);
+	y = d_add(&kb, d_add(&kb, sh, d_mul(&kb, kb_cast(&kb, DT_F64, kb_get(&kb, vars[2])), bh)),
+	          kb_bin(&kb, KO_DIV, d_mul(&kb, d_add(&kb, kb_cast(&kb, DT_F64, kb_get(&kb, iy)),
+	                                               dconst(&kb, 0.5)), bh),
+	                 kb_cast(&kb, DT_F64, gh)));
+	ix = kb_for(&kb, "ix", kb_idx(&kb, 0), gw, 0);
+	xx = d_add(&kb, d_add(&kb, sw, d_mul(&kb, kb_cast(&kb, DT_F64, kb_get(&kb, vars[3])), bw)),
+	           kb_bin(&kb, KO_DIV, d_mul(&kb, d_add(&kb, kb_cast(&kb, DT_F64, kb_get(&kb, ix)),
+	                                                dconst(&kb, 0.5)), bw),
+	                  kb_cast(&kb, DT_F64, gw)));
+	{
+		/* the reference's bilinear sample: 0 outside [-1, H] x [-1, W] */
+		KRef in = kb_bin(&kb, KO_AND,
+		                 kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, y, dconst(&kb, -1)),
+		                        kb_bin(&kb, KO_LE, y, dconst(&kb, (double)H))),
+		                 kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GE, xx, dconst(&kb, -1)),
+		                        kb_bin(&kb, KO_LE, xx, dconst(&kb, (double)W))));
+		KRef yc = kb_bin(&kb, KO_MAX, y, dconst(&kb, 0));
+		KRef xc = kb_bin(&kb, KO_MAX, xx, dconst(&kb, 0));
+		/* clamped both ways: a NaN roi must not index out of X */
+		KRef y0 = kb_bin(&kb, KO_MAX, kb_bin(&kb, KO_MIN, kb_cast(&kb, DT_I64,
+		                 kb_un(&kb, KO_FLOOR, yc)), kb_idx(&kb, H - 1)), kb_idx(&kb, 0));
+		KRef x0 = kb_bin(&kb, KO_MAX, kb_bin(&kb, KO_MIN, kb_cast(&kb, DT_I64,
+		                 kb_un(&kb, KO_FLOOR, xc)), kb_idx(&kb, W - 1)), kb_idx(&kb, 0));
+		KRef yedge = kb_bin(&kb, KO_GE, y0, kb_idx(&kb, H - 1));
+		KRef xedge = kb_bin(&kb, KO_GE, x0, kb_idx(&kb, W - 1));
+		KRef y1 = kb_select(&kb, yedge, y0, kb_bin(&kb, KO_ADD, y0, kb_idx(&kb, 1)));
+		KRef x1 = kb_select(&kb, xedge, x0, kb_bin(&kb, KO_ADD, x0, kb_idx(&kb, 1)));
+		KRef ly = kb_select(&kb, yedge, dconst(&kb, 0), d_sub(&kb, yc, kb_cast(&kb, DT_F64, y0)));
+		KRef lx = kb_select(&kb, xedge, dconst(&kb, 0), d_sub(&kb, xc, kb_cast(&kb, DT_F64, x0)));
+		KRef hy = d_sub(&kb, dconst(&kb, 1), ly), hx = d_sub(&kb, dconst(&kb, 1), lx);
+		KRef at[4], w[4], t[4];
+		at[0] = kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, y0, kb_idx(&kb, W)), x0);
+		at[1] = kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, y0, kb_idx(&kb, W)), x1);
+		at[2] = kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, y1, kb_idx(&kb, W)), x0);
+		at[3] = kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, y1, kb_idx(&kb, W)), x1);
+		w[0] = d_mul(&kb, hy, hx); w[1] = d_mul(&kb, hy, lx);
+		w[2] = d_mul(&kb, ly, hx); w[3] = d_mul(&kb, ly, lx);
+		for (int k = 0; k < 4; k++)
+			t[k] = kb_select(&kb, in, d_mul(&kb, w[k], kb_cast(&kb, DT_F64,
+			                       kb_load(&kb, bx, kb_bin(&kb, KO_ADD, plane, at[k])))),
+			                 dconst(&kb, 0));
+		if (avg) {
+			v = d_add(&kb, d_add(&kb, t[0], t[1]), d_add(&kb, t[2], t[3]));
+			kb_set(&kb, acc, d_add(&kb, kb_get(&kb, acc), v));
+		} else {
+			v = kb_bin(&kb, KO_MAX, kb_bin(&kb, KO_MAX, kb_bin(&kb, KO_MAX, t[0], t[1]), t[2]),
+			           t[3]);
+			kb_set(&kb, acc, kb_select(&kb, kb_get(&kb, first), v,
+			                           kb_bin(&kb, KO_MAX, kb_get(&kb, acc), v)));
+			kb_set(&kb, first, kb_const_i(&kb, DT_BOOL, 0));
+		}
+	}
+	kb_end(&kb);   /* ix */
+	kb_end(&kb);   /* iy */
+	v = kb_get(&kb, acc);
+	if (avg)
+		v = kb_bin(&kb, KO_DIV, v, cnt);
+	kb_store(&kb, bo, index_linear(&kb, 4, vars, os), kb_cast(&kb, edt(x->dtype), v));
+	loops_close(&kb, 4);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- DeformConv ------------------------------------------------------------ */
+
+/*
+ * DeformConv(X [N,C,H,W], W [M, C/group, kH, kW], offset [N, G*kH*kW*2,
+ * oH, oW], B? [M], mask? [N, G*kH*kW, oH, oW]) (opset 19, 2-D): Conv whose
+ * taps read X at their place plus a learned (dy, dx), bilinearly, with 0
+ * beyond the image (a point beyond (-1, H) x (-1, W) reads 0, and so does
+ * each corner outside), times the mask; channel c takes offset group
+ * c / (C/G).  One kernel parallel over the output, the sum in f64.
+ */
+typedef struct Dcn {
+	int64_t N, C, H, W, M, kh, kw, oh, ow, group, og;
+	int64_t s[2], d[2], p[4];
+	int dt;                 /* X's element type as loaded */
+} Dcn;
+
+static int dcn_shape(Ctx *c, Graph *g, Node *n, Dcn *a)
+{
+	const Value *x = in_opt(g, n, 0), *w = in_opt(g, n, 1), *o = in_opt(g, n, 2);
+	const Value *b = in_opt(g, n, 3), *m = in_opt(g, n, 4);
+	const int64_t *v;
+	int k;
+	char ts[3][160];
+
+	if (!x || !w || !o)
+		return burn_fail(c, BURN_ERR_INVALID, "X, W and offset are required");
+	if (x->rank != 4 || w->rank != 4 || o->rank != 4 || !dtype_is_float(x->dtype) ||
+	    w->dtype != x->dtype || o->dtype != x->dtype)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "X %s, W %s, offset %s: 2-D "
+		                 "float convolutions are supported",
+		                 value_type_str(x, ts[0], sizeof ts[0]),
+		                 value_type_str(w, ts[1], sizeof ts[1]),
+		                 value_type_str(o, ts[2], sizeof ts[2]));
+	a->dt = edt(x->dtype);
+	a->N = x->dim[0]; a->C = x->dim[1]; a->H = x->dim[2]; a->W = x->dim[3];
+	a->M = w->dim[0]; a->kh = w->dim[2]; a->kw = w->dim[3];
+	a->group = attr_int(n, "group", 1);
+	a->og = attr_int(n, "offset_group", 1);
+	a->s[0] = a->s[1] = a->d[0] = a->d[1] = 1;
+	a->p[0] = a->p[1] = a->p[2] = a->p[3] = 0;
+	if ((k = attr_ints(n, "strides", &v)) == 2)
+		a->s[0] = v[0], a->s[1] = v[1];
+	else if (k)
+		return burn_fail(c, BURN_ERR_INVALID, "strides: 2 expected");
+	if ((k = attr_ints(n, "dilations", &v)) == 2)
+		a->d[0] = v[0], a->d[1] = v[1];
+	else if (k)
+		return burn_fail(c, BURN_ERR_INVALID, "dilations: 2 expected");
+	if ((k = attr_ints(n, "pads", &v)) == 4)
+		memcpy(a->p, v, sizeof a->p);
+	else if (k)
+		return burn_fail(c, BURN_ERR_INVALID, "pads: 4 expected");
+	if ((k = attr_ints(n, "kernel_shape", &v)) && (k != 2 || v[0] != a->kh || v[1] != a->kw))
+		return burn_fail(c, BURN_ERR_INVALID, "kernel_shape disagrees with W");
+	for (int i = 0; i < 2; i++)
+		if (a->s[i] < 1 || a->d[i] < 1 || a->s[i] > INT32_MAX || a->d[i] > INT32_MAX ||
+		    a->p[i] < 0 || a->p[i + 2] < 0 || a->p[i] > INT32_MAX || a->p[i + 2] > INT32_MAX)
+			return burn_fail(c, BURN_ERR_INVALID, "strides, dilations and pads "
+			                 "must be positive (pads >= 0)");
+	if (a->group < 1 || a->og < 1 || a->C % a->group || a->M % a->group ||
+	    a->C % a->og || w->dim[1] * a->group != a->C || a->kh < 1 || a->kw < 1)
+		return burn_fail(c, BURN_ERR_SHAPE, "X %s, W %s, group %lld, offset_group "
+		                 "%lld do not fit", value_type_str(x, ts[0], sizeof ts[0]),
+		                 value_type_str(w, ts[1], sizeof ts[1]),
+		                 (long long)a->group, (long long)a->og);
+	a->oh = (a->H + a->p[0] + a->p[2] - a->d[0] * (a->kh - 1) - 1) / a->s[0] + 1;
+	a->ow = (a->W + a->p[1] + a->p[3] - a->d[1] * (a->kw - 1) - 1) / a->s[1] + 1;
+	if (a->oh < 0 || a->ow < 0)
+		a->oh = a->ow = 0;
+	if (o->dim[0] != a->N || o->dim[1] != a->og * a->kh * a->kw * 2 ||
+	    o->dim[2] != a->oh || o->dim[3] != a->ow)
+		return burn_fail(c, BURN_ERR_SHAPE, "offset %s: [%lld,%lld,%lld,%lld] "
+		                 "expected", value_type_str(o, ts[0], sizeof ts[0]),
+		                 (long long)a->N, (long long)(a->og * a->kh * a->kw * 2),
+		                 (long long)a->oh, (long long)a->ow);
+	if (b && (b->rank != 1 || b->dim[0] != a->M || b->dtype != x->dtype))
+		return burn_fail(c, BURN_ERR_SHAPE, "B %s: [%lld] expected",
+		                 value_type_str(b, ts[0], sizeof ts[0]), (long long)a->M);
+	if (m && (m->rank != 4 || m->dim[0] != a->N || m->dim[1] != a->og * a->kh * a->kw ||
+	          m->dim[2] != a->oh || m->dim[3] != a->ow || m->dtype != x->dtype))
+		return burn_fail(c, BURN_ERR_SHAPE, "mask %s: [%lld,%lld,%lld,%lld] expected",
+		                 value_type_str(m, ts[0], sizeof ts[0]), (long long)a->N,
+		                 (long long)(a->og * a->kh * a->kw), (long long)a->oh,
+		                 (long long)a->ow);
+	return BURN_OK;
+}
+
+int infer_deform_conv(Ctx *c, Graph *g, Node *n)
+{
+	Dcn a;
+	int64_t dim[4];
+
+	TRY(dcn_shape(c, g, n, &a));
+	dim[0] = a.N; dim[1] = a.M; dim[2] = a.oh; dim[3] = a.ow;
+	set_out(NOUT(g, n, 0), in_opt(g, n, 0)->dtype, 4, dim);
+	return BURN_OK;
+}
+
+/* Element (y, x) of the plane at `plane`, 0 outside (loads guarded). */
+static KRef dcn_at(KB *kb, int bx, KRef plane, KRef y, KRef x, const Dcn *a)
+{
+	KRef ok = kb_bin(kb, KO_AND,
+	                 kb_bin(kb, KO_AND, kb_bin(kb, KO_GE, y, kb_idx(kb, 0)),
+	                        kb_bin(kb, KO_LT, y, kb_idx(kb, a->H))),
+	                 kb_bin(kb, KO_AND, kb_bin(kb, KO_GE, x, kb_idx(kb, 0)),
+	                        kb_bin(kb, KO_LT, x, kb_idx(kb, a->W))));
+	KRef at = kb_bin(kb, KO_ADD, plane, kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL, y,
+	                                                              kb_idx(kb, a->W)), x));
+
+	return kb_cast(kb, DT_F64, kb_load_guard(kb, bx, at, ok,
+	                                         kb_const_f(kb, a->dt, 0)));
+}
+
+int lower_deform_conv(Lower *lw, Node *n)
+{
+	Dcn a;
+	int64_t dim[4], os[4], cg, mg, cog, taps;
+	int vars[4], bx, bw, bo, boff, bb = -1, bm = -1, acc, ic, kh, kw;
+	KRef nn, oc, oy, ox, c, g, tap, og, obase, dy, dx, y, x, y0, x0, ly, lx, plane, v, wt;
+	KB kb;
+
+	TRY(dcn_shape(lw->ctx, lw->g, n, &a));
+	dim[0] = a.N; dim[1] = a.M; dim[2] = a.oh; dim[3] = a.ow;
+	shape_strides(4, dim, os);
+	cg = a.C / a.group;       /* input channels a group */
+	mg = a.M / a.group;       /* output channels a group */
+	cog = a.C / a.og;         /* input channels an offset group */
+	taps = a.kh * a.kw;
+	lower_begin(lw, &kb, n);
+	bx = lower_in(lw, &kb, n, 0);
+	bw = lower_in(lw, &kb, n, 1);
+	boff = lower_in(lw, &kb, n, 2);
+	if (in_opt(lw->g, n, 3))
+		bb = lower_in(lw, &kb, n, 3);
+	if (in_opt(lw->g, n, 4))
+		bm = lower_in(lw, &kb, n, 4);
+	bo = lower_out(lw, &kb, n, 0);
+	if (a.N * a.M * a.oh * a.ow == 0) {
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
+	acc = kb_var(&kb, DT_F64, "acc");
+	loops_open(&kb, 4, dim, vars);
+	nn = kb_get(&kb, vars[0]); oc = kb_get(&kb, vars[1]);
+	oy = kb_get(&kb, vars[2]); ox = kb_get(&kb, vars[3]);
+	g = kb_bin(&kb, KO_DIV, oc, kb_idx(&kb, mg));
+	kb_set(&kb, acc, bb >= 0 ? kb_cast(&kb, DT_F64, kb_load(&kb, bb, oc)) : dconst(&kb, 0));
+	ic = kb_for(&kb, "ic", kb_idx(&kb, 0), kb_idx(&kb, cg), 0);
+	c = kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, g, kb_idx(&kb, cg)), kb_get(&kb, ic));
+	og = kb_bin(&kb, KO_DIV, c, kb_idx(&kb, cog));
+	plane = kb_bin(&kb, KO_MUL, kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, nn, kb_idx(&kb, a.C)), c),
+	               kb_idx(&kb, a.H * a.W));
+	kh = kb_for(&kb, "kh", kb_idx(&kb, 0), kb_idx(&kb, a.kh), 0);
+	kw = kb_for(&kb, "kw", kb_idx(&kb, 0), kb_idx(&kb, a.kw), 0);
+	tap = kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, kb_get(&kb, kh), kb_idx(&kb, a.kw)),
+	             kb_get(&kb, kw));
+	/* offset[n, (og*taps + tap)*2 + {0,1}, oy, ox] */
+	obase = kb_bin(&kb, KO_MUL, kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, nn,
+	               kb_idx(&kb, a.og * taps * 2)), kb_bin(&kb, KO_MUL, kb_bin(&kb, KO_ADD,
+	               kb_bin(&kb, KO_MUL, og, kb_idx(&kb, taps)), tap), kb_idx(&kb, 2))),
+	               kb_idx(&kb, a.oh * a.ow));
+	obase = kb_bin(&kb, KO_ADD, obase, kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, oy,
+	               kb_idx(&kb, a.ow)), ox));
+	dy = kb_cast(&kb, DT_F64, kb_load(&kb, boff, obase));
+	dx = kb_cast(&kb, DT_F64, kb_load(&kb, boff, kb_bin(&kb, KO_ADD, obase,
+	                                                    kb_idx(&kb, a.oh * a.ow))));
+	y = d_add(&kb, kb_cast(&kb, DT_F64, kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_SUB,
+	          kb_bin(&kb, KO_MUL, oy, kb_idx(&kb, a.s[0])), kb_idx(&kb, a.p[0])),
+	          kb_bin(&kb, KO_MUL, kb_get(&kb, kh), kb_idx(&kb, a.d[0])))), dy);
+	x = d_add(&kb, kb_cast(&kb, DT_F64, kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_SUB,
+	          kb_bin(&kb, KO_MUL, ox, kb_idx(&kb, a.s[1])), kb_idx(&kb, a.p[1])),
+	          kb_bin(&kb, KO_MUL, kb_get(&kb, kw), kb_idx(&kb, a.d[1])))), dx);
+	{
+		KRef in = kb_bin(&kb, KO_AND,
+		                 kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GT, y, dconst(&kb, -1)),
+		                        kb_bin(&kb, KO_LT, y, dconst(&kb, (double)a.H))),
+		                 kb_bin(&kb, KO_AND, kb_bin(&kb, KO_GT, x, dconst(&kb, -1)),
+		                        kb_bin(&kb, KO_LT, x, dconst(&kb, (double)a.W))));
+		/* inside (-1, H): the floor fits; clamped for NaN and far points,
+		 * which `in` drops anyway */
+		KRef fy = kb_un(&kb, KO_FLOOR, kb_select(&kb, in, y, dconst(&kb, 0)));
+		KRef fx = kb_un(&kb, KO_FLOOR, kb_select(&kb, in, x, dconst(&kb, 0)));
+		KRef y1, x1, hy, hx;
+		y0 = kb_cast(&kb, DT_I64, fy);
+		x0 = kb_cast(&kb, DT_I64, fx);
+		y1 = kb_bin(&kb, KO_ADD, y0, kb_idx(&kb, 1));
+		x1 = kb_bin(&kb, KO_ADD, x0, kb_idx(&kb, 1));
+		ly = d_sub(&kb, y, fy);
+		lx = d_sub(&kb, x, fx);
+		hy = d_sub(&kb, dconst(&kb, 1), ly);
+		hx = d_sub(&kb, dconst(&kb, 1), lx);
+		v = d_add(&kb, d_add(&kb, d_mul(&kb, d_mul(&kb, hy, hx), dcn_at(&kb, bx, plane, y0, x0, &a)),
+		                     d_mul(&kb, d_mul(&kb, hy, lx), dcn_at(&kb, bx, plane, y0, x1, &a))),
+		          d_add(&kb, d_mul(&kb, d_mul(&kb, ly, hx), dcn_at(&kb, bx, plane, y1, x0, &a)),
+		                     d_mul(&kb, d_mul(&kb, ly, lx), dcn_at(&kb, bx, plane, y1, x1, &a))));
+		v = kb_select(&kb, in, v, dconst(&kb, 0));
+	}
+	if (bm >= 0) {
+		KRef mat = kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, kb_bin(&kb, KO_ADD,
+		                  kb_bin(&kb, KO_MUL, nn, kb_idx(&kb, a.og * taps)),
+		                  kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, og, kb_idx(&kb, taps)), tap)),
+		                  kb_idx(&kb, a.oh * a.ow)),
+		                  kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, oy, kb_idx(&kb, a.ow)), ox));
+		v = d_mul(&kb, v, kb_cast(&kb, DT_F64, kb_load(&kb, bm, mat)));
+	}
+	/* W[oc, ic, kh, kw] */
+	wt = kb_load(&kb, bw, kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, kb_bin(&kb, KO_ADD,
+	             kb_bin(&kb, KO_MUL, oc, kb_idx(&kb, cg)), kb_get(&kb, ic)), kb_idx(&kb, taps)),
+	             tap));
+	kb_set(&kb, acc, d_add(&kb, kb_get(&kb, acc), d_mul(&kb, kb_cast(&kb, DT_F64, wt), v)));
+	kb_end(&kb);   /* kw */
+	kb_end(&kb);   /* kh */
+	kb_end(&kb);   /* ic */
+	kb_store(&kb, bo, index_linear(&kb, 4, vars, os),
+	         kb_cast(&kb, edt(in_opt(lw->g, n, 0)->dtype), kb_get(&kb, acc)));
+	loops_close(&kb, 4);
 	lower_end(lw, &kb);
 	return BURN_OK;
 }

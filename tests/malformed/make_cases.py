@@ -979,6 +979,19 @@ case("tensor_scatter_mode.onnx",
               opset=24, mode="ring"),
      "mode 'ring': linear or circular expected")
 
+case("maxunpool_shape.onnx",
+     one_node("MaxUnpool", ["x", "i", "s"], [vi("x", F, [1, 1, 2, 2]), vi("i", i64, [1, 1, 2, 2])],
+              [i64_init("s", [1, 2, 5, 5])], opset=11, kernel_shape=[2, 2], strides=[2, 2]),
+     "node 'n' (MaxUnpool): output_shape[1] is 2: X's expected")
+case("roialign_mode.onnx",
+     one_node("RoiAlign", ["x", "r", "b"], [vi("x", F, [1, 1, 4, 4]), vi("r", F, [2, 4]),
+                                          vi("b", i64, [2])], [], opset=16, mode="median"),
+     "node 'n' (RoiAlign): mode 'median': avg or max expected")
+case("deform_conv_offset.onnx",
+     one_node("DeformConv", ["x", "w", "o"], [vi("x", F, [1, 1, 3, 3]), vi("w", F, [1, 1, 2, 2]),
+                                              vi("o", F, [1, 4, 2, 2])], [], opset=19),
+     "node 'n' (DeformConv): offset f32[1,4,2,2]: [1,8,2,2] expected")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
