@@ -1088,6 +1088,7 @@ kgpu_collective(int kind)
 static const KTileInfo tile_tab[KT_COUNT_] = {
 	[KT_M16N8K16_F16] = { "m16n8k16", 16, 8, 16, DT_F16 },
 	[KT_M16N8K8_F32] = { "m16n8k8", 16, 8, 8, DT_F32 },
+	[KT_M16N8K16_BF16] = { "m16n8k16bf", 16, 8, 16, DT_BF16 },
 };
 
 const KTileInfo *
@@ -1151,6 +1152,12 @@ void
 kb_cpwait(KB *kb)
 {
 	append(kb, gpu_node(kb, KS_CPWAIT, 0, 0));
+}
+
+void
+kb_cpwait_n(KB *kb, int n)
+{
+	append(kb, gpu_node(kb, KS_CPWAIT, 0, n));
 }
 
 void
@@ -1513,6 +1520,8 @@ vgpu(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop, KRef 
 		break;
 	}
 	case KS_CPWAIT:
+		if (n->ival < 0 || n->ival > 7)
+			return GFAIL("kir %s: cpwait %d: keeps 0 to 7 groups pending", k->name, s);
 		break;
 	case KS_ATOMIC: {
 		TRY(vmem(c, k, s, n->buf, 1));

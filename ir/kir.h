@@ -204,8 +204,13 @@ enum KSpace { KS_GLOBAL = 0, KS_LOCAL, KS_SHARED, KS_FRAG };
  *               ival * size 4, 8 or 16 bytes: the copy lands at the
  *               thread's next KS_CPWAIT; touching its destination before
  *               that (any thread) is an error, as is ending without a wait
- *   KS_CPWAIT   the thread's pending async copies complete (other threads
- *               see them after a barrier, like any shared store)
+ *   KS_CPWAIT   the thread's async copies issued since its previous
+ *               KS_CPWAIT become one group; then all but the ival most
+ *               recent groups complete (ival 0: every copy; a count at
+ *               least the groups pending only closes the group; at most
+ *               7).  Other threads see the copies after a barrier, like
+ *               any shared store.  A pipeline of S stages issues a stage,
+ *               then cpwait.(S-2) before computing on the oldest.
  *   KS_SHFL     var = a of lane src, op KShfl: idx src = b mod W, xor
  *               src = lane ^ (b mod W), down src = lane + b or the lane
  *               itself when that is >= W (W = ival, the subgroup width)
@@ -215,10 +220,13 @@ enum KSpace { KS_GLOBAL = 0, KS_LOCAL, KS_SHARED, KS_FRAG };
  *   KS_TFILL    every element of fragment buf (role c) = a (f32)
  *   KS_TLOAD    fragment buf (role op: KTR_A m x k, KTR_B k x n, KTR_C
  *               m x n of shape ival) = the row-major tile at buf2[a + r*b
- *               + c] (buf2 global or shared, the fragment's dtype)
+ *               + c] (buf2 global or shared, the fragment's dtype); an A
+ *               or B tile of 16-bit elements from shared memory has a
+ *               and b multiples of 8 (16-byte rows, as PTX's ldmatrix
+ *               reads them; misaligned is an error)
  *   KS_TMMA     buf = buf2 x buf3 + buf: C (m x n, f32) += A (m x k) x
  *               B (k x n); each element sum_k in k order, f32 products and
- *               sums (f16 inputs are exact in f32)
+ *               sums (f16 and bf16 inputs are exact in f32)
  *   KS_TSTORE   buf[a + r*b + c] = fragment buf2 (role c)
  *
  * Fragments are buffers of space KS_FRAG: a whole tile, m*k, k*n or m*n
@@ -232,11 +240,11 @@ enum KAtomic { KAT_ADD = 1, KAT_MAX, KAT_MIN, KAT_CAS };
 enum KTileRole { KTR_A = 1, KTR_B, KTR_C };
 /* Tile shapes (KNode.ival of tile ops): m x n x k, the dtype of A and B;
  * C is f32.  Listed in a Target's mma shapes. */
-enum KTileShape { KT_M16N8K16_F16 = 1, KT_M16N8K8_F32, KT_COUNT_ };
+enum KTileShape { KT_M16N8K16_F16 = 1, KT_M16N8K8_F32, KT_M16N8K16_BF16, KT_COUNT_ };
 typedef struct KTileInfo {
 	const char *name;        /* "m16n8k16" */
 	int m, n, k;
-	int ab_dtype;            /* DT_F16, DT_F32 */
+	int ab_dtype;            /* DT_F16, DT_BF16, DT_F32 */
 } KTileInfo;
 /* The shape's description, or NULL for a bad id. */
 const KTileInfo *ktile_info(int shape);
@@ -356,8 +364,10 @@ ksched_fma(const KSched *ks, KRef s)
  *   rows(S,B,T)     as B blocks of T threads, one element per thread
  *                   (grid) or one row per block, its reductions split
  *                   over the threads (rows) (schedule_gpu.c)
- *   mma(BM,BN,BK)   gpu MatMul/Gemm template: block tile BM x BN, K
- *   nomma           slices of BK, matrix-tile ops / the blocked lowering
+ *   mma(BM,BN,BK    gpu MatMul/Gemm template: block tile BM x BN, K
+ *   [,WM,WN,S])     slices of BK, WM x WN subgroups, S stages of shared
+ *   nomma           memory (the large form of 16-bit inputs) / the
+ *                   blocked lowering
  *   async | sync    gpu template: stage tiles by async copies or loads
  *   onchip|offchip  gpu row reductions: a row that more than one of the
  *   | inreg         row's loops reads is kept in shared memory, read from
@@ -387,7 +397,7 @@ ksched_fma(const KSched *ks, KRef s)
 	X(IMPLICIT, "implicit", 6, 0, 0) \
 	X(GRID,    "grid",    7, 3, 3) \
 	X(ROWS,    "rows",    7, 3, 3) \
-	X(MMA,     "mma",     8, 3, 3) \
+	X(MMA,     "mma",     8, 3, 6) \
 	X(NOMMA,   "nomma",   8, 0, 0) \
 	X(ASYNC,   "async",   9, 0, 0) \
 	X(SYNC,    "sync",    9, 0, 0) \
@@ -586,6 +596,7 @@ void kb_barrier(KB *kb);
 void kb_vcopy(KB *kb, int dst, KRef di, int src, KRef si, int lanes);
 void kb_cpasync(KB *kb, int dst, KRef di, int src, KRef si, int lanes);
 void kb_cpwait(KB *kb);
+void kb_cpwait_n(KB *kb, int n);   /* all but the n most recent groups */
 void kb_atomic(KB *kb, int var, int op, int buf, KRef idx, KRef x, KRef y);
 void kb_shfl(KB *kb, int var, int mode, KRef x, KRef lane, int width);
 void kb_sgred(KB *kb, int var, int op, KRef x, int width);

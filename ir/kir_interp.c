@@ -64,11 +64,13 @@ typedef struct Interp {
 	KVal sga, sgb;     /* this lane's operands at a subgroup op */
 	struct Pend *pend; /* async copies issued and not yet waited for */
 	int npend, cappend;
+	int64_t ngrp;      /* groups of async copies closed so far */
 } Interp;
 
 typedef struct Pend {      /* one KS_CPASYNC in flight */
 	int dbuf, sbuf;
 	int64_t di, si, n;
+	int64_t grp;           /* its group (KS_CPWAIT), -1 while open */
 } Pend;
 
 static int simt_run(Interp *in, KRef s);
@@ -145,11 +147,12 @@ read_elem(int dt, const void *p, int64_t i)
 }
 
 /*
- * An element of a matrix-tile operand.  The tile op consumes f16 as the
- * hardware does (mma.sync and cooperative matrices take f16 inputs): the
- * one place the interpreter reads an f16 as a number.  Every f16 is an
- * f32 exactly, so the decode has no rounding to define; everywhere else
- * f16 goes through the legalised kernel IR (passes/legalize.c).
+ * An element of a matrix-tile operand.  The tile op consumes f16 and bf16
+ * as the hardware does (mma.sync and cooperative matrices take them as
+ * inputs): the one place the interpreter reads them as numbers.  Every
+ * f16 and bf16 is an f32 exactly, so the decode has no rounding to define;
+ * everywhere else they go through the legalised kernel IR
+ * (passes/legalize.c).
  */
 static float
 tile_elem(int dt, const void *p, int64_t i)
@@ -158,6 +161,12 @@ tile_elem(int dt, const void *p, int64_t i)
 	int e, m;
 	double v;
 
+	if (dt == DT_BF16) {   /* the top half of an f32 */
+		uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
+		float f;
+		memcpy(&f, &u, sizeof f);
+		return f;
+	}
 	if (dt != DT_F16)
 		return (float)read_elem(dt, p, i).f;
 	h = ((const uint16_t *)p)[i];
@@ -1324,20 +1333,32 @@ cpasync_stmt(Interp *in, KRef s)
 	}
 	for (e = 0; e < n->ival; e++)
 		sh->p_tid[di + e] = in->tid;
-	in->pend[in->npend++] = (Pend){ n->buf, n->buf2, di, si, n->ival };
+	in->pend[in->npend++] = (Pend){ n->buf, n->buf2, di, si, n->ival, -1 };
 	return BURN_OK;
 }
 
 static int
 cpwait_stmt(Interp *in, KRef s)
 {
+	int64_t keep = in->k->node[s].ival, j = 0;
+
+	/* close the open group; land every copy but those of the keep most
+	 * recent groups (all of them for keep 0), in issue order */
+	for (int p = 0; p < in->npend; p++)
+		if (in->pend[p].grp < 0)
+			in->pend[p].grp = in->ngrp;
+	in->ngrp++;
 	for (int p = 0; p < in->npend; p++) {
 		Pend *q = &in->pend[p];
+		if (keep && q->grp >= in->ngrp - keep) {
+			in->pend[j++] = *q;
+			continue;
+		}
 		for (int64_t e = 0; e < q->n; e++)
 			in->shadow[q->dbuf].p_tid[q->di + e] = -1;
 		TRY(gcopy(in, s, q->dbuf, q->di, q->sbuf, q->si, q->n));
 	}
-	in->npend = 0;
+	in->npend = (int)j;
 	return BURN_OK;
 }
 
@@ -1447,6 +1468,11 @@ sg_exec(Interp *in, KRef s, Interp *lane, int w)
 		cols = role == KTR_A ? kk : nn;
 		base = as_index(k->node[n->a].dtype, lane[0].sga);
 		stride = as_index(k->node[n->b].dtype, lane[0].sgb);
+		/* 16-bit A and B tiles from shared memory: 16-byte rows */
+		if (load && role != KTR_C && k->buf[mb].space == KS_SHARED &&
+		    dtype_size(k->buf[fb].dtype) == 2 && (base % 8 || stride % 8))
+			return gfail(in, s, "16-bit tile from shared memory at %lld, stride "
+			             "%lld: not multiples of 8", base, stride);
 		{
 			int dt = k->buf[fb].dtype;
 			size_t sz = (size_t)dtype_size(dt);

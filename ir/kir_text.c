@@ -439,6 +439,10 @@ pgpu(Printer *P, const KNode *n)
 	}
 	fputs(kgpu_name(n->kind), f);
 	switch (n->kind) {
+	case KS_CPWAIT:
+		if (n->ival)
+			fprintf(f, ".%" PRId64, n->ival);
+		break;
 	case KS_VCOPY:
 	case KS_CPASYNC:
 		fprintf(f, ".%" PRId64 " b%d[", n->ival, n->buf);
@@ -2030,8 +2034,9 @@ gpu_start(P *ps, int result)
 	if (result)
 		return (kd == KS_SHFL || kd == KS_SGRED || kd == KS_ATOMIC) &&
 		       ispunct_(t1, '.') && t2->kind == TK_ID;
-	if (kd == KS_CPWAIT)
-		return !ispunct_(t1, '.') && !ispunct_(t1, '=');
+	if (kd == KS_CPWAIT)   /* cpwait, cpwait.N */
+		return (!ispunct_(t1, '.') && !ispunct_(t1, '=')) ||
+		       (ispunct_(t1, '.') && t2->kind == TK_INT && !ispunct_(peek(ps, 3), '='));
 	if (kd == KS_SHFL || kd == KS_SGRED)
 		return 0;   /* these have a result */
 	return ispunct_(t1, '.') && (t2->kind == TK_ID ||
@@ -2101,6 +2106,11 @@ pgpu_stmt(P *ps, const char *at, int var, KRef *out)
 		TRY(pbufidx(ps, &buf2, &b));
 		break;
 	case KS_CPWAIT:
+		if (ispunct_(tk(ps), '.')) {
+			adv(ps);
+			TRY(pint(ps, 7, &u, "a group count"));
+			ival = (int64_t)u;
+		}
 		break;
 	case KS_ATOMIC:
 		TRY(pmod(ps, atomic_name, 5, &m, "add, max, min or cas"));

@@ -155,6 +155,14 @@ static int float_value(const Value *v)
 	return v->dtype == DT_F32 || v->dtype == DT_F64;
 }
 
+/* f16 and bf16 values join pointwise groups and epilogues: in the fused
+ * code a member's value is rounded to its dtype (node_expr), as its store
+ * and load would round it unfused. */
+static int half_value(const Value *v)
+{
+	return v->dtype == DT_F16 || v->dtype == DT_BF16;
+}
+
 /* Clear mask bits of axes of extent 1: reducing them is a no-op. */
 static int norm_mask(const Group *gr, int *mask)
 {
@@ -216,7 +224,8 @@ static int try_join(Fuser *f, Group *gr, int gid, int p)
 		}
 	}
 	if (op_table[n->op].cls == OC_ELEM) {
-		if (!float_value(out) && out->dtype != DT_BOOL && !dtype_is_int(out->dtype))
+		if (!float_value(out) && !half_value(out) && out->dtype != DT_BOOL &&
+		    !dtype_is_int(out->dtype))
 			return 0;
 		if (is_full(gr, out) || is_row(gr, out))
 			return 1;
@@ -476,6 +485,10 @@ static KRef node_expr(GLower *gl, Node *n, int *depth)
 				d = gl->sh->depth[n->in[k]];
 		}
 	e = elem_expr(gl->kb, gl->lw->g, n, in, NOUT(gl->lw->g, n, 0)->dtype);
+	/* an f16/bf16 member's value as its tensor holds it (the root's
+	 * rounding is its store) */
+	if (e && half_value(NOUT(gl->lw->g, n, 0)) && &gl->lw->g->node[gl->gr->root] != n)
+		e = kb_cast(gl->kb, NOUT(gl->lw->g, n, 0)->dtype, e);
 	if (++d > FUSE_MAX_DEPTH) {
 		int t = kb_var(gl->kb, kb_dtype(gl->kb->k, e), "t");
 		kb_set(gl->kb, t, e);
@@ -961,7 +974,7 @@ static void find_anchor(Fuser *f, int gid)
 	const Value *root_out = NOUT(g, &g->node[gr->root], 0);
 
 	gr->anchor = -1;
-	if (gr->nred || !float_value(root_out))
+	if (gr->nred || (!float_value(root_out) && !half_value(root_out)))
 		return;
 	/* an epilogue writes one result: the root's */
 	for (int j = 0; j < f->nmem; j++)

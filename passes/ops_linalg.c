@@ -743,8 +743,15 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
  *       tilestore the accumulators to a shared C tile; barrier
  *       each thread writes its elements: Y = alpha * C + beta * bias
  *
+ * A and B of 16-bit elements (f16, bf16) where M and N are multiples of
+ * 128, K of 32, and the rows contiguous and 16-byte aligned take a larger
+ * form, mma(128,128,32) (gemm_gpu_big below): four subgroups of 64 x 64,
+ * two stages of shared memory filled by cp.async while the other is
+ * computed on.
+ *
  * The tile op's f32 accumulation in k order is the C lowering's order.
- * A and B both f16 use the m16n8k16 f16 shape, both f32 the m16n8k8 f32
+ * A and B both f16 use the m16n8k16 f16 shape, both bf16 the m16n8k16
+ * bf16 shape, both f32 the m16n8k8 f32
  * shape (full f32 products: no TF32 rounding unless asked for, which
  * nothing does yet); a fused epilogue runs on each element as its thread
  * writes it; anything else or a target without tiles falls back to the
@@ -798,6 +805,251 @@ gemm_gpu_stage(KB *kb, int sh, const Mat *m, KRef off, KRef r0, KRef c0,
 	close_to(kb, d);
 }
 
+/*
+ * The large form, mma(128,BN,32) with BN 128 or 256, for 16-bit A and B:
+ *
+ *   for blk block.x: (bm, bn) in groups of GB_GROUP block rows, so the
+ *                    blocks running together share panels of A and B in L2
+ *     for tid (2 x BN/64 subgroups, each a 64 x 64 part) thread.x:
+ *       32 accumulator tiles (4 x 8 of m16n8) = 0
+ *       stages 0 .. S-2 <- the first slices of A (128 x 32) and B (32 x BN)
+ *                          (cp.async, 16 bytes a copy; a group each)
+ *       for kt < K/32:
+ *         cpwait.(S-2): slice kt has landed (S-2 younger ones may not)
+ *         barrier: it is visible, and every subgroup is done with kt-1
+ *         stage (kt+S-1)%S <- slice kt+S-1 (the one kt-1 used)
+ *         for ks < 2: tileload 4 a, 8 b; 32 tilemma  (stage kt%S)
+ *       for each 16 x 32 band of the subgroup's part:
+ *         tilestore its 4 tiles to the subgroup's staging; barrier
+ *         each lane writes a row's element: Y = alpha*C + beta*bias,
+ *         then the fused epilogue; barrier
+ *
+ * The shared rows are padded by 8 elements (16 bytes): the 8 rows one
+ * ldmatrix reads then start in 8 different groups of 4 banks.  Over 48 KB
+ * of shared memory, the PTX renderer asks for it dynamically
+ * (Target.shared_optin).
+ */
+#define GB_BM 128
+#define GB_GROUP 8
+
+/* A shape of the large form: block tile GB_BM x bn, wm x wn subgroups,
+ * each a (GB_BM/wm) x (bn/wn) part (mma(128,BN,32,WM,WN)). */
+typedef struct GB {
+	int64_t bn, bk;
+	int wm, wn, st;     /* st: stages of shared memory (2 to 4) */
+} GB;
+
+static int
+gb_threads(const GB *g)
+{
+	return g->wm * g->wn * KT_SUBGROUP;
+}
+
+/* Can g be built (parts of whole m16n8 tiles, 32-column bands for the
+ * epilogue, at most 64 accumulator tiles, block size and shared memory
+ * within the target's)? */
+static int
+gb_ok(const GB *g, const Target *tg, int adt)
+{
+	int64_t pm, pn, sh, gsa = g->bk + 8;
+	int64_t lim = tg->shared_optin > tg->shared_bytes ? tg->shared_optin : tg->shared_bytes;
+
+	if (g->wm < 1 || g->wn < 1 || g->bn < 32 || g->bn > 256 || g->bn % 32 ||
+	    (g->bk != 32 && g->bk != 64) || g->st < 2 || g->st > 4)
+		return 0;
+	pm = GB_BM / g->wm;
+	pn = g->bn / g->wn;
+	sh = g->st * (GB_BM * gsa + g->bk * (g->bn + 8)) * (int64_t)dtype_size(adt) +
+	     g->wm * g->wn * 16 * 32 * 4;
+	return GB_BM % g->wm == 0 && g->bn % g->wn == 0 && pm % 16 == 0 && pn % 32 == 0 &&
+	       (pm / 16) * (pn / 8) <= 64 && gb_threads(g) <= tg->max_block_threads &&
+	       GB_BM * g->bk / 8 % gb_threads(g) == 0 && g->bk * g->bn / 8 % gb_threads(g) == 0 &&
+	       sh <= lim;
+}
+
+/* e = kb_get(v) after v = x: a per-thread value computed once */
+static KRef
+once(KB *kb, KRef x, const char *name)
+{
+	int v = kb_var(kb, kb_dtype(kb->k, x), name);
+
+	kb_set(kb, v, x);
+	return kb_get(kb, v);
+}
+
+/* i % s for an index i >= 0 (a mask where s is a power of two) */
+static KRef
+stage_of(KB *kb, KRef i, int s)
+{
+	return s & (s - 1) ? kb_bin(kb, KO_MOD, i, I(kb, s))
+	                   : kb_bin(kb, KO_BAND, i, I(kb, s - 1));
+}
+
+/* Stage `stage` of A (GB_BM x g->bk from column k0) and B (g->bk x bn
+ * from row k0) by 16-byte async copies: thread tid copies chunks tid +
+ * e*T, whose first source and destination (e = 0, k0 = 0, stage 0) are
+ * as0, ad0, bs0, bd0. */
+static void
+gemm_big_stage(KB *kb, const GT *t, const GB *g, int sa, int sb, KRef stage, KRef k0,
+               KRef as0, KRef ad0, KRef bs0, KRef bd0)
+{
+	int T = gb_threads(g);
+	int64_t bn = g->bn, sbw = bn + 8, ar = T / (g->bk / 8), br = T / (bn / 8), gsa = g->bk + 8;
+
+	for (int e = 0; e < GB_BM * g->bk / 8 / T; e++)
+		kb_cpasync(kb, sa, add(kb, ad0, add(kb, mul(kb, stage, I(kb, GB_BM * gsa)),
+		                                   I(kb, e * ar * gsa))),
+		           t->a.buf, add(kb, as0, add(kb, k0, I(kb, e * ar * t->a.rs))), 8);
+	for (int e = 0; e < g->bk * bn / 8 / T; e++)
+		kb_cpasync(kb, sb, add(kb, bd0, add(kb, mul(kb, stage, I(kb, g->bk * sbw)),
+		                                   I(kb, e * br * sbw))),
+		           t->b.buf, add(kb, bs0, add(kb, mul(kb, k0, I(kb, t->b.rs)),
+		                                      I(kb, e * br * t->b.rs))), 8);
+}
+
+static void
+gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, int nb,
+             const int64_t *bat, const int64_t *as, const int64_t *bs)
+{
+	const KKernel *k = kb->k;
+	int adt = k->buf[t->a.buf].dtype, d = kb->depth, T = gb_threads(g), S = g->st;
+	int64_t gbn = g->bn, tm = t->M / GB_BM, tn = t->N / gbn, nk = t->K / g->bk;
+	int64_t sbw = gbn + 8, pm = GB_BM / g->wm, pn = gbn / g->wn, gsa = g->bk + 8;
+	int64_t nblk = prod(nb, bat) * tm * tn;
+	int mi_n = (int)(pm / 16), ni_n = (int)(pn / 8);
+	int sa, sb, se, fa[8], fb[32], fc[64], blk, tid;
+	KRef bt, rem, grp, first, gs, within, bm, bn, aoff, boff, yoff, w, wm, wn, ln, sw;
+	KRef tv, as0, ad0, bs0, bd0, wa, wb;
+
+	sa = kb_buf(kb, adt, S * GB_BM * gsa, -1, KS_SHARED, KA_RW);
+	sb = kb_buf(kb, adt, S * g->bk * sbw, -1, KS_SHARED, KA_RW);
+	se = kb_buf(kb, DT_F32, T / KT_SUBGROUP * 16 * 32, -1, KS_SHARED, KA_RW);
+	for (int i = 0; i < mi_n; i++)
+		fa[i] = kb_buf(kb, adt, ktile_elems(shape, KTR_A), -1, KS_FRAG, KA_RW);
+	for (int i = 0; i < ni_n; i++)
+		fb[i] = kb_buf(kb, adt, ktile_elems(shape, KTR_B), -1, KS_FRAG, KA_RW);
+	for (int i = 0; i < mi_n * ni_n; i++)
+		fc[i] = kb_buf(kb, DT_F32, ktile_elems(shape, KTR_C), -1, KS_FRAG, KA_RW);
+
+	blk = kb_for(kb, "blk", I(kb, 0), I(kb, nblk), KF_BLOCK_X);
+	tid = kb_for(kb, "tid", I(kb, 0), I(kb, T), KF_THREAD_X);
+	tv = kb_get(kb, tid);
+	bt = kb_bin(kb, KO_DIV, kb_get(kb, blk), I(kb, tm * tn));
+	rem = kb_bin(kb, KO_MOD, kb_get(kb, blk), I(kb, tm * tn));
+	grp = kb_bin(kb, KO_DIV, rem, I(kb, GB_GROUP * tn));
+	first = mul(kb, grp, I(kb, GB_GROUP));
+	gs = kb_bin(kb, KO_MIN, kb_bin(kb, KO_SUB, I(kb, tm), first), I(kb, GB_GROUP));
+	within = kb_bin(kb, KO_MOD, rem, I(kb, GB_GROUP * tn));
+	bm = once(kb, mul(kb, add(kb, first, kb_bin(kb, KO_MOD, within, gs)), I(kb, GB_BM)), "bm");
+	bn = once(kb, mul(kb, kb_bin(kb, KO_DIV, within, gs), I(kb, gbn)), "bn");
+	aoff = t->a.off;
+	boff = t->b.off;
+	yoff = add(kb, t->yoff, mul(kb, bt, I(kb, t->M * t->N)));
+	for (int i = nb - 1, q = 1; i >= 0; q *= (int)bat[i], i--) {
+		KRef v = kb_bin(kb, KO_MOD, kb_bin(kb, KO_DIV, bt, I(kb, q)), I(kb, bat[i]));
+		aoff = add(kb, aoff, mul(kb, v, I(kb, as[i])));
+		boff = add(kb, boff, mul(kb, v, I(kb, bs[i])));
+	}
+	yoff = once(kb, yoff, "yoff");
+	w = kb_bin(kb, KO_DIV, tv, I(kb, KT_SUBGROUP));
+	ln = once(kb, kb_bin(kb, KO_MOD, tv, I(kb, KT_SUBGROUP)), "ln");
+	wm = once(kb, mul(kb, kb_bin(kb, KO_DIV, w, I(kb, g->wn)), I(kb, pm)), "wm");
+	wn = once(kb, mul(kb, kb_bin(kb, KO_MOD, w, I(kb, g->wn)), I(kb, pn)), "wn");
+	wa = once(kb, mul(kb, wm, I(kb, gsa)), "wa");
+	sw = once(kb, mul(kb, w, I(kb, 16 * 32)), "sw");
+	/* the thread's first chunk of A: row tid/4, column (tid%4)*8; of B:
+	 * row tid/(bn/8), column (tid%(bn/8))*8 */
+	{
+		KRef ar = kb_bin(kb, KO_DIV, tv, I(kb, g->bk / 8));
+		KRef ac = mul(kb, kb_bin(kb, KO_MOD, tv, I(kb, g->bk / 8)), I(kb, 8));
+		KRef br = kb_bin(kb, KO_DIV, tv, I(kb, gbn / 8));
+		KRef bc = mul(kb, kb_bin(kb, KO_MOD, tv, I(kb, gbn / 8)), I(kb, 8));
+		as0 = once(kb, add(kb, aoff, add(kb, mul(kb, add(kb, bm, ar), I(kb, t->a.rs)), ac)), "as0");
+		ad0 = once(kb, add(kb, mul(kb, ar, I(kb, gsa)), ac), "ad0");
+		bs0 = once(kb, add(kb, boff, add(kb, mul(kb, br, I(kb, t->b.rs)), add(kb, bn, bc))), "bs0");
+		bd0 = once(kb, add(kb, mul(kb, br, I(kb, sbw)), bc), "bd0");
+	}
+	for (int i = 0; i < mi_n * ni_n; i++)
+		kb_tfill(kb, shape, fc[i], cnum(kb, DT_F32, 0));
+	/* the prologue: slices 0 .. S-2, a group each, empty past the last
+	 * slice so that the loop's waits count right (the last group is
+	 * closed by the loop's first wait) */
+	for (int s = 0; s < S - 1; s++) {
+		if (s < nk)
+			gemm_big_stage(kb, t, g, sa, sb, I(kb, s), I(kb, s * g->bk), as0, ad0, bs0, bd0);
+		if (s < S - 2)
+			kb_cpwait_n(kb, S - 1);   /* only closes the group */
+	}
+	{
+		int dk = kb->depth;
+		KRef kt = loop(kb, "kt", nk, 0), cur, kn, ab, bb;
+		kb_cpwait_n(kb, S - 2);
+		kb_barrier(kb);
+		cur = once(kb, stage_of(kb, kt, S), "cur");
+		if (nk > S - 1) {
+			int di = kb->depth;
+			kn = add(kb, kt, I(kb, S - 1));
+			kb_if(kb, kb_bin(kb, KO_LT, kn, I(kb, nk)));
+			gemm_big_stage(kb, t, g, sa, sb, stage_of(kb, kn, S),
+			               mul(kb, kn, I(kb, g->bk)), as0, ad0, bs0, bd0);
+			close_to(kb, di);
+		}
+		/* the stage's tiles at constant offsets from two values (the
+		 * PTX renderer folds such an offset into ldmatrix's address) */
+		ab = once(kb, add(kb, mul(kb, cur, I(kb, GB_BM * gsa)), wa), "ab");
+		bb = once(kb, add(kb, mul(kb, cur, I(kb, g->bk * sbw)), wn), "bb");
+		for (int ks = 0; ks < g->bk / 16; ks++) {
+			for (int mi = 0; mi < mi_n; mi++)
+				kb_tload(kb, shape, KTR_A, fa[mi], sa,
+				         add(kb, ab, I(kb, ks * 16 + mi * 16 * gsa)), I(kb, gsa));
+			for (int ni = 0; ni < ni_n; ni++)
+				kb_tload(kb, shape, KTR_B, fb[ni], sb,
+				         add(kb, bb, I(kb, ks * 16 * sbw + ni * 8)), I(kb, sbw));
+			for (int mi = 0; mi < mi_n; mi++)
+				for (int ni = 0; ni < ni_n; ni++)
+					kb_tmma(kb, shape, fc[mi * ni_n + ni], fa[mi], fb[ni]);
+		}
+		close_to(kb, dk);
+	}
+	kb_cpwait(kb);   /* the empty groups of the last slices */
+	kb_barrier(kb);
+	wb = once(kb, add(kb, bn, add(kb, wn, ln)), "jb");
+	for (int mi = 0; mi < mi_n; mi++)
+		for (int nh = 0; nh < ni_n / 4; nh++) {
+			int de;
+			KRef e, r, i, j, v, yi;
+			for (int q = 0; q < 4; q++)
+				kb_tstore(kb, shape, se, add(kb, sw, I(kb, q * 8)), I(kb, 32),
+				          fc[mi * ni_n + nh * 4 + q]);
+			kb_barrier(kb);
+			de = kb->depth;
+			r = loop(kb, "e", 16, 0);
+			e = add(kb, mul(kb, r, I(kb, 32)), ln);
+			i = add(kb, bm, add(kb, wm, add(kb, r, I(kb, mi * 16))));
+			j = add(kb, wb, I(kb, nh * 32));
+			v = kb_load(kb, se, add(kb, sw, e));
+			if (t->alpha != 1)
+				v = mul(kb, cnum(kb, DT_F32, t->alpha), v);
+			if (t->c.buf >= 0) {
+				KRef cv = mat_at(kb, DT_F32, &t->c, i, j);
+				if (t->beta != 1)
+					cv = mul(kb, cnum(kb, DT_F32, t->beta), cv);
+				v = add(kb, v, cv);
+			}
+			yi = add(kb, yoff, add(kb, mul(kb, i, I(kb, t->N)), j));
+			kb_store(kb, t->y, yi, v);
+			if (lw->epi && &lw->g->node[lw->epi->anchor] == n)
+				lower_epi_run(lw, kb, n, t->y, yi, 1);
+			close_to(kb, de);
+			kb_barrier(kb);
+		}
+	close_to(kb, d);
+	kb->k->grid = arena_printf(lw->prog->arena, "matmul blocks=%lld threads=%d "
+	                           "tile=%dx%lldx%lld subgroups=%dx%d mma=%s cp.async %d stages",
+	                           (long long)nblk, T, GB_BM, (long long)gbn, (long long)g->bk, g->wm,
+	                           g->wn, ktile_info(shape)->name, S);
+}
+
 static int
 gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
          const int64_t *as, const int64_t *bs)
@@ -805,8 +1057,9 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 	const Target *tg = target_or_default(lw->target);
 	const KKernel *k = kb->k;
 	int adt = k->buf[t->a.buf].dtype, bdt = k->buf[t->b.buf].dtype;
-	int shape, async, lanes, blk, tid, sa, sb, sc, fa, fb, fc[2], d = kb->depth;
+	int shape, async, big, lanes, blk, tid, sa, sb, sc, fa, fb, fc[2], d = kb->depth;
 	int64_t nbat = prod(nb, bat), tm, tn, nblk, tk;
+	GB gb;
 	const KTileInfo *ti;
 	KStep st;
 	KRef bt, rem, bm, bn, aoff, boff, yoff, w, wm, wn, k0;
@@ -815,7 +1068,8 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 	    t->M <= 0 || t->N <= 0 ||
 	    adt != bdt || tg->subgroup != KT_SUBGROUP)
 		return 0;
-	shape = adt == DT_F16 ? KT_M16N8K16_F16 : adt == DT_F32 ? KT_M16N8K8_F32 : 0;
+	shape = adt == DT_F16 ? KT_M16N8K16_F16 : adt == DT_BF16 ? KT_M16N8K16_BF16 :
+	        adt == DT_F32 ? KT_M16N8K8_F32 : 0;
 	if (!shape || !(tg->mma_tiles & (1u << shape)))
 		return 0;
 	ti = ktile_info(shape);
@@ -836,15 +1090,47 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 	        kb_is_const_i(k, t->b.off, &tk) && tk == 0;
 	for (int i = 0; i < nb; i++)
 		async = async && as[i] % lanes == 0 && bs[i] % lanes == 0;
+	async = async && !t->a.pan && !t->b.pan && !t->a.tab && !t->b.tab;
+	/* the large form: 128 x 128 blocks of 2 x 2 subgroups (the fastest
+	 * on the H200 of those tried: docs/BENCHMARKS.md) */
+	gb = (GB){ 128, 32, 2, 2, 4 };
+	big = async && dtype_size(adt) == 2 && t->M % GB_BM == 0 && t->N % gb.bn == 0 &&
+	      t->K % gb.bk == 0 && gb_ok(&gb, tg, adt);
 	tk = ti->k;
 	/* the template's schedule steps: mma(BM,BN,BK) (only 32,32,16 is
 	 * built) or nomma (the blocked lowering instead), async or sync
 	 * staging (async only where the copies are whole and aligned); a
 	 * step asked for that cannot be built is recorded as what is built,
 	 * which sched_check_want reports */
-	st = lower_step(lw, kb, kstep_make(KST_MMA, 3, GT_BM, GT_BN, GT_BK));
+	if (big) {
+		KStep def = kstep_make(KST_MMA, 3, GB_BM, (int)gb.bn, (int)gb.bk);
+		def.narg = 6;
+		def.arg[3] = gb.wm;
+		def.arg[4] = gb.wn;
+		def.arg[5] = gb.st;
+		st = lower_step(lw, kb, def);
+	} else {
+		st = lower_step(lw, kb, kstep_make(KST_MMA, 3, GT_BM, GT_BN, GT_BK));
+	}
 	if (st.kind == KST_NOMMA)
 		return 0;
+	/* mma(128,BN,32,WM,WN) asked for: built where that shape fits */
+	if (big && st.narg == 6 && st.arg[0] == GB_BM) {
+		GB want = { st.arg[1], st.arg[2], st.arg[3], st.arg[4], st.arg[5] };
+		if (t->N % want.bn == 0 && t->K % want.bk == 0 && gb_ok(&want, tg, adt))
+			gb = want;
+	}
+	if (big && st.narg == 6 && st.arg[0] == GB_BM && st.arg[1] == gb.bn &&
+	    st.arg[2] == gb.bk && st.arg[3] == gb.wm && st.arg[4] == gb.wn &&
+	    st.arg[5] == gb.st) {
+		st = lower_step(lw, kb, kstep_make(KST_ASYNC, 0, 0, 0, 0));
+		if (st.kind != KST_ASYNC) {   /* built with async copies only */
+			st = kstep_make(KST_ASYNC, 0, 0, 0, 0);
+			kprog_step_put(lw->prog, kb->k, &st);
+		}
+		gemm_gpu_big(lw, kb, n, t, shape, &gb, nb, bat, as, bs);
+		return 1;
+	}
 	if (st.arg[0] != GT_BM || st.arg[1] != GT_BN || st.arg[2] != GT_BK) {
 		st = kstep_make(KST_MMA, 3, GT_BM, GT_BN, GT_BK);
 		kprog_step_put(lw->prog, kb->k, &st);

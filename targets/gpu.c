@@ -22,11 +22,12 @@ const Target target_gpu = {
 	.max_block_dim = { 1024, 1024, 64 },
 	.max_grid_dim = { 2147483647, 65535, 65535 },
 	.shared_bytes = 48 * 1024,
+	.shared_optin = 227 * 1024,   /* as the cuda target: the large MatMul */
 	.subgroup = 32,
 	.mma_m = 16, .mma_n = 8, .mma_k = 16,
 	/* the kernel IR's tile shapes (ir/kir.h): m16n8k16 f16 (mma.sync,
 	 * cooperative matrices) and m16n8k8 f32 */
-	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K8_F32,
+	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K16_BF16 | 1u << KT_M16N8K8_F32,
 	.index_bits = 32,        /* where a kernel's i64 values provably fit
 	                          * (passes/index_width.c); else 64 */
 	.tune = {

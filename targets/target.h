@@ -104,6 +104,10 @@ typedef struct Target {
 	int max_block_dim[3];    /* GPU: block extent per axis x, y, z */
 	int64_t max_grid_dim[3]; /* GPU: blocks per axis x, y, z */
 	int64_t shared_bytes;    /* GPU: shared memory per block */
+	int64_t shared_optin;    /* GPU: the most a block may ask for beyond
+	                          * shared_bytes (CUDA's opt-in dynamic shared
+	                          * memory), 0 if none; only templates that
+	                          * need it use it */
 	int subgroup;            /* GPU: lanes of a warp/subgroup; 1 on CPU */
 	int mma_m, mma_n, mma_k; /* matrix-tile (tensor core) shape, 0 if none */
 	unsigned mma_tiles;      /* bit s set: the kernel IR's tile shape s

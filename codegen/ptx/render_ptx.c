@@ -52,6 +52,8 @@ typedef struct P {
 	int *vreg;            /* per variable: its register */
 	int *base;            /* per buffer: %rd of its address, or -1 */
 	int *frag;            /* per KS_FRAG buffer: its first register */
+	KRef skip;            /* a statement already rendered with the one
+	                       * before it (two B tiles in one ldmatrix) */
 	int *role;            /* per KS_FRAG buffer: KTileRole */
 	int *shape;           /* per KS_FRAG buffer: KTileShape */
 	int lane;             /* %r holding %laneid, or -1 */
@@ -592,11 +594,20 @@ ex_bin(P *p, const KNode *n)
 		break;
 	}
 	case KO_QUOT:
-		E(p, "div.%s %s, %s, %s", isfx(p, s), R(p, dc, d), A, B);
+	case KO_REM: {
+		/* a constant divisor as an immediate: ptxas then divides by
+		 * shifts or a multiply, where through a register it computed a
+		 * reciprocal at run time */
+		char imm[32];
+		int64_t c;
+		if (kb_is_const_i(p->k, n->b, &c) && c != 0) {
+			snprintf(imm, sizeof imm, "%lld", (long long)c);
+			B = imm;
+		}
+		E(p, "%s.%s %s, %s, %s", n->op == KO_QUOT ? "div" : "rem", isfx(p, s),
+		  R(p, dc, d), A, B);
 		break;
-	case KO_REM:
-		E(p, "rem.%s %s, %s, %s", isfx(p, s), R(p, dc, d), A, B);
-		break;
+	}
 	case KO_LT: case KO_LE: case KO_GT: case KO_GE: case KO_EQ: case KO_NE:
 		if (sc == RP) {
 			/* bool operands: eq is xnor, ne xor; order as integers */
@@ -835,10 +846,17 @@ u32of(P *p, KRef e)
  * (l/2, 4(l%2) + j), j < 4; A holds row l/2 (8 registers), B columns
  * 4(l%2) .. +3 (8 x 4 registers, k-major).
  */
+/* the 16-bit shapes (f16, bf16): the same fragment layout */
+static int
+half_tile(int shape)
+{
+	return shape == KT_M16N8K16_F16 || shape == KT_M16N8K16_BF16;
+}
+
 static int
 frag_regs(int shape, int role)
 {
-	if (shape == KT_M16N8K16_F16)
+	if (half_tile(shape))
 		return role == KTR_A ? 4 : role == KTR_B ? 2 : 4;
 	return role == KTR_A ? 8 : role == KTR_B ? 32 : 4;
 }
@@ -846,7 +864,7 @@ frag_regs(int shape, int role)
 static int
 frag_cls(int shape, int role)
 {
-	return shape == KT_M16N8K16_F16 && role != KTR_C ? RR : RF;
+	return half_tile(shape) && role != KTR_C ? RR : RF;
 }
 
 /* base + (i + r*s + c) * sz as a register, r and c registers (u32) or
@@ -885,6 +903,93 @@ as64(P *p, KRef e)
 	return d;
 }
 
+/* A 16-bit A or B fragment from shared memory by ldmatrix (the kernel IR
+ * promises 16-byte rows: index i and stride s multiples of 8).  Lane l
+ * gives the address of row l%8 of 8x8 matrix l/8: A's four matrices are
+ * rows 0-7 and 8-15 of columns 0-7, then of columns 8-15, which are a0..a3
+ * of the mma layout; B (k-major rows) is read transposed, rows k 0-7 and
+ * 8-15 (lanes 16-31's addresses are ignored by .x2). */
+static void
+ldmatrix(P *p, int role, int f0, int l, int base, int i, int s, int64_t imm)
+{
+	int r = nr(p, RR), j = nr(p, RR), a;
+
+	E(p, "and.b32 %s, %s, 7", R(p, RR, r), R(p, RR, l));
+	E(p, "shr.u32 %s, %s, 3", R(p, RR, j), R(p, RR, l));
+	if (role == KTR_A) {
+		int c = nr(p, RR), h = nr(p, RR);
+		E(p, "and.b32 %s, %s, 1", R(p, RR, h), R(p, RR, j));
+		E(p, "mad.lo.u32 %s, %s, 8, %s", R(p, RR, r), R(p, RR, h), R(p, RR, r));
+		E(p, "shr.u32 %s, %s, 1", R(p, RR, c), R(p, RR, j));
+		E(p, "shl.b32 %s, %s, 3", R(p, RR, c), R(p, RR, c));
+		a = tile_addr(p, base, i, s, r, 0, c, 0, 2);
+		E(p, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld]",
+		  R(p, RR, f0), R(p, RR, f0 + 1), R(p, RR, f0 + 2), R(p, RR, f0 + 3),
+		  R(p, RD, a), (long long)imm);
+		return;
+	}
+	E(p, "and.b32 %s, %s, 1", R(p, RR, j), R(p, RR, j));
+	E(p, "mad.lo.u32 %s, %s, 8, %s", R(p, RR, r), R(p, RR, j), R(p, RR, r));
+	a = tile_addr(p, base, i, s, r, 0, -1, 0, 2);
+	E(p, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s+%lld]",
+	  R(p, RR, f0), R(p, RR, f0 + 1), R(p, RD, a), (long long)imm);
+}
+
+/* Two 16-bit B tiles from shared memory side by side (the second's
+ * index the first's + 8, the same stride, the next statement) in one
+ * ldmatrix.x4.trans: lanes 16-31 give the second tile's rows.  1 if
+ * rendered so (the second statement is then skipped). */
+static int
+tload_pair(P *p, KRef s)
+{
+	const KKernel *k = p->k;
+	const KNode *n = &k->node[s], *m = n->next ? &k->node[n->next] : NULL, *e;
+	int64_t c0 = 0, c1 = 0, sv0, sv1;
+	KRef x0, x1;
+	int l, r, j, c, a, f0, f1, base;
+
+	if (!m || m->kind != KS_TLOAD || n->op != KTR_B || m->op != KTR_B ||
+	    !half_tile((int)n->ival) || m->ival != n->ival || m->buf2 != n->buf2 ||
+	    k->buf[n->buf2].space != KS_SHARED ||
+	    !kb_is_const_i(k, n->b, &sv0) || !kb_is_const_i(k, m->b, &sv1) || sv0 != sv1)
+		return 0;
+	x0 = n->a;
+	e = &k->node[x0];
+	if (e->kind == KE_BIN && e->op == KO_ADD && kb_is_const_i(k, e->b, &c0))
+		x0 = e->a;
+	else
+		c0 = 0;
+	x1 = m->a;
+	e = &k->node[x1];
+	if (e->kind == KE_BIN && e->op == KO_ADD && kb_is_const_i(k, e->b, &c1))
+		x1 = e->a;
+	else
+		c1 = 0;
+	if (x0 != x1 || c1 != c0 + 8 || c0 < 0 || c0 >= ((int64_t)1 << 20))
+		return 0;
+	f0 = p->frag[n->buf];
+	f1 = p->frag[m->buf];
+	base = p->base[n->buf2];
+	if (f0 < 0 || f1 < 0 || base < 0)
+		return 0;
+	l = lane(p);
+	r = nr(p, RR);
+	j = nr(p, RR);
+	c = nr(p, RR);
+	E(p, "and.b32 %s, %s, 7", R(p, RR, r), R(p, RR, l));
+	E(p, "shr.u32 %s, %s, 3", R(p, RR, j), R(p, RR, l));
+	E(p, "and.b32 %s, %s, 1", R(p, RR, j), R(p, RR, j));
+	E(p, "mad.lo.u32 %s, %s, 8, %s", R(p, RR, r), R(p, RR, j), R(p, RR, r));
+	E(p, "shr.u32 %s, %s, 4", R(p, RR, c), R(p, RR, l));
+	E(p, "shl.b32 %s, %s, 3", R(p, RR, c), R(p, RR, c));
+	a = tile_addr(p, base, as64(p, x0), as64(p, n->b), r, 0, c, 0, 2);
+	E(p, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%s, %s, %s, %s}, [%s+%lld]",
+	  R(p, RR, f0), R(p, RR, f0 + 1), R(p, RR, f1), R(p, RR, f1 + 1), R(p, RD, a),
+	  (long long)(c0 * 2));
+	p->skip = n->next;
+	return 1;
+}
+
 /* Load (st = 0) or store (st = 1) fragment fb of role `role` from/to
  * buffer mb at index expression ie, stride se. */
 static void
@@ -892,15 +997,31 @@ tile_mem(P *p, int shape, int role, int fb, int mb, KRef ie, KRef se, int st)
 {
 	const KKernel *k = p->k;
 	const char *sp = space(p, mb);
-	int l = lane(p), i = as64(p, ie), s = as64(p, se), base = p->base[mb];
-	int f0 = p->frag[fb], g = nr(p, RR), t = nr(p, RR), t2 = nr(p, RR);
+	int l = lane(p), i, s = as64(p, se), base = p->base[mb];
+	int f0 = p->frag[fb], g, t, t2;
 	int sz = dtype_size(k->buf[mb].dtype);
 
 	if (base < 0 || f0 < 0) {
 		fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "tile operand without storage");
 		return;
 	}
-	if (shape == KT_M16N8K16_F16) {
+	if (half_tile(shape) && role != KTR_C && !st && k->buf[mb].space == KS_SHARED) {
+		/* x + constant: the constant becomes the address's offset */
+		const KNode *e = &k->node[ie];
+		int64_t imm = 0;
+		if (e->kind == KE_BIN && e->op == KO_ADD && kb_is_const_i(k, e->b, &imm) &&
+		    imm >= 0 && imm < ((int64_t)1 << 20))
+			ie = e->a;
+		else
+			imm = 0;
+		ldmatrix(p, role, f0, l, base, as64(p, ie), s, imm * sz);
+		return;
+	}
+	i = as64(p, ie);
+	g = nr(p, RR);
+	t = nr(p, RR);
+	t2 = nr(p, RR);
+	if (half_tile(shape)) {
 		E(p, "shr.u32 %s, %s, 2", R(p, RR, g), R(p, RR, l));
 		E(p, "and.b32 %s, %s, 3", R(p, RR, t), R(p, RR, l));
 		E(p, "shl.b32 %s, %s, 1", R(p, RR, t2), R(p, RR, t));
@@ -911,7 +1032,7 @@ tile_mem(P *p, int shape, int role, int fb, int mb, KRef ie, KRef se, int st)
 	}
 	if (role == KTR_C) {
 		/* f32 elements: (g, c0 + j) ... */
-		int rows = shape == KT_M16N8K16_F16 ? 2 : 1, per = shape == KT_M16N8K16_F16 ? 2 : 4;
+		int rows = half_tile(shape) ? 2 : 1, per = half_tile(shape) ? 2 : 4;
 		if (sz != 4) {
 			fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "accumulator tile not f32");
 			return;
@@ -933,7 +1054,7 @@ tile_mem(P *p, int shape, int role, int fb, int mb, KRef ie, KRef se, int st)
 		fail(p, BURN_ERR_UNSUPPORTED, "render_ptx %s: %s", "tilestore of an A or B tile");
 		return;
 	}
-	if (shape == KT_M16N8K16_F16) {
+	if (half_tile(shape)) {
 		/* pairs of halves; A along a row, B down a column */
 		for (int q = 0; q < (role == KTR_A ? 4 : 2); q++) {
 			int a0, a1, h0 = nr(p, RH), h1 = nr(p, RH), rr, cc;
@@ -995,9 +1116,11 @@ tile_mma(P *p, const KNode *n)
 		fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "tilemma operand not a fragment");
 		return;
 	}
-	if (n->ival == KT_M16N8K16_F16) {
-		E(p, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%s, %s, %s, %s}, "
+	if (half_tile((int)n->ival)) {
+		E(p, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, "
 		  "{%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s}",
+		  n->ival == KT_M16N8K16_BF16 ? "bf16" : "f16",
+		  n->ival == KT_M16N8K16_BF16 ? "bf16" : "f16",
 		  R(p, RF, c), R(p, RF, c + 1), R(p, RF, c + 2), R(p, RF, c + 3),
 		  R(p, RR, a), R(p, RR, a + 1), R(p, RR, a + 2), R(p, RR, a + 3),
 		  R(p, RR, b), R(p, RR, b + 1),
@@ -1032,8 +1155,9 @@ gpu_stmt(P *p, KRef s)
 				fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "cp.async size");
 				return;
 			}
-			E(p, "cp.async.ca.shared.global [%s], [%s], %d", R(p, RD, dst), R(p, RD, src),
-			  bytes);
+			/* 16 bytes: through L2 only (.cg); smaller copies must use .ca */
+			E(p, "cp.async.%s.shared.global [%s], [%s], %d", bytes == 16 ? "cg" : "ca",
+			  R(p, RD, dst), R(p, RD, src), bytes);
 			return;
 		}
 		for (int q = 0; q < 4; q++)
@@ -1058,7 +1182,12 @@ gpu_stmt(P *p, KRef s)
 		return;
 	}
 	case KS_CPWAIT:
-		E(p, "cp.async.wait_all");
+		if (n->ival) {
+			E(p, "cp.async.commit_group");
+			E(p, "cp.async.wait_group %d", (int)n->ival);
+		} else {
+			E(p, "cp.async.wait_all");
+		}
 		return;
 	case KS_ATOMIC: {
 		int dt = k->buf[n->buf].dtype, cls = rcls(p, dt), a, x, y, d;
@@ -1121,6 +1250,8 @@ gpu_stmt(P *p, KRef s)
 		return;
 	}
 	case KS_TLOAD:
+		if (tload_pair(p, s))
+			return;
 		tile_mem(p, (int)n->ival, n->op, n->buf, n->buf2, n->a, n->b, 0);
 		return;
 	case KS_TSTORE:
@@ -1221,7 +1352,10 @@ block(P *p, KRef s, int depth)
 		return;
 	}
 	for (; s && !p->err; s = p->k->node[s].next)
-		stmt(p, s, depth);
+		if (s == p->skip)   /* rendered with the statement before it */
+			p->skip = 0;
+		else
+			stmt(p, s, depth);
 }
 
 /* ---- segments --------------------------------------------------------------- */
@@ -1372,6 +1506,7 @@ ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg)
 		seg[n].grid = m ? g : 1;
 		seg[n].block = m ? b : 0;   /* 0 while open: a serial run */
 		seg[n].spill = 0;
+		seg[n].dshared = ptx_dyn_shared(k);
 		n++;
 	}
 	for (int i = 0; i < n; i++)
@@ -1392,6 +1527,17 @@ ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg)
 	}
 	*nseg = n;
 	return BURN_OK;
+}
+
+int64_t
+ptx_dyn_shared(const KKernel *k)
+{
+	int64_t t = 0;
+
+	for (int b = 0; b < k->nbuf; b++)
+		if (k->buf[b].space == KS_SHARED)
+			t += align16(k->buf[b].count * dtype_size(k->buf[b].dtype));
+	return t > PTX_STATIC_SHARED ? t : 0;
 }
 
 int
@@ -1562,7 +1708,8 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 	char name[160], *text = NULL;
 	size_t len = 0;
 	unsigned char *used, *seen;
-	int rc = BURN_OK, np = 0;
+	int rc = BURN_OK, np = 0, dyn = ptx_dyn_shared(k) > 0;
+	int64_t dyn_off = 0;
 	KRef s;
 
 	memset(&p, 0, sizeof p);
@@ -1614,6 +1761,9 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 			p.role[n->buf2] = KTR_C; p.shape[n->buf2] = sh;
 		}
 	}
+	/* dynamic shared memory: one block for the entry (module scope) */
+	if (dyn)
+		fprintf(out, ".extern .shared .align 16 .b8 %s_dyn[];\n", name);
 	/* parameters: every global buffer, in buffer order */
 	fprintf(out, ".visible .entry %s(", name);
 	for (int b = 0; b < k->nbuf; b++)
@@ -1624,6 +1774,15 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 	fprintf(out, "\n)\n");
 	if (sg->block > 1)
 		fprintf(out, ".maxntid %lld, 1, 1\n", (long long)sg->block);
+	/* a kernel of matrix tiles keeps its accumulators and operands in
+	 * registers: one block per multiprocessor is enough, so ptxas may
+	 * spend up to 255 registers on loading operands early rather than
+	 * squeeze them for occupancy (which serialised ldmatrix and mma) */
+	for (KRef i = 1; i < k->nnode; i++)
+		if (k->node[i].kind == KS_TMMA) {
+			fprintf(out, ".minnctapersm 1\n");
+			break;
+		}
 	fprintf(out, "{\n");
 	if (sg->spill) {
 		int t = nr(&p, RD);
@@ -1647,6 +1806,14 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 			p.base[b] = nr(&p, RD);
 			E(&p, "add.s64 %s, %s, %lld", R(&p, RD, p.base[b]), R(&p, RD, sp),
 			  (long long)ptx_spill_offset(k, b));
+		} else if (kb->space == KS_SHARED && dyn) {
+			/* every shared buffer at its offset in the dynamic block
+			 * (the launch's size is all of them: ptx_dyn_shared) */
+			p.base[b] = nr(&p, RD);
+			if (used[b])
+				E(&p, "mov.u64 %s, %s_dyn+%lld", R(&p, RD, p.base[b]), name,
+				  (long long)dyn_off);
+			dyn_off += align16(bytes);
 		} else if ((kb->space == KS_SHARED || kb->space == KS_LOCAL) && used[b]) {
 			if (bytes <= 0 || bytes > ((int64_t)1 << 30)) {
 				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: buffer b%d "
@@ -1661,7 +1828,7 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 				zero_local(&p, p.base[b], align16(bytes));
 		} else if (kb->space == KS_FRAG && used[b]) {
 			int sh = p.shape[b], ro = p.role[b];
-			if (sh != KT_M16N8K16_F16 && sh != KT_M16N8K8_F32) {
+			if (!half_tile(sh) && sh != KT_M16N8K8_F32) {
 				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: fragment b%d "
 				               "of an unknown tile shape", k->name, b);
 				goto out;

@@ -40,7 +40,17 @@ typedef struct PtxSeg {
 	int64_t grid;      /* blocks (x) */
 	int64_t block;     /* threads per block (x) */
 	int spill;         /* the entries take the spill scratch (last) */
+	int64_t dshared;   /* bytes of dynamic shared memory to launch with
+	                    * (ptx_dyn_shared), 0: static only */
 } PtxSeg;
+
+/* Kernels whose shared buffers take more than PTX_STATIC_SHARED bytes in
+ * all place them in dynamic shared memory (`.extern .shared`), which a
+ * launch must ask for by size (and CUDA above 48 KB by a function
+ * attribute first): those bytes, or 0 for a kernel of static shared
+ * arrays. */
+#define PTX_STATIC_SHARED (48 * 1024)
+int64_t ptx_dyn_shared(const KKernel *k);
 
 /* The segments of k in launch order (at most cap; more is
  * BURN_ERR_UNSUPPORTED).  An empty kernel has none. */

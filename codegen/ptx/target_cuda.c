@@ -186,7 +186,7 @@ launch_range(Ctx *c, Run *r, const Compiled *m, const void *const *in, int lo, i
 			char name[160];
 			ptx_entry_name(NULL, k, s, n, name, sizeof name);
 			rc = cuda_launch(c, r->d, r->mod, name, (unsigned)seg[s].grid,
-			                 (unsigned)seg[s].block, argp);
+			                 (unsigned)seg[s].block, (unsigned)seg[s].dshared, argp);
 		}
 		/* errors of the kernel itself show at the next synchronisation:
 		 * in debugging, BURNCC_CUDA_SYNC=1 names the kernel that faulted */

@@ -19,10 +19,14 @@ const Target target_cuda = {
 	.max_block_dim = { 1024, 1024, 64 },
 	.max_grid_dim = { 2147483647, 65535, 65535 },
 	.shared_bytes = 48 * 1024,
+	.shared_optin = 227 * 1024,   /* sm_80 163 KB, sm_90 227 KB; the
+	                               * templates that use it stay within
+	                               * sm_80's */
 	.subgroup = 32,
 	.mma_m = 16, .mma_n = 8, .mma_k = 16,
-	/* m16n8k16 f16: mma.sync; m16n8k8 f32: full f32 products (no TF32) */
-	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K8_F32,
+	/* m16n8k16 f16 and bf16: mma.sync; m16n8k8 f32: full f32 products
+	 * (no TF32) */
+	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K16_BF16 | 1u << KT_M16N8K8_F32,
 	.index_bits = 32,
 	.tune = {
 		/* MatMul/Gemm outside the mma template (a fused epilogue, other

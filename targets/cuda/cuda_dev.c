@@ -40,6 +40,7 @@ typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent, *CUgraph, 
 	X(ModuleLoadDataEx, "cuModuleLoadDataEx", (CUmodule *, const void *, unsigned, int *, void **)) \
 	X(ModuleUnload, "cuModuleUnload", (CUmodule)) \
 	X(ModuleGetFunction, "cuModuleGetFunction", (CUfunction *, CUmodule, const char *)) \
+	X(FuncSetAttribute, "cuFuncSetAttribute", (CUfunction, int, int)) \
 	X(LaunchKernel, "cuLaunchKernel", (CUfunction, unsigned, unsigned, unsigned, unsigned, \
 	  unsigned, unsigned, unsigned, CUstream, void **, void **)) \
 	X(MemAlloc, "cuMemAlloc_v2", (CudaPtr *, size_t)) \
@@ -405,14 +406,21 @@ function(Ctx *c, CudaDev *d, CudaMod *m, const char *name, CUfunction *out)
 
 int
 cuda_launch(Ctx *c, CudaDev *d, CudaMod *m, const char *name, unsigned grid,
-            unsigned block, void **args)
+            unsigned block, unsigned shared, void **args)
 {
 	CUfunction f;
 	CUresult r;
 	char what[200];
 
 	TRY(function(c, d, m, name, &f));
-	if ((r = d->LaunchKernel(f, grid, 1, 1, block, 1, 1, 0, d->cur, args, NULL))) {
+	/* above 48 KB of dynamic shared memory a function must opt in
+	 * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES); setting it again
+	 * with the same size is cheap */
+	if (shared > 48 * 1024 && (r = d->FuncSetAttribute(f, 8, (int)shared))) {
+		snprintf(what, sizeof what, "kernel %s: %u bytes of shared memory", name, shared);
+		return cufail(c, d, r, what);
+	}
+	if ((r = d->LaunchKernel(f, grid, 1, 1, block, 1, 1, shared, d->cur, args, NULL))) {
 		snprintf(what, sizeof what, "kernel %s: launch of %u x %u threads", name, grid, block);
 		return cufail(c, d, r, what);
 	}

@@ -52,10 +52,11 @@ typedef struct CudaModStats {
 	double load_ms;       /* wall time of the JIT loads, total */
 } CudaModStats;
 void cuda_module_stats(const CudaDev *d, CudaModStats *s);
-/* Launch entry `name` of m on a grid x 1 x 1 of block x 1 x 1 threads;
- * args[i] points at argument i's value (CUDA's kernelParams). */
+/* Launch entry `name` of m on a grid x 1 x 1 of block x 1 x 1 threads
+ * with `shared` bytes of dynamic shared memory; args[i] points at
+ * argument i's value (CUDA's kernelParams). */
 int cuda_launch(Ctx *c, CudaDev *d, CudaMod *m, const char *name,
-                unsigned grid, unsigned block, void **args);
+                unsigned grid, unsigned block, unsigned shared, void **args);
 /* Wait for the work queued so far; what names the work for messages. */
 int cuda_sync(Ctx *c, CudaDev *d, const char *what);
 

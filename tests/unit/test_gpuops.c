@@ -330,6 +330,36 @@ Test(gpuops, an_async_copy_never_waited_for_is_an_error)
 	arena_free(&t.a);
 }
 
+/* cpwait.N closes the thread's group and keeps the N most recent groups
+ * in flight: the copy is still pending after cpwait.1 (reading it then is
+ * an error, and so is ending the kernel then), landed after cpwait */
+Test(gpuops, cpwait_n_keeps_the_most_recent_groups_in_flight)
+{
+	T t;
+	float x[128], y[128];
+	void *bufs[2] = { x, y };
+	KKernel *k = k_copy(&t, "cpwait.1", "cpwait", 4);
+
+	cr_assert(k, "%s", t.c.msg);
+	for (int i = 0; i < 128; i++)
+		x[i] = (float)i;
+	cr_assert_eq(run(&t, k, bufs, 1), BURN_OK, "%s", t.c.msg);
+	for (int i = 0; i < 128; i++)
+		cr_assert_eq(y[i], x[(31 - i / 4) * 4 + i % 4], "%d", i);
+	arena_free(&t.a);
+	k = k_copy(&t, "cpwait.1", "x = load b2[tid*4]", 4);
+	cr_assert(k, "%s", t.c.msg);
+	cr_assert_neq(run(&t, k, bufs, 1), BURN_OK, "read of a kept group not found");
+	cr_assert(strstr(t.c.msg, "async copy before its wait"), "%s", t.c.msg);
+	arena_free(&t.a);
+	k = k_copy(&t, "cpwait.1", "x = 0.0f", 4);
+	cr_assert(k, "%s", t.c.msg);
+	cr_assert_neq(run(&t, k, bufs, 1), BURN_OK, "kept group never landed not found");
+	cr_assert(strstr(t.c.msg, "never waited") || strstr(t.c.msg, "before its wait"),
+	          "%s", t.c.msg);
+	arena_free(&t.a);
+}
+
 Test(gpuops, a_misaligned_vector_is_an_error)
 {
 	T t;

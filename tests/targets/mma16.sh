@@ -1,0 +1,54 @@
+#!/bin/sh
+# The GPU MatMul template for 16-bit inputs (passes/ops_linalg.c, the
+# large form mma(128,BN,BK,WM,WN,S) and the small mma(32,32,16)): bf16 and
+# f16 Y = Gelu(X @ W + b) with the epilogue fused, on the gpu target (the
+# kernel-IR interpreter runs the blocks, subgroups, ldmatrix-aligned tile
+# loads, the cp.async pipeline and its waits) against float64 references,
+# for the default shape and others asked for by --schedule; the same cases
+# on c; and the cuda target's PTX through ptxas where it is installed.
+#   mma16.sh BURNCC
+burncc=${1:?usage: mma16.sh BURNCC}
+here=$(cd "$(dirname "$0")" && pwd)
+py=/usr/bin/python3
+$py -c 'import onnx, numpy' 2>/dev/null || { echo "SKIP: python3 with onnx and numpy needed"; exit 77; }
+d=$(mktemp -d) || exit 1
+trap 'rm -rf "$d"' EXIT
+fail=0
+# M K N: K 96 = 3 slices of 32 (fewer than a 4-stage pipeline's prologue
+# fills twice); K 320 = 10 slices, 5 of 64; N 384 takes 128-wide blocks
+for c in "256 96 384 bf16" "128 320 256 bf16" "256 64 128 f16" "40 24 72 bf16"; do
+	set -- $c
+	n=mm_$1_$2_$3_$4
+	$py "$here/make_mm16.py" $1 $2 $3 $4 "$d/$n" || exit 1
+done
+"$burncc" check --target c "$d"/mm_* || fail=1
+"$burncc" check --target gpu "$d"/mm_* || fail=1
+# the large form is what the default builds for the aligned cases, the
+# small one for 40 x 24 x 72, and the epilogue is fused into the MatMul
+for n in mm_256_96_384_bf16 mm_128_320_256_bf16 mm_256_64_128_f16; do
+	s=$("$burncc" --target gpu --emit=schedule "$d/$n/model.onnx")
+	case $s in *"k_matmul: tile(1,1) mma(128,128,32,2,2,4) async"*) ;;
+	*) echo "FAIL $n: not the large form: $s"; fail=1 ;; esac
+	case $s in *k_add*|*k_gelu*) echo "FAIL $n: epilogue not fused: $s"; fail=1 ;; esac
+done
+case $("$burncc" --target gpu --emit=schedule "$d/mm_40_24_72_bf16/model.onnx") in
+*"mma(32,32,16)"*) ;; *) echo "FAIL mm_40_24_72_bf16: not the small form"; fail=1 ;; esac
+for sch in "mma(128,64,32,2,2,2)" "mma(128,128,64,2,2,3)" "mma(128,256,64,2,4,3)" \
+           "mma(128,128,32,4,2,4)"; do
+	"$burncc" check --target gpu --schedule "k_matmul=tile(1,1) $sch async" \
+		"$d/mm_128_320_256_bf16" || { echo "FAIL with $sch"; fail=1; }
+done
+ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null)
+if [ -n "$ptxas" ]; then
+	for n in mm_256_96_384_bf16 mm_256_64_128_f16; do
+		"$burncc" --target cuda --emit=ptx "$d/$n/model.onnx" > "$d/$n.ptx" &&
+		"$ptxas" -arch=sm_90 "$d/$n.ptx" -o "$d/$n.cubin" ||
+			{ echo "FAIL $n: ptxas"; fail=1; }
+		grep -q "ldmatrix.sync.aligned.m8n8.x4.trans" "$d/$n.ptx" ||
+			{ echo "FAIL $n: no paired B tiles"; fail=1; }
+	done
+else
+	echo "ptxas not found: the PTX was not assembled (the rest ran)"
+fi
+[ $fail = 0 ] && echo "mma16: all passed"
+exit $fail
