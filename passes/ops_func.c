@@ -35,6 +35,11 @@
  *   Binarizer(X)                       X > threshold ? 1 : 0  (ai.onnx.ml)
  *   ArrayFeatureExtractor(X, Y)        Gather(X, Y, last axis)  (ai.onnx.ml)
  *
+ *   NonZero(X), Unique(X), NonMaxSuppression(boxes, scores, ...)
+ *       their output shapes depend on the input values, so the inputs
+ *       must be constants (refused otherwise, naming the input); the
+ *       results are computed here and are constants
+ *
  *   Compress(X, condition, axis?)
  *       Gather(X, the positions where the constant condition holds, axis)
  *       (X flattened first without axis)
@@ -54,6 +59,9 @@
 #include <string.h>
 #include "passes.h"
 #include "lower.h"
+
+/* The most elements a computed constant may have (8 bytes each). */
+#define FN_MAX_ELEMS (1 << 24)
 
 /* What one expansion holds: the node expanded (a copy) and the budget. */
 typedef struct Fn {
@@ -636,6 +644,310 @@ static int expand_feature_extractor(Fn *f)
 	return fn_place(f, idx);
 }
 
+/* ---- data-dependent shapes: NonZero, Unique, NonMaxSuppression ----------- */
+
+/* Input k, which must be a constant: its values decide the output shape. */
+static int fn_const_in(Fn *f, int k, const Value **out)
+{
+	TRY(fn_in(f, k, out));
+	if (!(*out)->data)
+		return burn_fail(f->c, BURN_ERR_UNSUPPORTED, "input %d ('%s') must be a "
+		                 "constant: the output's shape depends on its values, and "
+		                 "burncc compiles static shapes", k, (*out)->name);
+	return BURN_OK;
+}
+
+/* Output k (if present) := the constant dtype dt, shape dim, data (copied). */
+static int fn_out_const(Fn *f, int k, int dt, int rank, const int64_t *dim,
+                        const void *data)
+{
+	int idx, v;
+
+	if (k >= f->n->nout || f->n->out[k] < 0)
+		return BURN_OK;
+	if ((v = fn_value(f, "values", -1)) < 0)
+		return nomem(f->c);
+	TRY(graph_set_const(f->c, f->g, v, dt, rank, dim, data));
+	TRY(fn_node(f, OP_Identity, "result", 1, &v, f->n->out[k], &idx, &v));
+	return fn_place(f, idx);
+}
+
+static int expand_nonzero(Fn *f)
+{
+	const Value *x;
+	int64_t n, cnt = 0, dim[2], *out;
+	int rc, r;
+
+	TRY(fn_const_in(f, 0, &x));
+	n = value_numel(x);
+	r = x->rank ? x->rank : 1;
+	for (int64_t i = 0; i < n; i++)
+		cnt += value_get_f(x, i) != 0;
+	if (!(out = malloc(sizeof *out * (size_t)(r * cnt + 1))))
+		return nomem(f->c);
+	/* row d: coordinate d of each non-zero, in row-major order */
+	for (int64_t i = 0, j = 0; i < n; i++) {
+		int64_t rest = i;
+		if (value_get_f(x, i) == 0)
+			continue;
+		for (int d = x->rank - 1; d >= 0; d--) {
+			out[d * cnt + j] = rest % x->dim[d];
+			rest /= x->dim[d];
+		}
+		if (!x->rank)
+			out[j] = 0;
+		j++;
+	}
+	dim[0] = r;
+	dim[1] = cnt;
+	rc = fn_out_const(f, 0, DT_I64, 2, dim, out);
+	free(out);
+	return rc;
+}
+
+/* Unique: slices of X along the axis (elements without one), compared
+ * value by value. */
+typedef struct Uniq {
+	const Value *x;
+	int64_t outer, len, inner;   /* X as [outer, len, inner] */
+} Uniq;
+
+static int uniq_cmp(const Uniq *u, int64_t a, int64_t b)
+{
+	for (int64_t o = 0; o < u->outer; o++)
+		for (int64_t i = 0; i < u->inner; i++) {
+			int64_t pa = (o * u->len + a) * u->inner + i, pb = (o * u->len + b) * u->inner + i;
+			if (dtype_is_float(u->x->dtype)) {
+				double va = value_get_f(u->x, pa), vb = value_get_f(u->x, pb);
+				if (va != vb)
+					return va < vb ? -1 : 1;
+			} else {
+				int64_t va = value_get_i(u->x, pa), vb = value_get_i(u->x, pb);
+				if (va != vb)
+					return va < vb ? -1 : 1;
+			}
+		}
+	return 0;
+}
+
+static int expand_unique(Fn *f)
+{
+	const Value *x;
+	const Attr *ax = node_attr(f->n, "axis");
+	int sorted = attr_int(f->n, "sorted", 1) != 0, rc = BURN_OK, axis = 0, esz;
+	int64_t k = 0, *first, *inv, *cnt, *order, dim[BURN_MAX_RANK];
+	Uniq u;
+	char *y;
+
+	TRY(fn_const_in(f, 0, &x));
+	esz = dtype_size(x->dtype);
+	if (!esz || x->dtype == DT_STRING)
+		return burn_fail(f->c, BURN_ERR_UNSUPPORTED, "dtype %s", dtype_name(x->dtype));
+	u.x = x;
+	u.outer = u.inner = 1;
+	if (ax) {
+		if (ax->i < -x->rank || ax->i >= x->rank)
+			return burn_fail(f->c, BURN_ERR_INVALID, "axis %lld is out of range "
+			                 "for rank %d", (long long)ax->i, x->rank);
+		axis = (int)(ax->i < 0 ? ax->i + x->rank : ax->i);
+		for (int d = 0; d < axis; d++)
+			u.outer *= x->dim[d];
+		for (int d = axis + 1; d < x->rank; d++)
+			u.inner *= x->dim[d];
+		u.len = x->dim[axis];
+	} else {
+		u.len = value_numel(x);
+	}
+	/* pairwise comparison: bounded so a large constant cannot stall */
+	if ((double)u.len * (double)u.len * (double)(u.outer * u.inner) > 4e9)
+		return burn_fail(f->c, BURN_ERR_LIMIT, "Unique of %lld slices of %lld "
+		                 "elements at compile time: too much work (at most 4e9 "
+		                 "element comparisons)", (long long)u.len,
+		                 (long long)(u.outer * u.inner));
+	first = malloc(sizeof *first * (size_t)(u.len + 1));
+	inv = malloc(sizeof *inv * (size_t)(u.len + 1));
+	cnt = malloc(sizeof *cnt * (size_t)(u.len + 1));
+	order = malloc(sizeof *order * (size_t)(u.len + 1));
+	y = malloc((size_t)esz * (size_t)(value_numel(x) + 1));
+	if (!first || !inv || !cnt || !order || !y) {
+		rc = nomem(f->c);
+		goto out;
+	}
+	/* the distinct slices in order of first occurrence (quadratic: the
+	 * input is a constant, bounded by the fold budget's sizes) */
+	for (int64_t i = 0; i < u.len; i++) {
+		int64_t j;
+		for (j = 0; j < k && uniq_cmp(&u, first[j], i); j++)
+			;
+		if (j == k) {
+			first[k] = i;
+			cnt[k++] = 0;
+		}
+		cnt[j]++;
+		inv[i] = j;
+	}
+	for (int64_t j = 0; j < k; j++)
+		order[j] = j;
+	if (sorted)   /* insertion sort of the distinct slices */
+		for (int64_t j = 1; j < k; j++)
+			for (int64_t m = j; m > 0 && uniq_cmp(&u, first[order[m]], first[order[m - 1]]) < 0; m--) {
+				int64_t t = order[m];
+				order[m] = order[m - 1];
+				order[m - 1] = t;
+			}
+	{
+		int64_t *pos = malloc(sizeof *pos * (size_t)(k + 1)), *fo = malloc(sizeof *fo * (size_t)(k + 1));
+		int64_t *co = malloc(sizeof *co * (size_t)(k + 1));
+		if (!pos || !fo || !co) {
+			free(pos); free(fo); free(co);
+			rc = nomem(f->c);
+			goto out;
+		}
+		for (int64_t j = 0; j < k; j++) {
+			pos[order[j]] = j;
+			fo[j] = first[order[j]];
+			co[j] = cnt[order[j]];
+			for (int64_t o = 0; o < u.outer; o++)
+				memcpy(y + (size_t)esz * (size_t)((o * k + j) * u.inner),
+				       (const char *)x->data + (size_t)esz * (size_t)((o * u.len + fo[j]) * u.inner),
+				       (size_t)esz * (size_t)u.inner);
+		}
+		for (int64_t i = 0; i < u.len; i++)
+			inv[i] = pos[inv[i]];
+		if (ax) {
+			memcpy(dim, x->dim, sizeof dim[0] * (size_t)x->rank);
+			dim[axis] = k;
+			rc = fn_out_const(f, 0, x->dtype, x->rank, dim, y);
+		} else {
+			rc = fn_out_const(f, 0, x->dtype, 1, &k, y);
+		}
+		if (!rc)
+			rc = fn_out_const(f, 1, DT_I64, 1, &k, fo);
+		if (!rc)
+			rc = fn_out_const(f, 2, DT_I64, 1, &u.len, inv);
+		if (!rc)
+			rc = fn_out_const(f, 3, DT_I64, 1, &k, co);
+		free(pos); free(fo); free(co);
+	}
+out:
+	free(first); free(inv); free(cnt); free(order); free(y);
+	return rc;
+}
+
+/* NonMaxSuppression: per batch and class, the boxes above score_threshold
+ * by score (ties: the lower index first), each kept unless its IoU with
+ * one kept before is above iou_threshold, at most max_output_boxes_per_class. */
+typedef struct Box { double y1, x1, y2, x2; } Box;
+
+static Box nms_box(const Value *b, int64_t at, int center)
+{
+	double v[4];
+	Box r;
+
+	for (int i = 0; i < 4; i++)
+		v[i] = value_get_f(b, at + i);
+	if (center) {    /* [x_center, y_center, width, height] */
+		r.x1 = v[0] - v[2] / 2; r.x2 = v[0] + v[2] / 2;
+		r.y1 = v[1] - v[3] / 2; r.y2 = v[1] + v[3] / 2;
+	} else {         /* [y1, x1, y2, x2], either corner first */
+		r.y1 = fmin(v[0], v[2]); r.y2 = fmax(v[0], v[2]);
+		r.x1 = fmin(v[1], v[3]); r.x2 = fmax(v[1], v[3]);
+	}
+	return r;
+}
+
+static int nms_suppress(Box a, Box b, double thr)
+{
+	double aa = (a.y2 - a.y1) * (a.x2 - a.x1), ab = (b.y2 - b.y1) * (b.x2 - b.x1);
+	double ih = fmin(a.y2, b.y2) - fmax(a.y1, b.y1), iw = fmin(a.x2, b.x2) - fmax(a.x1, b.x1);
+	double in;
+
+	if (aa <= 0 || ab <= 0 || ih <= 0 || iw <= 0)
+		return 0;
+	in = ih * iw;
+	return in / (aa + ab - in) > thr;
+}
+
+static int expand_nms(Fn *f)
+{
+	const Value *bx, *sc, *v;
+	int64_t B, N, C, maxo = 0, nsel = 0, *sel = NULL, *cand = NULL, *kept = NULL, dim[2];
+	double iou = 0, sthr = 0;
+	int has_sthr = 0, center = attr_int(f->n, "center_point_box", 0) != 0, rc = BURN_OK;
+	char ts[2][160];
+
+	TRY(fn_const_in(f, 0, &bx));
+	TRY(fn_const_in(f, 1, &sc));
+	if (bx->rank != 3 || bx->dim[2] != 4 || sc->rank != 3 || sc->dim[0] != bx->dim[0] ||
+	    sc->dim[2] != bx->dim[1] || !dtype_is_float(bx->dtype) || !dtype_is_float(sc->dtype))
+		return burn_fail(f->c, BURN_ERR_SHAPE, "boxes %s and scores %s: [B, N, 4] "
+		                 "and [B, C, N] floats expected",
+		                 value_type_str(bx, ts[0], sizeof ts[0]),
+		                 value_type_str(sc, ts[1], sizeof ts[1]));
+	B = bx->dim[0], N = bx->dim[1], C = sc->dim[1];
+	if (NIN(f->g, f->n, 2)) {
+		TRY(fn_const_in(f, 2, &v));
+		maxo = value_numel(v) ? value_get_i(v, 0) : 0;
+	}
+	if (NIN(f->g, f->n, 3)) {
+		TRY(fn_const_in(f, 3, &v));
+		iou = value_numel(v) ? value_get_f(v, 0) : 0;
+	}
+	if (NIN(f->g, f->n, 4)) {
+		TRY(fn_const_in(f, 4, &v));
+		has_sthr = value_numel(v) != 0;
+		sthr = has_sthr ? value_get_f(v, 0) : 0;
+	}
+	if (maxo < 0)
+		maxo = 0;
+	if (maxo > N)
+		maxo = N;
+	/* per class: a sort and the kept boxes against each candidate */
+	if ((double)B * (double)C * (double)N * (double)N > 4e9)
+		return burn_fail(f->c, BURN_ERR_LIMIT, "%lld batches x %lld classes of "
+		                 "%lld boxes at compile time: too much work (at most 4e9 "
+		                 "box pairs)", (long long)B, (long long)C, (long long)N);
+	sel = malloc(sizeof *sel * (size_t)(3 * B * C * maxo + 1));
+	cand = malloc(sizeof *cand * (size_t)(N + 1));
+	kept = malloc(sizeof *kept * (size_t)(N + 1));
+	if (!sel || !cand || !kept) {
+		rc = nomem(f->c);
+		goto out;
+	}
+	for (int64_t b = 0; b < B; b++)
+		for (int64_t c = 0; c < C; c++) {
+			int64_t nc = 0, nk = 0, s0 = (b * C + c) * N;
+			for (int64_t i = 0; i < N; i++)
+				if (!has_sthr || value_get_f(sc, s0 + i) > sthr) {
+					/* insertion by score, stable: ties keep index order */
+					int64_t m = nc++;
+					double si = value_get_f(sc, s0 + i);
+					for (; m > 0 && value_get_f(sc, s0 + cand[m - 1]) < si; m--)
+						cand[m] = cand[m - 1];
+					cand[m] = i;
+				}
+			for (int64_t j = 0; j < nc && nk < maxo; j++) {
+				Box a = nms_box(bx, (b * N + cand[j]) * 4, center);
+				int keep = 1;
+				for (int64_t q = 0; q < nk && keep; q++)
+					keep = !nms_suppress(a, nms_box(bx, (b * N + kept[q]) * 4, center), iou);
+				if (!keep)
+					continue;
+				kept[nk++] = cand[j];
+				sel[3 * nsel] = b;
+				sel[3 * nsel + 1] = c;
+				sel[3 * nsel + 2] = cand[j];
+				nsel++;
+			}
+		}
+	dim[0] = nsel;
+	dim[1] = 3;
+	rc = fn_out_const(f, 0, DT_I64, 2, dim, sel);
+out:
+	free(sel); free(cand); free(kept);
+	return rc;
+}
+
 /* ---- Compress ------------------------------------------------------------ */
 
 static int expand_compress(Fn *f)
@@ -694,8 +1006,6 @@ static int expand_compress(Fn *f)
 
 /* ---- constants: the windows and MelWeightMatrix -------------------------- */
 
-/* The most elements a computed constant may have (8 bytes each). */
-#define FN_MAX_ELEMS (1 << 24)
 
 /* Input k, which must be a constant scalar; *v its value as a double. */
 static int fn_scalar(Fn *f, int k, const char *what, double *v)
@@ -847,6 +1157,9 @@ int func_expand(Ctx *c, Graph *g, const Node *n, const Node *src,
 	switch (n->op) {
 	case OP_CausalConvWithState: return expand_causal_conv(&f);
 	case OP_Compress:       return expand_compress(&f);
+	case OP_NonZero:        return expand_nonzero(&f);
+	case OP_Unique:         return expand_unique(&f);
+	case OP_NonMaxSuppression: return expand_nms(&f);
 	case OP_Adagrad:
 	case OP_Momentum:
 	case OP_Adam:           return expand_optimizer(&f);

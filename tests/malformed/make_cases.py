@@ -992,6 +992,15 @@ case("deform_conv_offset.onnx",
                                               vi("o", F, [1, 4, 2, 2])], [], opset=19),
      "node 'n' (DeformConv): offset f32[1,4,2,2]: [1,8,2,2] expected")
 
+# shapes that depend on values: the input must be a constant
+case("nonzero_runtime.onnx", one_node("NonZero", ["x"], [vi("x", F, [2, 3])], [], opset=13),
+     "node 'n' (NonZero): input 0 ('x') must be a constant: the output's shape depends on its values")
+case("nms_shape.onnx",
+     one_node("NonMaxSuppression", ["b", "s"], [],
+              [numpy_helper.from_array(np.zeros((1, 3, 4), np.float32), "b"),
+               numpy_helper.from_array(np.zeros((1, 1, 2), np.float32), "s")], opset=11),
+     "boxes f32[1,3,4] and scores f32[1,1,2]: [B, N, 4] and [B, C, N] floats expected")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
