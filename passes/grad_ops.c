@@ -1176,29 +1176,32 @@ static int grad_move(AD *a, const Node *n, const int *gout, int *gin)
 
 /*
  * NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (passes/ops_loss.c):
- * x is (N, C, D...), t (N, D...) integer; with tc = t clamped to [0, C),
- * h[n, c, d] = (c == tc[n, d]) and v = (t != ignore_index) (1 without it),
- * loss(n, d) = -v l[n, tc, d], l = x (NLL) or log_softmax(x, axis 1) (SCE).
+ * x is (N, C, D...), t (N, D...) integer, w the optional class weights (C);
+ * with tc = t clamped to [0, C), h[n, c, d] = (c == tc[n, d]),
+ * v = (t != ignore_index) (1 without it) and u = v w[tc] (v without w),
+ * loss(n, d) = -u l[n, tc, d], l = x (NLL) or log_softmax(x, axis 1) (SCE).
  * With s the gradient reaching loss(n, d) (g[n, d] for "none", g for "sum",
- * g / sum(v) for "mean"):
- *   NLL: gx = -h v s
- *   SCE: gx = (softmax(x) - h) v s, plus the rule of LogSoftmax for a
+ * g / sum(u) for "mean"):
+ *   NLL: gx = -h u s
+ *   SCE: gx = (softmax(x) - h) u s, plus the rule of LogSoftmax for a
  *        gradient of the second output (the log-probabilities).
- * The class-weight input has no rule yet.
+ *   gw[c] = sum over n, d of h v s (-l - y), y the "mean" loss (the
+ *        derivative of the division by sum(u)), 0 for "none" and "sum".
+ * Ignored entries (v = 0) contribute to neither.
  */
 static int grad_loss(AD *a, const Node *n, const int *gout, int *gin)
 {
 	int x = X(0), t = X(1), r = RANK(x), sce = n->op == OP_SoftmaxCrossEntropyLoss;
+	int w = n->nin > 2 ? X(2) : -1, ww = w >= 0 && W(2);
 	int64_t C = DIM(x, 1), kd[BURN_MAX_RANK], *cls;
 	const char *red = attr_str(n, "reduction", "mean");
-	int tk, h, v = -1, s, gx = -1;
+	int mean = strcmp(red, "none") && strcmp(red, "sum");
+	int tk, h, v = -1, u, s, gx = -1;
 
-	if (n->nin > 2 && X(2) >= 0)
-		return burn_fail(a->c, BURN_ERR_UNSUPPORTED, "class weights: no gradient rule yet");
 	if (sce && r > 2 && a->g->opset < 13)
 		return burn_fail(a->c, BURN_ERR_UNSUPPORTED,
 		                 "rank %d before opset 13: no gradient rule yet", r);
-	if (!W(0))
+	if (!W(0) && !ww)
 		return BURN_OK;
 	/* t with the class axis kept as 1: (N, 1, D...) */
 	for (int i = 0; i < r; i++)
@@ -1217,6 +1220,12 @@ static int grad_loss(AD *a, const Node *n, const int *gout, int *gin)
 	for (int64_t c = 0; c < C; c++)
 		cls[c] = c;
 	h = ad_cast(a, ad_op2(a, OP_Equal, tk, ad_const(a, DT_I64, r, kd, cls)), DT(x));
+	/* u = v w[tc], (N, 1, D...): w as (1, C, 1...) picked by h */
+	u = v;
+	if (w >= 0) {
+		int wt = ad_rsum(a, mul(a, h, ad_reshape(a, w, r, kd)), 1u << 1, 1);
+		u = v >= 0 ? mul(a, v, wt) : wt;
+	}
 	/* s, with the class axis kept */
 	if (G < 0)
 		s = -1;
@@ -1226,8 +1235,8 @@ static int grad_loss(AD *a, const Node *n, const int *gout, int *gin)
 		s = ad_reshape(a, G, r, kd);
 	} else if (!strcmp(red, "sum"))
 		s = G;
-	else if (v >= 0)
-		s = dv(a, G, ad_rsum(a, ad_reshape(a, v, 1, (int64_t[]){ -1 }), 1, 0));
+	else if (u >= 0)
+		s = dv(a, G, ad_rsum(a, ad_reshape(a, u, 1, (int64_t[]){ -1 }), 1, 0));
 	else {
 		int64_t cnt = 1;
 		for (int i = 0; i < r; i++)
@@ -1235,24 +1244,39 @@ static int grad_loss(AD *a, const Node *n, const int *gout, int *gin)
 				cnt *= DIM(x, i);
 		s = mulk(a, G, 1.0 / (double)(cnt ? cnt : 1));
 	}
-	if (s >= 0) {
-		if (v >= 0)
-			s = mul(a, s, v);
+	if (s >= 0 && W(0)) {
+		int us = u >= 0 ? mul(a, s, u) : s;
 		if (sce) {
 			int sm = ad_node(a, OP_Softmax, 1, &x);
 			ad_attr_i(a, sm, "axis", 1);
-			gx = mul(a, sub(a, ad_done(a, sm), h), s);
+			gx = mul(a, sub(a, ad_done(a, sm), h), us);
 		} else
-			gx = neg(a, mul(a, h, s));
+			gx = neg(a, mul(a, h, us));
 		/* s may be a scalar: gx takes x's shape */
 		gx = ad_expand_as(a, gx, x);
 	}
-	if (sce && n->nout > 1 && Y(1) >= 0 && gout[1] >= 0) {
+	if (s >= 0 && ww) {
+		int l = x, e, sv = v >= 0 ? mul(a, s, v) : s;
+		if (sce && n->nout > 1 && Y(1) >= 0)
+			l = Y(1);
+		else if (sce) {
+			int ls = ad_node(a, OP_LogSoftmax, 1, &x);
+			ad_attr_i(a, ls, "axis", 1);
+			l = ad_done(a, ls);
+		}
+		e = neg(a, l);
+		if (mean)
+			e = sub(a, e, Y(0));
+		/* sum over every axis but the class axis: (C) */
+		gin[2] = ad_rsum(a, mul(a, mul(a, h, sv), e), ((1u << r) - 1) & ~(1u << 1), 0);
+	}
+	if (sce && W(0) && n->nout > 1 && Y(1) >= 0 && gout[1] >= 0) {
 		int g1 = gout[1];
 		int ls = sub(a, g1, mul(a, ad_op1(a, OP_Exp, Y(1)), ad_rsum(a, g1, 1u << 1, 1)));
 		gx = gx < 0 ? ls : add(a, gx, ls);
 	}
-	gin[0] = gx;
+	if (W(0))
+		gin[0] = gx;
 	return a->c->code ? a->c->code : BURN_OK;
 }
 
