@@ -903,89 +903,73 @@ as64(P *p, KRef e)
 	return d;
 }
 
-/* A 16-bit A or B fragment from shared memory by ldmatrix (the kernel IR
- * promises 16-byte rows: index i and stride s multiples of 8).  Lane l
- * gives the address of row l%8 of 8x8 matrix l/8: A's four matrices are
- * rows 0-7 and 8-15 of columns 0-7, then of columns 8-15, which are a0..a3
- * of the mma layout; B (k-major rows) is read transposed, rows k 0-7 and
- * 8-15 (lanes 16-31's addresses are ignored by .x2). */
-static void
-ldmatrix(P *p, int role, int f0, int l, int base, int i, int s, int64_t imm)
+/* x for an index x + c with a constant 0 <= c < 2^20 (which goes into an
+ * address's offset), *c = c; else e itself, *c = 0. */
+static KRef
+peel_const(const KKernel *k, KRef e, int64_t *c)
 {
-	int r = nr(p, RR), j = nr(p, RR), a;
+	const KNode *n = &k->node[e];
+
+	if (n->kind == KE_BIN && n->op == KO_ADD && kb_is_const_i(k, n->b, c) &&
+	    *c >= 0 && *c < ((int64_t)1 << 20))
+		return n->a;
+	*c = 0;
+	return e;
+}
+
+/* 16-bit fragments from shared memory by ldmatrix (the kernel IR
+ * promises 16-byte rows: index i and stride s multiples of 8), byte
+ * offset imm.  Lane l gives the address of row (l%8) + 8*((l/8)%2),
+ * column 8*(l/16) of the tile: for A (.x4) the four 8x8 matrices are rows
+ * 0-7 and 8-15 of columns 0-7, then of columns 8-15, which are a0..a3 of
+ * the mma layout; B (k-major rows) is read transposed, k rows 0-7 and
+ * 8-15: one tile (.x2, lanes 16-31's addresses ignored) or two side by
+ * side (.x4, the second at column 8).  f: the 4 or 2 registers. */
+static void
+ldmatrix(P *p, int role, int pair, const int *f, int base, int i, int s, int64_t imm)
+{
+	int l = lane(p), r = nr(p, RR), j = nr(p, RR), c = nr(p, RR), a;
 
 	E(p, "and.b32 %s, %s, 7", R(p, RR, r), R(p, RR, l));
-	E(p, "shr.u32 %s, %s, 3", R(p, RR, j), R(p, RR, l));
-	if (role == KTR_A) {
-		int c = nr(p, RR), h = nr(p, RR);
-		E(p, "and.b32 %s, %s, 1", R(p, RR, h), R(p, RR, j));
-		E(p, "mad.lo.u32 %s, %s, 8, %s", R(p, RR, r), R(p, RR, h), R(p, RR, r));
-		E(p, "shr.u32 %s, %s, 1", R(p, RR, c), R(p, RR, j));
-		E(p, "shl.b32 %s, %s, 3", R(p, RR, c), R(p, RR, c));
-		a = tile_addr(p, base, i, s, r, 0, c, 0, 2);
-		E(p, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld]",
-		  R(p, RR, f0), R(p, RR, f0 + 1), R(p, RR, f0 + 2), R(p, RR, f0 + 3),
-		  R(p, RD, a), (long long)imm);
-		return;
-	}
-	E(p, "and.b32 %s, %s, 1", R(p, RR, j), R(p, RR, j));
+	E(p, "bfe.u32 %s, %s, 3, 1", R(p, RR, j), R(p, RR, l));
 	E(p, "mad.lo.u32 %s, %s, 8, %s", R(p, RR, r), R(p, RR, j), R(p, RR, r));
-	a = tile_addr(p, base, i, s, r, 0, -1, 0, 2);
-	E(p, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s+%lld]",
-	  R(p, RR, f0), R(p, RR, f0 + 1), R(p, RD, a), (long long)imm);
+	E(p, "shr.u32 %s, %s, 4", R(p, RR, c), R(p, RR, l));
+	E(p, "shl.b32 %s, %s, 3", R(p, RR, c), R(p, RR, c));
+	a = tile_addr(p, base, i, s, r, 0, c, 0, 2);
+	if (role == KTR_A || pair)
+		E(p, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%lld]",
+		  role == KTR_A ? "" : ".trans", R(p, RR, f[0]), R(p, RR, f[1]),
+		  R(p, RR, f[2]), R(p, RR, f[3]), R(p, RD, a), (long long)imm);
+	else
+		E(p, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%s, %s}, [%s+%lld]",
+		  R(p, RR, f[0]), R(p, RR, f[1]), R(p, RD, a), (long long)imm);
 }
 
 /* Two 16-bit B tiles from shared memory side by side (the second's
  * index the first's + 8, the same stride, the next statement) in one
- * ldmatrix.x4.trans: lanes 16-31 give the second tile's rows.  1 if
- * rendered so (the second statement is then skipped). */
+ * ldmatrix.x4.trans.  1 if rendered so (the second statement is then
+ * skipped). */
 static int
 tload_pair(P *p, KRef s)
 {
 	const KKernel *k = p->k;
-	const KNode *n = &k->node[s], *m = n->next ? &k->node[n->next] : NULL, *e;
-	int64_t c0 = 0, c1 = 0, sv0, sv1;
-	KRef x0, x1;
-	int l, r, j, c, a, f0, f1, base;
+	const KNode *n = &k->node[s], *m = n->next ? &k->node[n->next] : NULL;
+	int64_t c0, c1, sv0, sv1;
+	int f[4];
 
 	if (!m || m->kind != KS_TLOAD || n->op != KTR_B || m->op != KTR_B ||
 	    !half_tile((int)n->ival) || m->ival != n->ival || m->buf2 != n->buf2 ||
 	    k->buf[n->buf2].space != KS_SHARED ||
-	    !kb_is_const_i(k, n->b, &sv0) || !kb_is_const_i(k, m->b, &sv1) || sv0 != sv1)
+	    !kb_is_const_i(k, n->b, &sv0) || !kb_is_const_i(k, m->b, &sv1) || sv0 != sv1 ||
+	    peel_const(k, n->a, &c0) != peel_const(k, m->a, &c1) || c1 != c0 + 8 ||
+	    p->frag[n->buf] < 0 || p->frag[m->buf] < 0 || p->base[n->buf2] < 0)
 		return 0;
-	x0 = n->a;
-	e = &k->node[x0];
-	if (e->kind == KE_BIN && e->op == KO_ADD && kb_is_const_i(k, e->b, &c0))
-		x0 = e->a;
-	else
-		c0 = 0;
-	x1 = m->a;
-	e = &k->node[x1];
-	if (e->kind == KE_BIN && e->op == KO_ADD && kb_is_const_i(k, e->b, &c1))
-		x1 = e->a;
-	else
-		c1 = 0;
-	if (x0 != x1 || c1 != c0 + 8 || c0 < 0 || c0 >= ((int64_t)1 << 20))
-		return 0;
-	f0 = p->frag[n->buf];
-	f1 = p->frag[m->buf];
-	base = p->base[n->buf2];
-	if (f0 < 0 || f1 < 0 || base < 0)
-		return 0;
-	l = lane(p);
-	r = nr(p, RR);
-	j = nr(p, RR);
-	c = nr(p, RR);
-	E(p, "and.b32 %s, %s, 7", R(p, RR, r), R(p, RR, l));
-	E(p, "shr.u32 %s, %s, 3", R(p, RR, j), R(p, RR, l));
-	E(p, "and.b32 %s, %s, 1", R(p, RR, j), R(p, RR, j));
-	E(p, "mad.lo.u32 %s, %s, 8, %s", R(p, RR, r), R(p, RR, j), R(p, RR, r));
-	E(p, "shr.u32 %s, %s, 4", R(p, RR, c), R(p, RR, l));
-	E(p, "shl.b32 %s, %s, 3", R(p, RR, c), R(p, RR, c));
-	a = tile_addr(p, base, as64(p, x0), as64(p, n->b), r, 0, c, 0, 2);
-	E(p, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%s, %s, %s, %s}, [%s+%lld]",
-	  R(p, RR, f0), R(p, RR, f0 + 1), R(p, RR, f1), R(p, RR, f1 + 1), R(p, RD, a),
-	  (long long)(c0 * 2));
+	f[0] = p->frag[n->buf];
+	f[1] = f[0] + 1;
+	f[2] = p->frag[m->buf];
+	f[3] = f[2] + 1;
+	ldmatrix(p, KTR_B, 1, f, p->base[n->buf2], as64(p, peel_const(k, n->a, &c0)),
+	         as64(p, n->b), c0 * 2);
 	p->skip = n->next;
 	return 1;
 }
@@ -1006,15 +990,9 @@ tile_mem(P *p, int shape, int role, int fb, int mb, KRef ie, KRef se, int st)
 		return;
 	}
 	if (half_tile(shape) && role != KTR_C && !st && k->buf[mb].space == KS_SHARED) {
-		/* x + constant: the constant becomes the address's offset */
-		const KNode *e = &k->node[ie];
-		int64_t imm = 0;
-		if (e->kind == KE_BIN && e->op == KO_ADD && kb_is_const_i(k, e->b, &imm) &&
-		    imm >= 0 && imm < ((int64_t)1 << 20))
-			ie = e->a;
-		else
-			imm = 0;
-		ldmatrix(p, role, f0, l, base, as64(p, ie), s, imm * sz);
+		int64_t imm;
+		int f[4] = { f0, f0 + 1, f0 + 2, f0 + 3 };
+		ldmatrix(p, role, 0, f, base, as64(p, peel_const(k, ie, &imm)), s, imm * sz);
 		return;
 	}
 	i = as64(p, ie);
