@@ -840,7 +840,7 @@ static int lower_group(Fuser *f, Lower *lw, Scratch *sh, int gid)
 		if (is_fusable_reduce(n->op)) {
 			lower_reduction(&gl, n);
 		} else if (is_row(gr, NOUT(g, n, 0))) {
-			int v = kb_var(&kb, NOUT(g, n, 0)->dtype, "row");
+			int v = kb_var(&kb, dtype_expr(NOUT(g, n, 0)->dtype), "row");
 			kb_set(&kb, v, value_expr(&gl, n->out[0]));
 			gl.var[n->out[0]] = v;
 		}
