@@ -1001,6 +1001,29 @@ case("nms_shape.onnx",
                numpy_helper.from_array(np.zeros((1, 1, 2), np.float32), "s")], opset=11),
      "boxes f32[1,3,4] and scores f32[1,1,2]: [B, N, 4] and [B, C, N] floats expected")
 
+
+
+def tree(**kw):
+    a = dict(aggregate_function=1, n_targets=2, leaf_targetids=[0, 1],
+             leaf_weights=numpy_helper.from_array(np.array([1, 2], np.float32), "lw"),
+             nodes_featureids=[0], nodes_modes=numpy_helper.from_array(np.array([0], np.uint8), "m"),
+             nodes_splits=numpy_helper.from_array(np.array([0.5], np.float32), "s"),
+             nodes_truenodeids=[0], nodes_trueleafs=[1], nodes_falsenodeids=[1],
+             nodes_falseleafs=[1], post_transform=0, tree_roots=[0])
+    a.update(kw)
+    return helper.make_model(helper.make_graph(
+        [helper.make_node("TreeEnsemble", ["x"], ["y"], name="n", domain="ai.onnx.ml", **a)],
+        "g", [vi("x", F, [3, 2])], [vi("y", F, None)]),
+        opset_imports=[helper.make_opsetid("ai.onnx.ml", 5)])
+
+
+case("tree_feature.onnx", tree(nodes_featureids=[7]),
+     "node 'n' (TreeEnsemble): node 0: mode 0, feature 7 or a successor is out of range")
+case("tree_leaf.onnx", tree(nodes_falsenodeids=[5]),
+     "node 0: mode 0, feature 0 or a successor is out of range")
+case("tree_target.onnx", tree(leaf_targetids=[0, 9]), "leaf 1: target 9 of 2")
+case("tree_post.onnx", tree(post_transform=2), "post_transform 2: NONE (0) is supported")
+
 with open(os.path.join(HERE, "cases.txt"), "w") as f:
     f.write("# file<TAB>substring its one-line error must contain[<TAB>burncc flags] (see run.sh)\n")
     for c in cases:
