@@ -955,7 +955,7 @@ tload_pair(P *p, KRef s)
 	const KKernel *k = p->k;
 	const KNode *n = &k->node[s], *m = n->next ? &k->node[n->next] : NULL;
 	int64_t c0, c1, sv0, sv1;
-	int f[4];
+	int f[4], x;
 
 	if (!m || m->kind != KS_TLOAD || n->op != KTR_B || m->op != KTR_B ||
 	    !half_tile((int)n->ival) || m->ival != n->ival || m->buf2 != n->buf2 ||
@@ -968,8 +968,8 @@ tload_pair(P *p, KRef s)
 	f[1] = f[0] + 1;
 	f[2] = p->frag[m->buf];
 	f[3] = f[2] + 1;
-	ldmatrix(p, KTR_B, 1, f, p->base[n->buf2], as64(p, peel_const(k, n->a, &c0)),
-	         as64(p, n->b), c0 * 2);
+	x = as64(p, peel_const(k, n->a, &c0));   /* sets c0 first */
+	ldmatrix(p, KTR_B, 1, f, p->base[n->buf2], x, as64(p, n->b), c0 * 2);
 	p->skip = n->next;
 	return 1;
 }
@@ -992,7 +992,8 @@ tile_mem(P *p, int shape, int role, int fb, int mb, KRef ie, KRef se, int st)
 	if (half_tile(shape) && role != KTR_C && !st && k->buf[mb].space == KS_SHARED) {
 		int64_t imm;
 		int f[4] = { f0, f0 + 1, f0 + 2, f0 + 3 };
-		ldmatrix(p, role, 0, f, base, as64(p, peel_const(k, ie, &imm)), s, imm * sz);
+		int x = as64(p, peel_const(k, ie, &imm));   /* sets imm first */
+		ldmatrix(p, role, 0, f, base, x, s, imm * sz);
 		return;
 	}
 	i = as64(p, ie);
