@@ -114,6 +114,20 @@ int lower_bind(Lower *lw, KB *kb, int v, int access)
 	return kb_buf_value(kb, v, val->dtype, value_numel(val), access);
 }
 
+int lower_const_table(Lower *lw, KB *kb, Node *n, const char *what, int dt,
+                      int64_t count, const void *data, int *buf)
+{
+	Graph *g = lw->g;
+	int v = graph_add_value(g, arena_printf(&g->arena, "%s.%s",
+	                                        NOUT(g, n, 0)->name, what));
+
+	if (v < 0)
+		return burn_fail(lw->ctx, BURN_ERR_NOMEM, "out of memory");
+	TRY(graph_set_const(lw->ctx, g, v, dt, 1, &count, data));
+	*buf = lower_bind(lw, kb, v, KA_READ);
+	return BURN_OK;
+}
+
 int lower_in(Lower *lw, KB *kb, Node *n, int k)
 {
 	return lower_bind(lw, kb, n->in[k], KA_READ);

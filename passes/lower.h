@@ -115,6 +115,11 @@ int lower_alias(Lower *lw, Node *n);
 int lower_set_alias(Lower *lw, int v, int storage);
 /* Bind graph value v as a buffer. */
 int lower_bind(Lower *lw, KB *kb, int v, int access);
+/* A new constant value NAME.what (NAME: n's output's) of dtype dt and
+ * count elements, a copy of data, bound in kb for reading as *buf: the
+ * tables a lowering computes at compile time. */
+int lower_const_table(Lower *lw, KB *kb, Node *n, const char *what, int dt,
+                      int64_t count, const void *data, int *buf);
 
 /* Row-major element strides of a shape; returns the element count. */
 int64_t shape_strides(int rank, const int64_t *dim, int64_t *stride);

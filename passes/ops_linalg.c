@@ -805,20 +805,38 @@ gemm_gpu_stage(KB *kb, int sh, const Mat *m, KRef off, KRef r0, KRef c0,
 	close_to(kb, d);
 }
 
+/* Where batch item bt (an index expression) of a batched GEMM starts in
+ * A, B (batch dims bat[nb], their batch strides as, bs) and Y. */
+static void
+gemm_batch_offsets(KB *kb, const GT *t, KRef bt, int nb, const int64_t *bat,
+                   const int64_t *as, const int64_t *bs, KRef *aoff, KRef *boff,
+                   KRef *yoff)
+{
+	*aoff = t->a.off;
+	*boff = t->b.off;
+	*yoff = add(kb, t->yoff, mul(kb, bt, I(kb, t->M * t->N)));
+	for (int i = nb - 1, q = 1; i >= 0; q *= (int)bat[i], i--) {
+		KRef v = kb_bin(kb, KO_MOD, kb_bin(kb, KO_DIV, bt, I(kb, q)), I(kb, bat[i]));
+		*aoff = add(kb, *aoff, mul(kb, v, I(kb, as[i])));
+		*boff = add(kb, *boff, mul(kb, v, I(kb, bs[i])));
+	}
+}
+
 /*
- * The large form, mma(128,BN,32) with BN 128 or 256, for 16-bit A and B:
+ * The large form for 16-bit A and B, mma(128,BN,BK,WM,WN,S) (GB below;
+ * default 128,128,32,2,2,4):
  *
  *   for blk block.x: (bm, bn) in groups of GB_GROUP block rows, so the
  *                    blocks running together share panels of A and B in L2
- *     for tid (2 x BN/64 subgroups, each a 64 x 64 part) thread.x:
- *       32 accumulator tiles (4 x 8 of m16n8) = 0
- *       stages 0 .. S-2 <- the first slices of A (128 x 32) and B (32 x BN)
+ *     for tid (WM x WN subgroups, each a (128/WM) x (BN/WN) part) thread.x:
+ *       its accumulator tiles (m16n8, at most 64) = 0
+ *       stages 0 .. S-2 <- the first slices of A (128 x BK) and B (BK x BN)
  *                          (cp.async, 16 bytes a copy; a group each)
- *       for kt < K/32:
+ *       for kt < K/BK:
  *         cpwait.(S-2): slice kt has landed (S-2 younger ones may not)
  *         barrier: it is visible, and every subgroup is done with kt-1
  *         stage (kt+S-1)%S <- slice kt+S-1 (the one kt-1 used)
- *         for ks < 2: tileload 4 a, 8 b; 32 tilemma  (stage kt%S)
+ *         for ks < BK/16: tileload its a and b tiles; tilemma each pair
  *       for each 16 x 32 band of the subgroup's part:
  *         tilestore its 4 tiles to the subgroup's staging; barrier
  *         each lane writes a row's element: Y = alpha*C + beta*bias,
@@ -942,14 +960,7 @@ gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, in
 	within = kb_bin(kb, KO_MOD, rem, I(kb, GB_GROUP * tn));
 	bm = once(kb, mul(kb, add(kb, first, kb_bin(kb, KO_MOD, within, gs)), I(kb, GB_BM)), "bm");
 	bn = once(kb, mul(kb, kb_bin(kb, KO_DIV, within, gs), I(kb, gbn)), "bn");
-	aoff = t->a.off;
-	boff = t->b.off;
-	yoff = add(kb, t->yoff, mul(kb, bt, I(kb, t->M * t->N)));
-	for (int i = nb - 1, q = 1; i >= 0; q *= (int)bat[i], i--) {
-		KRef v = kb_bin(kb, KO_MOD, kb_bin(kb, KO_DIV, bt, I(kb, q)), I(kb, bat[i]));
-		aoff = add(kb, aoff, mul(kb, v, I(kb, as[i])));
-		boff = add(kb, boff, mul(kb, v, I(kb, bs[i])));
-	}
+	gemm_batch_offsets(kb, t, bt, nb, bat, as, bs, &aoff, &boff, &yoff);
 	yoff = once(kb, yoff, "yoff");
 	w = kb_bin(kb, KO_DIV, tv, I(kb, KT_SUBGROUP));
 	ln = once(kb, kb_bin(kb, KO_MOD, tv, I(kb, KT_SUBGROUP)), "ln");
@@ -1156,14 +1167,7 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 	rem = kb_bin(kb, KO_MOD, kb_get(kb, blk), I(kb, tm * tn));
 	bm = mul(kb, kb_bin(kb, KO_DIV, rem, I(kb, tn)), I(kb, GT_BM));
 	bn = mul(kb, kb_bin(kb, KO_MOD, rem, I(kb, tn)), I(kb, GT_BN));
-	aoff = t->a.off;
-	boff = t->b.off;
-	yoff = add(kb, t->yoff, mul(kb, bt, I(kb, t->M * t->N)));
-	for (int i = nb - 1, q = 1; i >= 0; q *= (int)bat[i], i--) {
-		KRef v = kb_bin(kb, KO_MOD, kb_bin(kb, KO_DIV, bt, I(kb, q)), I(kb, bat[i]));
-		aoff = add(kb, aoff, mul(kb, v, I(kb, as[i])));
-		boff = add(kb, boff, mul(kb, v, I(kb, bs[i])));
-	}
+	gemm_batch_offsets(kb, t, bt, nb, bat, as, bs, &aoff, &boff, &yoff);
 	w = kb_bin(kb, KO_DIV, kb_get(kb, tid), I(kb, KT_SUBGROUP));
 	wm = mul(kb, kb_bin(kb, KO_DIV, w, I(kb, 2)), I(kb, 16));
 	wn = mul(kb, kb_bin(kb, KO_MOD, w, I(kb, 2)), I(kb, 16));

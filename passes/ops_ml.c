@@ -175,21 +175,6 @@ int infer_tree_ensemble(Ctx *c, Graph *g, Node *n)
 	return BURN_OK;
 }
 
-/* A constant NAME.what of dtype dt and cnt elements, bound for reading. */
-static int ml_table(Lower *lw, KB *kb, Node *n, const char *what, int dt,
-                    int64_t cnt, const void *data, int *buf)
-{
-	Graph *g = lw->g;
-	int v = graph_add_value(g, arena_printf(&g->arena, "%s.%s",
-	                                        NOUT(g, n, 0)->name, what));
-
-	if (v < 0)
-		return burn_fail(lw->ctx, BURN_ERR_NOMEM, "out of memory");
-	TRY(graph_set_const(lw->ctx, g, v, dt, 1, &cnt, data));
-	*buf = lower_bind(lw, kb, v, KA_READ);
-	return BURN_OK;
-}
-
 int lower_tree_ensemble(Lower *lw, Node *n)
 {
 	Trees t;
@@ -202,17 +187,17 @@ int lower_tree_ensemble(Lower *lw, Node *n)
 	lower_begin(lw, &kb, n);
 	bx = lower_in(lw, &kb, n, 0);
 	bo = lower_out(lw, &kb, n, 0);
-	rc = ml_table(lw, &kb, n, "nodes", DT_I64, NI_COUNT * t.nn, t.ni, &bni);
+	rc = lower_const_table(lw, &kb, n, "nodes", DT_I64, NI_COUNT * t.nn, t.ni, &bni);
 	if (!rc)
-		rc = ml_table(lw, &kb, n, "splits", DT_F64, t.nn, t.split, &bsp);
+		rc = lower_const_table(lw, &kb, n, "splits", DT_F64, t.nn, t.split, &bsp);
 	if (!rc)
-		rc = ml_table(lw, &kb, n, "leaf_targets", DT_I64, t.nl, t.lt, &blt);
+		rc = lower_const_table(lw, &kb, n, "leaf_targets", DT_I64, t.nl, t.lt, &blt);
 	if (!rc)
-		rc = ml_table(lw, &kb, n, "leaf_weights", DT_F64, t.nl, t.lw, &blw);
+		rc = lower_const_table(lw, &kb, n, "leaf_weights", DT_F64, t.nl, t.lw, &blw);
 	if (!rc)
-		rc = ml_table(lw, &kb, n, "roots", DT_I64, t.nt, t.roots, &brt);
+		rc = lower_const_table(lw, &kb, n, "roots", DT_I64, t.nt, t.roots, &brt);
 	if (!rc && t.nsets)
-		rc = ml_table(lw, &kb, n, "sets", DT_F64, t.nsets, t.sets, &bset);
+		rc = lower_const_table(lw, &kb, n, "sets", DT_F64, t.nsets, t.sets, &bset);
 	trees_free(&t);
 	TRY(rc);
 	cur = kb_var(&kb, DT_I64, "cur");

@@ -139,21 +139,6 @@ int infer_tfidf(Ctx *c, Graph *g, Node *n)
 	return BURN_OK;
 }
 
-/* A new constant NAME.what of dtype dt and n elements, bound for reading. */
-static int table(Lower *lw, KB *kb, Node *n, const char *what, int dt,
-                 int64_t cnt, const void *data, int *buf)
-{
-	Graph *g = lw->g;
-	int v = graph_add_value(g, arena_printf(&g->arena, "%s.%s",
-	                                        NOUT(g, n, 0)->name, what));
-
-	if (v < 0)
-		return burn_fail(lw->ctx, BURN_ERR_NOMEM, "out of memory");
-	TRY(graph_set_const(lw->ctx, g, v, dt, 1, &cnt, data));
-	*buf = lower_bind(lw, kb, v, KA_READ);
-	return BURN_OK;
-}
-
 int lower_tfidf(Lower *lw, Node *n)
 {
 	Tfidf t;
@@ -173,15 +158,15 @@ int lower_tfidf(Lower *lw, Node *n)
 		lower_end(lw, &kb);
 		return BURN_OK;
 	}
-	rc = table(lw, &kb, n, "pool", DT_I64, t.npool, t.pool, &bpool);
+	rc = lower_const_table(lw, &kb, n, "pool", DT_I64, t.npool, t.pool, &bpool);
 	if (!rc)
-		rc = table(lw, &kb, n, "gram_start", DT_I64, t.ngram, t.start, &bst);
+		rc = lower_const_table(lw, &kb, n, "gram_start", DT_I64, t.ngram, t.start, &bst);
 	if (!rc)
-		rc = table(lw, &kb, n, "gram_len", DT_I64, t.ngram, t.len, &bln);
+		rc = lower_const_table(lw, &kb, n, "gram_len", DT_I64, t.ngram, t.len, &bln);
 	if (!rc)
-		rc = table(lw, &kb, n, "gram_pos", DT_I64, t.ngram, t.pos, &bps);
+		rc = lower_const_table(lw, &kb, n, "gram_pos", DT_I64, t.ngram, t.pos, &bps);
 	if (!rc)
-		rc = table(lw, &kb, n, "gram_weight", DT_F32, t.ngram, t.w, &bw);
+		rc = lower_const_table(lw, &kb, n, "gram_weight", DT_F32, t.ngram, t.w, &bw);
 	tfidf_free(&t);
 	TRY(rc);
 	cnt = kb_var(&kb, DT_I64, "cnt");
