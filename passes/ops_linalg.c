@@ -370,6 +370,22 @@ mat_at(KB *kb, int dt, const Mat *m, KRef r, KRef c)
 	               add(kb, row, mul(kb, c, I(kb, m->cs))))));
 }
 
+/* Y[i, j] from the product's element v: alpha*v + beta*C[i, j] (each
+ * term only where it is there), in dtype dt. */
+static KRef
+gemm_out(KB *kb, int dt, const GT *t, KRef v, KRef i, KRef j)
+{
+	if (t->alpha != 1)
+		v = mul(kb, cnum(kb, dt, t->alpha), v);
+	if (t->c.buf >= 0) {
+		KRef cv = mat_at(kb, dt, &t->c, i, j);
+		if (t->beta != 1)
+			cv = mul(kb, cnum(kb, dt, t->beta), cv);
+		v = add(kb, v, cv);
+	}
+	return v;
+}
+
 /*
  * The mr x nr tile of Y at row i, column j, in the local array acc:
  *
@@ -416,14 +432,7 @@ gemm_tile(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr, int64_t n
 	r = loop(kb, "r", mr, KF_PARALLEL);
 	c = loop(kb, "c", ns, KF_PARALLEL);
 	v = kb_load(kb, t->acc, madd(kb, c, r, nr));
-	if (t->alpha != 1)
-		v = mul(kb, cnum(kb, dt, t->alpha), v);
-	if (t->c.buf >= 0) {
-		KRef cv = mat_at(kb, dt, &t->c, add(kb, i, r), add(kb, j, c));
-		if (t->beta != 1)
-			cv = mul(kb, cnum(kb, dt, t->beta), cv);
-		v = add(kb, v, cv);
-	}
+	v = gemm_out(kb, dt, t, v, add(kb, i, r), add(kb, j, c));
 	kb_store(kb, t->y, add(kb, t->yoff, madd(kb, add(kb, j, c), add(kb, i, r), t->N)), v);
 	close_to(kb, d);
 }
@@ -1038,15 +1047,7 @@ gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, in
 			e = add(kb, mul(kb, r, I(kb, 32)), ln);
 			i = add(kb, bm, add(kb, wm, add(kb, r, I(kb, mi * 16))));
 			j = add(kb, wb, I(kb, nh * 32));
-			v = kb_load(kb, se, add(kb, sw, e));
-			if (t->alpha != 1)
-				v = mul(kb, cnum(kb, DT_F32, t->alpha), v);
-			if (t->c.buf >= 0) {
-				KRef cv = mat_at(kb, DT_F32, &t->c, i, j);
-				if (t->beta != 1)
-					cv = mul(kb, cnum(kb, DT_F32, t->beta), cv);
-				v = add(kb, v, cv);
-			}
+			v = gemm_out(kb, DT_F32, t, kb_load(kb, se, add(kb, sw, e)), i, j);
 			yi = add(kb, yoff, add(kb, mul(kb, i, I(kb, t->N)), j));
 			kb_store(kb, t->y, yi, v);
 			if (lw->epi && &lw->g->node[lw->epi->anchor] == n)
@@ -1208,15 +1209,7 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 		KRef i = add(kb, bm, r), j = add(kb, bn, c), v;
 		kb_if(kb, kb_bin(kb, KO_AND, kb_bin(kb, KO_LT, i, I(kb, t->M)),
 		                 kb_bin(kb, KO_LT, j, I(kb, t->N))));
-		v = kb_load(kb, sc, idx);
-		if (t->alpha != 1)
-			v = mul(kb, cnum(kb, DT_F32, t->alpha), v);
-		if (t->c.buf >= 0) {
-			KRef cv = mat_at(kb, DT_F32, &t->c, i, j);
-			if (t->beta != 1)
-				cv = mul(kb, cnum(kb, DT_F32, t->beta), cv);
-			v = add(kb, v, cv);
-		}
+		v = gemm_out(kb, DT_F32, t, kb_load(kb, sc, idx), i, j);
 		kb_store(kb, t->y, add(kb, yoff, add(kb, mul(kb, i, I(kb, t->N)), j)), v);
 		/* the fused epilogue, on the element this thread wrote */
 		if (lw->epi && &lw->g->node[lw->epi->anchor] == n)
