@@ -546,9 +546,9 @@ decode_tensor(Loader *L, const Onnx__TensorProto *tp, Arena *a, const char *what
 	dt = tp->has_data_type ? tp->data_type : DT_UNDEF;
 	if (dt == DT_UNDEF)
 		return burn_fail(c, BURN_ERR_INVALID, "%s '%s' has no data type", what, nm);
-	if (dt == DT_STRING)
-		return burn_fail(c, BURN_ERR_UNSUPPORTED,
-		                 "%s '%s': string tensors are not supported", what, nm);
+	if (dt == DT_STRING && sizeof(const char *) != 8)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s '%s': string tensors need "
+		                 "a burncc built with 64-bit pointers", what, nm);
 	if (dtype_bits(dt) <= 0)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED,
 		                 "%s '%s': data type %d is not supported", what, nm, dt);
@@ -584,6 +584,25 @@ decode_tensor(Loader *L, const Onnx__TensorProto *tp, Arena *a, const char *what
 	if (!(t->data = arena_alloc(a, (size_t)(nbytes ? nbytes : 1))))
 		return nomem(c);
 
+	/* strings: string_data, each NUL-terminated in a (a string tensor is
+	 * an array of pointers: ir/base.h); a NUL byte inside one cannot be
+	 * kept */
+	if (dt == DT_STRING) {
+		const char **s = t->data;
+		if ((uint64_t)tp->n_string_data != (uint64_t)numel)
+			return burn_fail(c, BURN_ERR_INVALID, "%s '%s': data size mismatch: "
+			                 "%zu strings, its shape needs %lld", what, nm,
+			                 tp->n_string_data, (long long)numel);
+		for (int64_t j = 0; j < numel; j++) {
+			const ProtobufCBinaryData *b = &tp->string_data[j];
+			if (b->len && memchr(b->data, 0, b->len))
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s '%s': string %lld "
+				                 "holds a NUL byte", what, nm, (long long)j);
+			if (!(s[j] = arena_strndup(a, (const char *)b->data, b->len)))
+				return nomem(c);
+		}
+		return BURN_OK;
+	}
 	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
 		return read_external(L, tp, what, t);
 	if (tp->has_raw_data) {
@@ -684,9 +703,6 @@ input_type(Loader *L, Graph *g, int v, const Onnx__ValueInfoProto *vi, int root)
 	}
 	tt = tp->tensor_type;
 	dt = tt->has_elem_type ? tt->elem_type : DT_UNDEF;
-	if (dt == DT_STRING)
-		return burn_fail(c, BURN_ERR_UNSUPPORTED,
-		                 "input '%s': string tensors are not supported", nm);
 	if (dt == DT_UNDEF && root)
 		return burn_fail(c, BURN_ERR_INVALID, "input '%s' has no element type", nm);
 	if (dt != DT_UNDEF && dtype_bits(dt) <= 0)

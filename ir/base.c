@@ -24,6 +24,7 @@ burn_ctx_init(Ctx *c, const char *file)
 	c->limits.max_fold_steps = (int64_t)1 << 24;
 	c->limits.max_fold_total = (int64_t)1 << 26;
 	c->limits.max_arena_bytes = (int64_t)4 << 30;
+	c->limits.string_bytes = 65536;
 }
 
 /*
@@ -380,6 +381,7 @@ enum {
 	DF_CASTONLY = 16,/* converted only (Cast, CastLike, QuantizeLinear,
 	                  * DequantizeLinear), as ONNX's type constraints say */
 	DF_F8 = 32,      /* one of the five float8 formats */
+	DF_STRING = 64,  /* string: taken only by ops whose row says TY_STR */
 };
 
 #define FLT (DF_FLOAT | DF_SIGNED)
@@ -398,7 +400,9 @@ static const struct {
 	[DT_I16]    = {"i16", "int16_t", 16, SI, DT_I16},
 	[DT_I32]    = {"i32", "int32_t", 32, SI, DT_I32},
 	[DT_I64]    = {"i64", "int64_t", 64, SI, DT_I64},
-	[DT_STRING] = {"str", NULL, 0, 0, DT_UNDEF},
+	/* string: an array of pointers to NUL-terminated UTF-8 (strings.inc);
+	 * a pointer is 8 bytes on the hosts burncc runs and builds for */
+	[DT_STRING] = {"str", "burn_str", 64, DF_STRING, DT_UNDEF},
 	[DT_BOOL]   = {"bool", "uint8_t", 8, 0, DT_BOOL},
 	[DT_F16]    = {"f16", "uint16_t", 16, SF, DT_F32},
 	[DT_F64]    = {"f64", "double", 64, FLT, DT_F64},
@@ -544,6 +548,12 @@ int
 dtype_is_signed(int dt)
 {
 	return (flags(dt) & DF_SIGNED) != 0;
+}
+
+int
+dtype_is_string(int dt)
+{
+	return (flags(dt) & DF_STRING) != 0;
 }
 
 int

@@ -51,6 +51,10 @@ typedef struct BurnLimits {
 	int64_t max_fold_steps;
 	int64_t max_fold_total;
 	int64_t max_arena_bytes;  /* the planned arena of intermediates */
+	/* The string heap of a generated module (runtime/strings.inc): the
+	 * bytes of strings one run may make (StringConcat, a case change),
+	 * part of the arena; a run that needs more returns an error. */
+	int64_t string_bytes;
 } BurnLimits;
 
 /*
@@ -129,6 +133,10 @@ int dtype_is_float(int dt);        /* f16 bf16 f32 f64 */
 int dtype_is_int(int dt);          /* signed or unsigned integers, not bool */
 int dtype_is_signed(int dt);
 int dtype_supported(int dt);       /* one we can compute with */
+/* Strings (ONNX's string): a tensor of them is an array of pointers to
+ * NUL-terminated UTF-8 (runtime/strings.inc), 8 bytes an element; only
+ * the ops whose row says TY_STR take them (ir/ops.def). */
+int dtype_is_string(int dt);
 
 /* The float8 types (ONNX numbers), supported as storage types like f16:
  * one byte each, loaded as f32 and stored from f32 (kir.h).  They count

@@ -303,7 +303,16 @@ graph_set_const(Ctx *c, Graph *g, int v, int dtype, int rank,
 		return burn_fail(c, BURN_ERR_NOMEM,
 		                 "constant '%s': out of memory (%lld bytes)",
 		                 val->name, (long long)nbytes);
-	if (data && nbytes)
+	if (data && nbytes && dtype_is_string(dtype)) {
+		/* strings: the bytes too, into g's arena (the pointers are not
+		 * the graph's to keep) */
+		const char *const *src = data;
+		const char **dst = val->data;
+		for (int64_t k = 0; k < numel; k++)
+			if (!(dst[k] = arena_strdup(&g->arena, src[k] ? src[k] : "")))
+				return burn_fail(c, BURN_ERR_NOMEM, "constant '%s': out of memory",
+				                 val->name);
+	} else if (data && nbytes)
 		memcpy(val->data, data, (size_t)nbytes);
 	val->kind = VK_CONST;
 	val->dtype = dtype;

@@ -121,6 +121,10 @@ struct Graph {
 	 * DT_UNDEF, rank -1, dim -1 where it says nothing), or NULL; checked
 	 * against the computed types by graph_check_outputs. */
 	Value *out_decl;
+	/* The string heap (runtime/strings.inc) the lowering made: value
+	 * index + 1, 0 if none.  It lives to the end of a run (passes/plan.c)
+	 * and the run function reports its errors (codegen/c/emit_c.c). */
+	int str_heap;
 };
 
 /* ---- building ------------------------------------------------------- */

@@ -1767,7 +1767,8 @@ kir_verify(Ctx *c, const KKernel *k)
 		return burn_fail(c, BURN_ERR_INTERNAL, "kir: empty kernel");
 	for (i = 0; i < k->nbuf; i++) {
 		const KBuf *b = &k->buf[i];
-		if (!dtype_supported(b->dtype) || b->count < 0 ||
+		if ((!dtype_supported(b->dtype) && !(k->call && dtype_is_string(b->dtype))) ||
+		    b->count < 0 ||
 		    b->space < KS_GLOBAL || b->space > KS_FRAG ||
 		    b->access < 1 || b->access > 3)
 			return burn_fail(c, BURN_ERR_INTERNAL,
@@ -1779,6 +1780,18 @@ kir_verify(Ctx *c, const KKernel *k)
 		    dtype_is_storage(k->var[i].dtype) || dtype_is_packed(k->var[i].dtype))
 			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: bad var %s dtype",
 			                 k->name, k->var[i].name);
+	/* a call kernel: a body-less call, its arguments global buffers */
+	if (k->call) {
+		const KCall *cl = k->call;
+		if (k->body || !kcall_name(cl->fn) || cl->nbuf < 0 || cl->nbuf > 6 ||
+		    cl->narg < 0 || cl->narg > 4 || k->nvar)
+			return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: bad call", k->name);
+		for (i = 0; i < cl->nbuf; i++)
+			if (cl->buf[i] < 0 || cl->buf[i] >= k->nbuf ||
+			    k->buf[cl->buf[i]].space != KS_GLOBAL)
+				return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: call argument "
+				                 "%d is no global buffer", k->name, i);
+	}
 	if (k->ndim < 0 || k->ndim > k->nvar)
 		return burn_fail(c, BURN_ERR_INTERNAL, "kir %s: %d dim parameters of "
 		                 "%d variables", k->name, k->ndim, k->nvar);
@@ -1942,6 +1955,11 @@ kir_check_legal(Ctx *c, const KKernel *k, const char *who, const KCaps *caps,
 	int rc;
 
 	TRY(kir_verify(c, k));
+	/* the C renderer prints call kernels before asking (render_c.c) */
+	if (k->call)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s %s: %s is a call of the "
+		                 "string routines (runtime/strings.inc), which only the "
+		                 "c target runs", who, k->name, k->ops);
 	for (int i = 0; i < k->nbuf && !simt; i++)
 		if (k->buf[i].space == KS_SHARED || k->buf[i].space == KS_FRAG)
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s %s: %s buffers",
@@ -1952,6 +1970,18 @@ kir_check_legal(Ctx *c, const KKernel *k, const char *who, const KCaps *caps,
 	rc = legal_block(&L, k->body);
 	free(L.seen);
 	return rc;
+}
+
+const char *
+kcall_name(int fn)
+{
+	static const char *const name[KCALL_COUNT_] = {
+		[KCALL_EQUAL] = "bs_equal", [KCALL_CONCAT] = "bs_concat",
+		[KCALL_NORMALIZE] = "bs_normalize", [KCALL_LOOKUP] = "bs_lookup",
+		[KCALL_REGEX] = "bs_regex",
+	};
+
+	return fn > 0 && fn < KCALL_COUNT_ ? name[fn] : NULL;
 }
 
 int64_t

@@ -478,8 +478,31 @@ void kprog_print_schedule(FILE *f, const struct KProgram *p);
  * bounds, indices and buffer extents (KBuf.ext) are expressions over them.
  * Their hints are the dims' names.  ndim == 0 for static kernels.
  */
+/*
+ * A call kernel has no body: it is one call of a routine of the string
+ * runtime (runtime/strings.inc), which defines what it computes.  The
+ * string ops lower to them (passes/ops_str.c), since kernel IR has no
+ * string values: their buffers are of dtype DT_STRING (arrays of pointers)
+ * and the string heap's int64s.  The routine's parameters are the buffers
+ * buf[0..nbuf-1] (kernel buffer indices, all KS_GLOBAL; one may repeat),
+ * then the integers arg[0..narg-1].  The C renderer prints the call and the
+ * interpreter makes it; every other renderer refuses the kernel
+ * (kir_check_legal), naming its ops.
+ */
+enum KCallFn { KCALL_EQUAL = 1, KCALL_CONCAT, KCALL_NORMALIZE, KCALL_LOOKUP,
+               KCALL_REGEX, KCALL_COUNT_ };
+typedef struct KCall {
+	int fn;             /* KCallFn */
+	int nbuf, narg;
+	int buf[6];
+	int64_t arg[4];
+} KCall;
+/* The routine's name in strings.inc ("bs_equal"), NULL if fn is none. */
+const char *kcall_name(int fn);
+
 typedef struct KKernel {
 	const char *name;   /* unique within the program, a C identifier */
+	const KCall *call;  /* a call kernel (above), or NULL */
 	const char *ops;    /* the graph ops it implements, for --emit=kernels */
 	int guard, guard_neg;  /* the guard its graph nodes share (graph.h:
 	                        * Node.guard), 0: none; the plan binds it */

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "kir.h"
+#include "runtime/strings.inc"
 
 /* A scalar: signed integers in i, unsigned integers and bool in u, floats
  * in f (f32 values are exactly representable as float). */
@@ -1590,6 +1591,41 @@ kir_interp_budget(Ctx *c, const KKernel *k, void *const *bufs, int64_t *steps)
 	return kir_interp_dims(c, k, bufs, NULL, steps);
 }
 
+/* A call kernel (kir.h): the routine of runtime/strings.inc itself, the
+ * one the C renderer prints a call of. */
+static int
+interp_call(Ctx *c, const KKernel *k, void *const *bufs)
+{
+	const KCall *cl = k->call;
+	void *b[6] = { 0 };
+	const int64_t *a = cl->arg;
+
+	for (int i = 0; i < cl->nbuf; i++)
+		if (!(b[i] = bufs[cl->buf[i]]))
+			return burn_fail(c, BURN_ERR_INTERNAL, "kir_interp %s: buffer b%d "
+			                 "unbound", k->name, cl->buf[i]);
+	switch (cl->fn) {
+	case KCALL_EQUAL:
+		bs_equal(b[0], b[1], b[2], b[3], a[0]);
+		break;
+	case KCALL_CONCAT:
+		bs_concat(b[0], b[1], b[2], b[3], b[4], a[0]);
+		break;
+	case KCALL_NORMALIZE:
+		bs_normalize(b[0], b[1], b[2], a[0], a[1]);
+		break;
+	case KCALL_LOOKUP:
+		bs_lookup(b[0], b[1], b[2], a[0], a[1]);
+		break;
+	case KCALL_REGEX:
+		bs_regex(b[0], b[1], b[2], b[3], b[4], a[0]);
+		break;
+	default:
+		return burn_fail(c, BURN_ERR_INTERNAL, "kir_interp %s: bad call", k->name);
+	}
+	return BURN_OK;
+}
+
 int
 kir_interp_dims(Ctx *c, const KKernel *k, void *const *bufs,
                 const int64_t *dims, int64_t *steps)
@@ -1601,6 +1637,8 @@ kir_interp_dims(Ctx *c, const KKernel *k, void *const *bufs,
 	int64_t *count = NULL;
 
 	TRY(kir_verify(c, k));
+	if (k->call)
+		return interp_call(c, k, bufs);
 	if (k->ndim && !dims)
 		return burn_fail(c, BURN_ERR_INTERNAL, "kir_interp %s: %d dim "
 		                 "parameters not given", k->name, k->ndim);

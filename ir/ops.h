@@ -17,7 +17,9 @@ enum OpClass { OC_ELEM, OC_REDUCE, OC_MATMUL, OC_CONV, OC_MOVE, OC_SHAPE,
 /* Which dtypes an op takes (ops.def's types column): TY_NUM the ones it
  * computes on, TY_ALL also the cast-only ones (float8, float4e2m1, the
  * packed integers: dtype_cast_only), which it converts or moves. */
-enum OpTypes { TY_NUM, TY_ALL };
+enum OpTypes { TY_NUM, TY_ALL,
+               TY_STR  /* strings too (dtype_is_string): the string ops of
+                        * passes/ops_str.c, Equal */ };
 
 enum OpId {
 	OP_NONE_ = 0,

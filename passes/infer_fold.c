@@ -217,12 +217,18 @@ int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left)
 		if (v && (v->dtype == DT_UNDEF || v->rank < 0))
 			return burn_fail(c, BURN_ERR_INTERNAL, "input '%s' has no type",
 			                 v->name);
+		if (v && dtype_is_string(v->dtype) && op_table[n->op].types == TY_STR)
+			continue;
 		if (v && (!dtype_supported(v->dtype) ||
 		          (dtype_cast_only(v->dtype) && !takes_cast_only(n->op))))
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' has "
 			                 "unsupported dtype %s", v->name,
 			                 dtype_name(v->dtype));
 	}
+	/* Equal of strings is the string op (passes/ops_str.c) */
+	if (n->op == OP_Equal && n->nin > 0 && n->in[0] >= 0 &&
+	    dtype_is_string(GV(g, n->in[0])->dtype))
+		n->op = OP_StringEqual;
 	TRY(op_impl[n->op].infer(c, g, n));
 	for (int k = 0; k < n->nout; k++) {
 		Value *v;
@@ -231,7 +237,8 @@ int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left)
 		v = GV(g, n->out[k]);
 		if (v->dtype == DT_UNDEF || v->rank < 0)
 			continue;   /* optional output the op does not produce */
-		if (!dtype_supported(v->dtype) ||
+		if ((!dtype_supported(v->dtype) &&
+		     !(dtype_is_string(v->dtype) && op_table[n->op].types == TY_STR)) ||
 		    (dtype_cast_only(v->dtype) && !takes_cast_only(n->op)))
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "output '%s' has "
 			                 "unsupported dtype %s", v->name,

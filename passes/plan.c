@@ -493,6 +493,10 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 		}
 	}
 
+	/* the string heap lives to the end: outputs point into it */
+	if (g->str_heap > 0 && g->str_heap <= g->nval && slot[g->str_heap - 1] >= 0)
+		it[slot[g->str_heap - 1]].last = p->nkernel - 1;
+
 	/* lower bound: the most bytes live at any one kernel, a running sum
 	 * of the bytes that start living at each kernel (live[]) less those
 	 * that stopped living before it (gone[]); every sum is checked (with

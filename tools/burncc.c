@@ -133,6 +133,7 @@ static const char usage[] =
 "                        a node over it is compiled, not folded\n"
 "  --max-fold-total N    interpreter steps for all folding (default 2^26)\n"
 "  --max-arena-bytes N   largest arena of intermediates (default 4 GiB)\n"
+"  --string-bytes N      bytes of strings one run may make (default 65536)\n"
 "  --max-stack N         most bytes of local arrays a kernel keeps on the\n"
 "                        stack: register tiles shrink to fit, else an\n"
 "                        error naming the kernel (default: no bound)\n"
@@ -648,7 +649,7 @@ int main(int argc, char **argv)
 	int64_t max_stack = 0;          /* --max-stack BYTES, 0: none */
 	const char *dyn[1] = { NULL };
 	/* --max-*: file, tensor, depth, nodes, fold steps, fold total, arena */
-	int64_t lim[7] = { -1, -1, -1, -1, -1, -1, -1 };
+	int64_t lim[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
 	DimBind *bind = calloc(argc, sizeof *bind);
 	Arena want_arena;   /* --schedule's steps */
 	KWant *want = NULL;
@@ -793,6 +794,8 @@ int main(int argc, char **argv)
 			max_stack = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
 		} else if (!strcmp(a, "--max-arena-bytes")) {
 			lim[6] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
+		} else if (!strcmp(a, "--string-bytes")) {
+			lim[7] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX / 2);
 		} else if (a[0] == '-' && a[1]) {
 			die_usage("unknown option", a);
 		} else if (model) {
@@ -849,6 +852,7 @@ int main(int argc, char **argv)
 	if (lim[4] > 0) c.limits.max_fold_steps = lim[4];
 	if (lim[5] > 0) c.limits.max_fold_total = lim[5];
 	if (lim[6] > 0) c.limits.max_arena_bytes = lim[6];
+	if (lim[7] > 0) c.limits.string_bytes = lim[7];
 	{
 		CompileOpts o = { nbind, bind, verify, no_fuse, be->target, ndyn, dyn,
 		                  nwant, want };

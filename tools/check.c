@@ -49,20 +49,39 @@ static const char harness_src[] =
 "  n = (int64_t)fread(b, 1, want > 0 ? want : 1, f);\n"
 "  if (n != want || fgetc(f) != EOF) exit(11);\n"
 "  fclose(f); return b; }\n"
+"/* a string tensor's file: its n strings, each NUL-terminated */\n"
+"static void *strings(const char *p, int64_t n) {\n"
+"  FILE *f = fopen(p, \"rb\"); char *b; const char **s; long len; int64_t k = 0, i = 0;\n"
+"  if (!f || fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) exit(10);\n"
+"  b = malloc(len + 1); s = calloc(n + 1, sizeof *s);\n"
+"  if (!b || !s || (long)fread(b, 1, len, f) != len) exit(11);\n"
+"  fclose(f); b[len] = 0;\n"
+"  while (k < n && i < len) { s[k++] = b + i; i += (int64_t)strlen(b + i) + 1; }\n"
+"  if (k != n || i != len) exit(11);\n"
+"  return (void *)s; }\n"
 "int main(int argc, char **argv) {\n"
 "  int64_t arena_bytes; int nin, nout, i; void **in, **out; void *arena;\n"
 "  if (argc < 4) return 12;\n"
 "  arena_bytes = atoll(argv[1]); nin = atoi(argv[2]); nout = atoi(argv[3]);\n"
 "  if (argc != 4 + nin + nout) return 12;\n"
 "  in = calloc(nin + 1, sizeof *in); out = calloc(nout + 1, sizeof *out);\n"
-"  for (i = 0; i < nin; i++) in[i] = slurp(argv[4 + i], model_inputs[i].bytes);\n"
+"  for (i = 0; i < nin; i++)\n"
+"    in[i] = model_inputs[i].dtype == 8 ? strings(argv[4 + i], model_inputs[i].bytes / 8)\n"
+"                                       : slurp(argv[4 + i], model_inputs[i].bytes);\n"
 "  for (i = 0; i < nout; i++) out[i] = calloc(1, model_outputs[i].bytes + 1);\n"
 "  arena = malloc(arena_bytes + 128);\n"
 "  if (!arena) return 13;\n"
 "  arena = (char *)arena + (64 - (uintptr_t)arena % 64);\n"
-"  if (model_run_v((const void *const *)in, out, arena)) return 14;\n"
+"  if ((i = model_run_v((const void *const *)in, out, arena))) {\n"
+"    fprintf(stderr, \"the model returned status %d\\n\", i); return 14; }\n"
 "  for (i = 0; i < nout; i++) {\n"
 "    FILE *f = fopen(argv[4 + nin + i], \"wb\");\n"
+"    if (f && model_outputs[i].dtype == 8) {\n"
+"      int64_t k;\n"
+"      for (k = 0; k < model_outputs[i].bytes / 8; k++) {\n"
+"        const char *s = ((const char **)out[i])[k];\n"
+"        if (fwrite(s, 1, strlen(s) + 1, f) != strlen(s) + 1) return 15; }\n"
+"      fclose(f); continue; }\n"
 "    if (!f || (int64_t)fwrite(out[i], 1, model_outputs[i].bytes, f) != model_outputs[i].bytes) return 15;\n"
 "    fclose(f); }\n"
 "  return 0; }\n";
@@ -361,6 +380,16 @@ static int compare(const Value *v, const void *got, const Tensor *e,
 	}
 	for (int i = 0; i < e->rank; i++)
 		numel *= e->dim[i];
+	if (dtype_is_string(e->dtype)) {
+		const char *const *x = got, *const *y = e->data;
+		for (int64_t i = 0; i < numel; i++)
+			if (strcmp(x[i], y[i])) {
+				snprintf(why, n, "output '%s'[%lld] is \"%.40s\", expected \"%.40s\"",
+				         v->name, (long long)i, x[i], y[i]);
+				return 1;
+			}
+		return 0;
+	}
 	/* 16-bit floats: a few ulps, since the reference may round after every
 	 * op where a fused kernel keeps f32 in between */
 	if (e->dtype == DT_F16) {
@@ -678,6 +707,44 @@ static int build_module(const Backend *be, const Compiled *m, const char *model,
  * bytes, the compiled graph's inputs in order; written to wd/inI.bin), the
  * outputs read back from wd/outI.bin into out[i] (each value_nbytes of the
  * graph's output).  0, or 1 with "FAIL: reason" in res. */
+/*
+ * String tensors cross to the harness as files of their strings, each
+ * NUL-terminated, one after another.  strings_write writes the n strings
+ * of s (an array of pointers) to path; strings_read reads such a file
+ * into the n pointers of out, pointing into the file's bytes, which stay
+ * alive until the next run_built (check runs one case at a time in a
+ * worker process).
+ */
+static char *str_bytes[64];
+static int nstr_bytes;
+
+static int strings_write(const char *path, const char *const *s, int64_t n)
+{
+	FILE *f = fopen(path, "wb");
+	int bad = !f;
+
+	for (int64_t k = 0; k < n && !bad; k++)
+		bad = fwrite(s[k], 1, strlen(s[k]) + 1, f) != strlen(s[k]) + 1;
+	if (f && fclose(f))
+		bad = 1;
+	return bad;
+}
+
+static int strings_read(const char *path, const char **out, int64_t n)
+{
+	int64_t len, i = 0, k = 0;
+	char *b;
+
+	if (nstr_bytes == 64 || !(b = read_file(path, &len)))
+		return 1;
+	str_bytes[nstr_bytes++] = b;
+	while (k < n && i < len) {
+		out[k++] = b + i;
+		i += (int64_t)strnlen(b + i, (size_t)(len - i)) + 1;
+	}
+	return k != n || i != len;
+}
+
 static int run_built(const Compiled *m, const char *wd, const void *const *in,
                      const int64_t *nbytes, void *const *out, char *res, size_t n)
 {
@@ -694,9 +761,14 @@ static int run_built(const Compiled *m, const char *wd, const void *const *in,
 	snprintf(ni, sizeof ni, "%d", nin);
 	snprintf(no, sizeof no, "%d", nout);
 	argv[k++] = bin; argv[k++] = ab; argv[k++] = ni; argv[k++] = no;
+	while (nstr_bytes > 0)
+		free(str_bytes[--nstr_bytes]);
 	for (int i = 0; i < nin && !bad; i++) {
+		const Value *v = GV(m->g, m->g->in[i]);
 		snprintf(p, sizeof p, "%s/in%d.bin", wd, i);
-		bad = write_file(p, in[i], nbytes[i]) || !(argv[k++] = strdup(p));
+		bad = (dtype_is_string(v->dtype)
+		       ? strings_write(p, in[i], nbytes[i] / (int64_t)sizeof(char *))
+		       : write_file(p, in[i], nbytes[i])) || !(argv[k++] = strdup(p));
 	}
 	for (int i = 0; i < nout && !bad; i++) {
 		snprintf(p, sizeof p, "%s/out%d.bin", wd, i);
@@ -722,6 +794,13 @@ static int run_built(const Compiled *m, const char *wd, const void *const *in,
 		int64_t len, want = value_nbytes(GV(m->g, m->g->out[i]));
 		void *got;
 		snprintf(p, sizeof p, "%s/out%d.bin", wd, i);
+		if (dtype_is_string(GV(m->g, m->g->out[i])->dtype)) {
+			if (strings_read(p, out[i], want / (int64_t)sizeof(char *))) {
+				snprintf(res, n, "FAIL: no output %d", i);
+				bad = 1;
+			}
+			continue;
+		}
 		if (!(got = read_file(p, &len)) || len != want) {
 			snprintf(res, n, "FAIL: no output %d", i);
 			bad = 1;

@@ -45,6 +45,7 @@
 #include <string.h>
 #include "emit_c.h"
 #include "render_c.h"
+#include "runtime/strings_src.h"
 
 void c_ident(const char *s, char *buf, size_t n)
 {
@@ -414,6 +415,45 @@ void emit_c_data(FILE *f, const char *id, const char *attr, int dtype,
 	fprintf(f, "};\n\n");
 }
 
+/* Does any input or output of g hold strings? */
+static int str_io(const Graph *g)
+{
+	for (int i = 0; i < g->nin + g->nout; i++)
+		if (dtype_is_string(GV(g, i < g->nin ? g->in[i] : g->out[i - g->nin])->dtype))
+			return 1;
+	return 0;
+}
+
+/* A constant string tensor: the array of pointers, each string a literal
+ * (or, over 4000 bytes, a char array of its own: C99 promises literals
+ * of 4095 characters only). */
+static void emit_c_strings(FILE *f, const char *id, const char *attr, const Value *v)
+{
+	const char *const *s = v->data;
+	int64_t n = value_numel(v);
+
+	for (int64_t k = 0; k < n; k++) {
+		int64_t len = (int64_t)strlen(s[k]);
+		if (len <= 4000)
+			continue;
+		fprintf(f, "static const char %s_s%lld[] = {", id, (long long)k);
+		for (int64_t i = 0; i < len; i++)
+			fprintf(f, "%s%d", i % 24 ? "," : "\n\t", (unsigned char)s[k][i]);
+		fprintf(f, ",0};\n");
+	}
+	fprintf(f, "static const struct { burn_str v[%lld]; } %s %s = {{", (long long)(n > 0 ? n : 1),
+	        id, attr);
+	for (int64_t k = 0; k < n; k++) {
+		int64_t len = (int64_t)strlen(s[k]);
+		fputs(k ? ",\n\t" : "\n\t", f);
+		if (len > 4000)
+			fprintf(f, "%s_s%lld", id, (long long)k);
+		else
+			emit_bytes(f, (const unsigned char *)s[k], len);
+	}
+	fprintf(f, "%s}};\n\n", n ? "" : "0");
+}
+
 /* The blob's header and its hash (layout above). */
 enum { BLOB_HEAD = 64, BLOB_ID = 24 };
 
@@ -704,6 +744,25 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan, const KProgram 
 	fprintf(h, "#define %s_NUM_OUTPUTS %d\n", up, g->nout);
 	fprintf(h, "#define %s_OK 0\n#define %s_ERR_ARG 1\n#define %s_ERR_ARENA 2\n",
 	        up, up, up);
+	if (g->str_heap)
+		fprintf(h, "#define %s_ERR_STRING_SPACE 5\n#define %s_ERR_STRING_UTF8 6\n"
+		        "/* Bytes of strings one run may make (burncc --string-bytes), part\n"
+		        " * of the arena. */\n#define %s_STRING_BYTES %lld\n", up, up, up,
+		        (long long)(8 * (GV(g, g->str_heap - 1)->dim[0] - 2)));
+	if (str_io(g))
+		fprintf(h, "\n/* A string tensor is an array of burn_str, one per element: a\n"
+		        " * pointer to NUL-terminated UTF-8, which the caller fills for an\n"
+		        " * input (its strings must live through the call).  For an output\n"
+		        " * the run writes the pointers: into the caller's inputs, into the\n"
+		        " * module's constants, or into the string heap, %s_STRING_BYTES\n"
+		        " * of the arena; so an output's strings are valid until the arena\n"
+		        " * is used again.  Strings the run makes that do not fit there give\n"
+		        " * %s_ERR_STRING_SPACE, never a write past it (compile again with\n"
+		        " * a larger --string-bytes); one that must be UTF-8 and is not\n"
+		        " * (a case change, RegexFullMatch) gives %s_ERR_STRING_UTF8.\n"
+		        " * burncc sizes a string element as 8 bytes: 64-bit pointers. */\n"
+		        "#ifndef BURN_STR_DEFINED\n#define BURN_STR_DEFINED\n"
+		        "typedef const char *burn_str;\n#endif\n", up, up, up);
 	if (o->blob)
 		fprintf(h, "#define %s_ERR_WEIGHTS 4\n"
 		        "#define %s_WEIGHTS_BYTES %lld\n#define %s_WEIGHTS_ALIGN %d\n",
@@ -964,6 +1023,12 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	for (int i = 0; i < g->nout; i++)
 		if (GV(g, g->out[i])->data && value_nbytes(GV(g, g->out[i])) > 0)
 			used[g->out[i]] = 1;    /* copied out by the run function */
+	for (int v = 0; v < g->nval && o->blob; v++)
+		if (used[v] && dtype_is_string(GV(g, v)->dtype)) {
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "constant '%s' holds strings, "
+			               "which --weights=blob cannot hold (pointers)", GV(g, v)->name);
+			goto done;
+		}
 	if (o->blob && (rc = emit_blob(c, g, used, woff, o->blob, head, &blob_bytes)))
 		goto done;
 	if ((rc = emit_header(c, g, plan, p, o, in_id, out_id, dim_id, blob_bytes, fh)))
@@ -986,6 +1051,23 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		render_c_prelude_free(fc);
 	else
 		render_c_prelude(fc);
+	{
+		int calls = 0, strs = str_io(g);
+		for (int k = 0; k < p->nkernel; k++)
+			calls |= p->kernel[k]->call != NULL;
+		for (int v = 0; v < g->nval; v++)
+			strs |= used[v] && dtype_is_string(GV(g, v)->dtype);
+		if (calls) {
+			fputs("\n/* runtime/strings.inc: the string routines */\n", fc);
+			fputs(burn_strings_src, fc);
+		}
+		if (strs || calls)
+			fprintf(fc, "\n#ifndef BURN_STR_DEFINED\n#define BURN_STR_DEFINED\n"
+			        "typedef const char *burn_str;\n#endif\n"
+			        "/* burncc planned 8 bytes a string element */\n"
+			        "typedef char %s_string_pointers_are_8_bytes[sizeof(burn_str) == 8 ? 1 : -1];\n",
+			        P);
+	}
 	fprintf(fc, "\n#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__\n"
 	        "#error \"burncc: this file holds little-endian weights\"\n#endif\n\n");
 	/* the weights' linker section, where the user names one (the header) */
@@ -1005,7 +1087,10 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		fprintf(fc, ": %s */\n", dtype_name(val->dtype));
 		snprintf(id, sizeof id, "w%d", v);
 		snprintf(at, sizeof at, "%s_WEIGHTS_AT_", up);
-		emit_c_data(fc, id, at, val->dtype, val->data, value_nbytes(val));
+		if (dtype_is_string(val->dtype))
+			emit_c_strings(fc, id, at, val);
+		else
+			emit_c_data(fc, id, at, val->dtype, val->data, value_nbytes(val));
 	}
 
 	for (int k = 0; k < p->nkernel && !rc; k++) {
@@ -1030,6 +1115,10 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	if (o->blob)
 		fprintf(fc, "\tcase %s_ERR_WEIGHTS: return \"the weights are NULL, misaligned "
 		        "or not this module's blob\";\n", up);
+	if (g->str_heap)
+		fprintf(fc, "\tcase %s_ERR_STRING_SPACE: return \"the strings made do not fit "
+		        "in %s_STRING_BYTES\";\n\tcase %s_ERR_STRING_UTF8: return \"a string "
+		        "that must be UTF-8 is not\";\n", up, up, up);
 	fprintf(fc, "\tdefault: return \"unknown status\";\n\t}\n}\n\n");
 	emit_info(fc, g, P, up, "inputs", g->in, g->nin);
 	emit_info(fc, g, P, up, "outputs", g->out, g->nout);
@@ -1093,6 +1182,12 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		}
 		fprintf(fc, ");\n");
 	}
+	/* the string heap's status (runtime/strings.inc) */
+	if (g->str_heap)
+		fprintf(fc, "\t{\n\t\tconst int64_t *h = (const int64_t *)(const void *)(A + %lld);\n"
+		        "\t\tif (h[0] < 0) return h[0] == -1 ? %s_ERR_STRING_SPACE : "
+		        "%s_ERR_STRING_UTF8;\n\t}\n", (long long)plan->offset[g->str_heap - 1],
+		        up, up);
 	/* outputs no kernel wrote: constants, inputs passed through, and the
 	 * second of two outputs naming one value */
 	for (int i = 0; i < g->nout; i++) {
@@ -1109,7 +1204,8 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		else if (v->data && woff)
 			snprintf(src, sizeof src, "W + %lld", (long long)woff[g->out[i]]);
 		else if (v->data)
-			snprintf(src, sizeof src, "w%d.b", g->out[i]);
+			snprintf(src, sizeof src, "w%d.%s", g->out[i],
+			         dtype_is_string(v->dtype) ? "v" : "b");
 		else if (v->kind == VK_INPUT) {
 			int j = 0;
 			while (j < g->nin && g->in[j] != g->out[i])

@@ -367,6 +367,7 @@ ctype(int dt)
 	case DT_F8E4M3FN: case DT_F8E4M3FNUZ: case DT_F8E5M2: case DT_F8E5M2FNUZ:
 	case DT_F8E8M0:
 		return "uint8_t";
+	case DT_STRING: return "burn_str";   /* runtime/strings.inc */
 	}
 	return NULL;
 }
@@ -1377,6 +1378,33 @@ block(R *r, KRef s, int ind)
 	}
 }
 
+/* A call kernel (kir.h): the call of its routine of runtime/strings.inc,
+ * which the module carries (emit_c.c). */
+static int
+render_call(Ctx *c, const KKernel *k, FILE *f)
+{
+	const KCall *cl = k->call;
+	int i, n;
+
+	TRY(kir_verify(c, k));
+	fprintf(f, "static void %s(", k->name);
+	for (i = 0, n = 0; i < k->nbuf; i++) {
+		const KBuf *b = &k->buf[i];
+		if (!ctype(b->dtype))
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "render_c %s: dtype %s",
+			                 k->name, dtype_name(b->dtype));
+		fprintf(f, "%s%s%s *restrict b%d", n++ ? ", " : "",
+		        b->access == KA_READ ? "const " : "", ctype(b->dtype), i);
+	}
+	fprintf(f, "%s)\n{\n\t%s(", n ? "" : "void", kcall_name(cl->fn));
+	for (i = 0; i < cl->nbuf; i++)
+		fprintf(f, "%sb%d", i ? ", " : "", cl->buf[i]);
+	for (i = 0; i < cl->narg; i++)
+		fprintf(f, "%s%" PRId64, i || cl->nbuf ? ", " : "", cl->arg[i]);
+	fputs(");\n}\n", f);
+	return ferror(f) ? burn_fail(c, BURN_ERR_IO, "write error") : BURN_OK;
+}
+
 static int
 render(Ctx *c, const KKernel *k, FILE *f, int free_)
 {
@@ -1387,6 +1415,8 @@ render(Ctx *c, const KKernel *k, FILE *f, int free_)
 	size_t nn = (size_t)k->nnode, nv = (size_t)k->nvar + 1;
 	size_t nb = (size_t)k->nbuf + 1;
 
+	if (k->call)
+		return render_call(c, k, f);
 	TRY(kir_check_legal(c, k, "render_c", free_ ? &none : &kcaps_libm, 0));
 	memset(&r, 0, sizeof r);
 	r.free = free_;
