@@ -158,6 +158,18 @@ static int str_heap(Lower *lw, KB *kb, int *buf)
 	return BURN_OK;
 }
 
+/* Whether the target compiled for runs call kernels; refused naming it. */
+static int str_target(Lower *lw)
+{
+	const Target *t = target_or_default(lw->target);
+
+	if (!t->str_calls)
+		return burn_fail(lw->ctx, BURN_ERR_UNSUPPORTED, "string ops run on the "
+		                 "C targets only (cpu, cpu-freestanding), not on target "
+		                 "'%s', unless their inputs are constants", t->name);
+	return BURN_OK;
+}
+
 /* Make the kernel kb builds a call of fn with buffers bufs and integers. */
 static int str_call(Lower *lw, KB *kb, int fn, int nbuf, const int *bufs,
                     int narg, const int64_t *args)
@@ -202,6 +214,8 @@ int lower_StringEqual(Lower *lw, Node *n)
 	int64_t t[1 + 3 * BURN_MAX_RANK], ny = value_numel(NOUT(g, n, 0));
 	int b[4];
 	KB kb;
+
+	TRY(str_target(lw));
 
 	bcast_table(NIN(g, n, 0), NIN(g, n, 1), NOUT(g, n, 0), t);
 	lower_begin(lw, &kb, n);
@@ -249,6 +263,8 @@ int lower_StringConcat(Lower *lw, Node *n)
 	int64_t t[1 + 3 * BURN_MAX_RANK], ny = value_numel(NOUT(g, n, 0));
 	int b[5];
 	KB kb;
+
+	TRY(str_target(lw));
 
 	bcast_table(NIN(g, n, 0), NIN(g, n, 1), NOUT(g, n, 0), t);
 	lower_begin(lw, &kb, n);
@@ -318,6 +334,8 @@ int lower_RegexFullMatch(Lower *lw, Node *n)
 	int64_t count, nx = value_numel(NIN(g, n, 0)), sw;
 	int b[5], tmp;
 	KB kb;
+
+	TRY(str_target(lw));
 
 	TRY(regex_prog(lw->ctx, g, n, &prog, &count));
 	sw = 5 * (int64_t)prog[0] + 1;
@@ -539,6 +557,8 @@ int lower_StringNormalizer(Lower *lw, Node *n)
 	int64_t a[2];
 	KB kb;
 
+	TRY(str_target(lw));
+
 	TRY(norm_mode(lw->ctx, n, &mode));
 	a[0] = value_numel(NIN(g, n, 0));
 	a[1] = mode;
@@ -736,6 +756,8 @@ int lower_LabelEncoder(Lower *lw, Node *n)
 	int b[3], tmp, rc;
 	LEnc e;
 	KB kb;
+
+	TRY(str_target(lw));
 
 	TRY(lenc_plan(lw->ctx, g, n, &e));
 	if (e.vdt == DT_STRING) {

@@ -17,6 +17,7 @@
 	                       * fmaf only where FP_FAST_FMAF says it is fast */ \
 	.subgroup = 1, \
 	.index_bits = 64, \
+	.str_calls = 1, \
 	.tune = TARGET_TUNE_HOST_CPU
 
 const Target target_cpu = {

@@ -114,6 +114,10 @@ typedef struct Target {
 	                          * (enum KTileShape, ir/kir.h) is available */
 	int index_bits;          /* width of buffer indices (64; 32 where a
 	                          * target proves its buffers small) */
+	int str_calls;           /* runs the string ops' call kernels
+	                          * (ir/kir.h, runtime/strings.inc): the C
+	                          * targets of 64-bit machines; the others
+	                          * refuse string ops (passes/ops_str.c) */
 
 	TargetTune tune;
 	/* kernel-IR ops the target implements natively (passes/legalize.c
