@@ -256,6 +256,12 @@ pelem(FILE *f, int dt, const unsigned char *p)
 	case DT_I32: memcpy(&u.i32, p, 4); fprintf(f, "%ld", (long)u.i32); return;
 	case DT_U64: memcpy(&u.u64, p, 8); fprintf(f, "%llu", (unsigned long long)u.u64); return;
 	case DT_I64: memcpy(&u.i64, p, 8); fprintf(f, "%lld", (long long)u.i64); return;
+	case DT_STRING: {   /* a pointer to the string: printed as a literal */
+		const char *s;
+		memcpy(&s, p, sizeof s);
+		pstr(f, s ? s : "", s ? strlen(s) : 0);
+		return;
+	}
 	}
 	fputc('0', f);
 	return;
@@ -1184,7 +1190,18 @@ pdata_(P *ps, Arena *a, const Type *ty, void **out, int64_t *nbytes)
 			if (i >= n)
 				return perr(ps, "more than %lld elements for %s constant",
 				            (long long)n, dtype_name(ty->dtype));
-			TRY(pelem_(ps, ty->dtype, buf + i * sz));
+			if (dtype_is_string(ty->dtype)) {
+				/* a string literal, kept in a */
+				char *s;
+				if (ps->t != T_STR)
+					return expected(ps, "a string");
+				if (!(s = arena_strdup(a, ps->buf)))
+					return burn_fail(ps->c, BURN_ERR_NOMEM, "ir_parse: out of memory");
+				memcpy(buf + i * sz, &s, sizeof s);
+				TRY(next(ps));
+			} else {
+				TRY(pelem_(ps, ty->dtype, buf + i * sz));
+			}
 			i++;
 			if (ps->t == ']')
 				break;

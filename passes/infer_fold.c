@@ -219,6 +219,10 @@ int infer_fold_node(Ctx *c, Graph *g, int i, int64_t *left)
 			                 v->name);
 		if (v && dtype_is_string(v->dtype) && op_table[n->op].types == TY_STR)
 			continue;
+		if (v && dtype_is_string(v->dtype))
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' is a string "
+			                 "tensor, which %s does not take", v->name,
+			                 op_table[n->op].name);
 		if (v && (!dtype_supported(v->dtype) ||
 		          (dtype_cast_only(v->dtype) && !takes_cast_only(n->op))))
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "input '%s' has "

@@ -1154,13 +1154,32 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			void *data;
 			if (frozen[i])
 				continue;
+			snprintf(p, sizeof p, "%s/x%d.bin", wd, i);
+			if (dtype_is_string(in[i].dtype)) {
+				/* strings: empty, blanks, multi-byte UTF-8, long */
+				static char lng[2049];
+				static const char *sv[] = { "", "a", " \t\n ", "\xf0\x9f\x98\x80\xc3\xa9\xce\xa3",
+				                            lng, "www.google.com", "_Unused" };
+				int64_t ns = in[i].nbytes / (int64_t)sizeof(char *);
+				const char **arr = calloc((size_t)ns + 1, sizeof *arr);
+				memset(lng, 'x', sizeof lng - 1);
+				if (!arr) {
+					snprintf(res, n, "FAIL: out of memory");
+					goto out_argv;
+				}
+				for (int64_t e = 0; e < ns; e++)
+					arr[e] = sv[(e * (v + 1) + v) % 7];
+				strings_write(p, arr, ns);
+				free(arr);
+				argv[k++] = strdup(p);
+				continue;
+			}
 			data = malloc(in[i].nbytes > 0 ? (size_t)in[i].nbytes : 1);
 			if (!data) {
 				snprintf(res, n, "FAIL: out of memory");
 				goto out_argv;
 			}
 			fill_extreme(in[i].dtype, data, in[i].nbytes, v);
-			snprintf(p, sizeof p, "%s/x%d.bin", wd, i);
 			write_file(p, data, in[i].nbytes);
 			free(data);
 			argv[k++] = strdup(p);

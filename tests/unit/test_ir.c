@@ -444,7 +444,9 @@ Test(ir, dtypes_and_ops)
 {
 	cr_assert_eq(dtype_size(DT_F32), 4);
 	cr_assert_eq(dtype_size(DT_BF16), 2);
-	cr_assert_eq(dtype_size(DT_STRING), 0);
+	cr_assert_eq(dtype_size(DT_STRING), 8);   /* a pointer */
+	cr_assert(!dtype_supported(DT_STRING));   /* TY_STR ops only */
+	cr_assert(dtype_is_string(DT_STRING));
 	cr_assert_str_eq(dtype_name(DT_BOOL), "bool");
 	cr_assert_eq(dtype_from_name("bf16"), DT_BF16);
 	cr_assert_eq(dtype_from_name("nope"), DT_UNDEF);
@@ -575,4 +577,34 @@ Test(ir, declared_outputs)
 	g->out_decl[0].rank = 3;
 	cr_assert_eq(graph_check_outputs(&c, g), BURN_ERR_SHAPE);
 	graph_destroy(g);
+}
+
+/* String constants print as literals and parse back (the strings copied
+ * into the graph's arena). */
+Test(ir, string_constants_round_trip)
+{
+	static const char txt[] =
+	    "graph g opset 20 (%x: str[2]) -> (%y) {\n"
+	    "  %k = const str[2] [\"a\\\"b\", \"\xc3\xa9\"]\n"
+	    "  %y = StringConcat(%x, %k) : str[2]\n"
+	    "}\n";
+	Ctx c;
+	Graph *g = NULL, *g2 = NULL;
+	char *s1, *s2;
+	const char *const *k;
+
+	burn_ctx_init(&c, "t.ir");
+	cr_assert_eq(parse_str(&c, txt, &g), BURN_OK, "%s", c.msg);
+	k = GV(g, graph_find_value(g, "k"))->data;
+	cr_assert_str_eq(k[0], "a\"b");
+	cr_assert_str_eq(k[1], "\xc3\xa9");
+	s1 = print_str(g, -1);
+	burn_ctx_init(&c, "t.ir");
+	cr_assert_eq(parse_str(&c, s1, &g2), BURN_OK, "%s\n%s", c.msg, s1);
+	s2 = print_str(g2, -1);
+	cr_assert_str_eq(s1, s2);
+	free(s1);
+	free(s2);
+	graph_destroy(g);
+	graph_destroy(g2);
 }
