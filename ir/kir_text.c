@@ -52,7 +52,7 @@ static const char *const flag_name[] = { "parallel", "thread.x", "thread.y",
  * like a buffer or a let (b3, t3), or is not an identifier, or is shared
  * with another variable, prints as hint.N (N its index). */
 static const char *const keyword[] = {
-	"alias", "barrier", "block", "buf", "dim", "else", "false", "fma", "for",
+	"alias", "barrier", "block", "buf", "call", "dim", "else", "false", "fma", "for",
 	"global",
 	"if", "in", "inf", "kernel", "let", "load", "loadbits", "local", "nan",
 	"none",
@@ -635,6 +635,16 @@ print_kernel(FILE *f, const KKernel *k, int index)
 		pvar(&P, i);
 		fprintf(f, ": %s\n", dtype_name(k->var[i].dtype));
 	}
+	if (k->call) {   /* a call kernel (kir.h): its body is empty */
+		const KCall *cl = k->call;
+		fprintf(f, "  call %s(", kcall_name(cl->fn) ? kcall_name(cl->fn) : "?");
+		for (i = 0; i < cl->nbuf; i++)
+			fprintf(f, "%sb%d", i ? ", " : "", cl->buf[i]);
+		fprintf(f, ")");
+		for (i = 0; i < cl->narg; i++)
+			fprintf(f, " %" PRId64, cl->arg[i]);
+		fprintf(f, "\n");
+	}
 	fprintf(f, "{\n");
 	P.stamp = calloc((size_t)k->nnode + 1, sizeof *P.stamp);
 	P.cnt = calloc((size_t)k->nnode + 1, sizeof *P.cnt);
@@ -683,7 +693,7 @@ kprog_print(FILE *f, const KProgram *p)
  *   program = {alias | kernel}
  *   alias   = 'alias' VAL '=' VAL        value v lives in w's memory
  *   kernel  = 'kernel' [INT] NAME [':' OPS] [sched] {dim} {buf} {var}
- *             '{' block '}'
+ *             [call] '{' block '}'
  *             INT, when given, is the kernel's index in the program;
  *             OPS is the rest of the line (\\ \n \t \r \xHH escapes)
  *   sched   = 'schedule' ':' STEPS       the kernel's schedule steps
@@ -694,6 +704,10 @@ kprog_print(FILE *f, const KProgram *p)
  *             an extent known at run time
  *   space   = 'global' VAL | 'local' | 'shared' | 'frag'
  *   ACCESS  = 'read' | 'write' | 'rw' | 'none'
+ *   call    = 'call' NAME '(' BUF {',' BUF} ')' {INT}
+ *             a call kernel (kir.h, KCall): NAME a routine of
+ *             runtime/strings.inc, its buffers, then its integers; the
+ *             kernel's block is empty
  *   var     = 'var' VARNAME ':' DTYPE
  *   VARNAME = IDENT                      a hint no other variable has
  *           | (IDENT | STR) '.' INT      any hint; INT is the var's index
@@ -1235,18 +1249,26 @@ tok_dtype(const Tok *t)
 	return dtype_from_name(name);
 }
 
+/* A dtype; strings only where str says (a buffer: a call kernel's). */
 static int
-pdtype(P *ps, int *out)
+pdtype_(P *ps, int *out, int str)
 {
 	Tok *t = tk(ps);
 
 	if (t->kind != TK_ID)
 		return expected(ps, "a dtype");
-	if (!dtype_supported(*out = tok_dtype(t)))
+	*out = tok_dtype(t);
+	if (!dtype_supported(*out) && !(str && dtype_is_string(*out)))
 		return err_at(ps, t->p, "unknown dtype '%.*s'",
 		              t->len > 40 ? 40 : t->len, t->p);
 	adv(ps);
 	return BURN_OK;
+}
+
+static int
+pdtype(P *ps, int *out)
+{
+	return pdtype_(ps, out, 0);
 }
 
 /* ---- kernel scratch ---- */
@@ -1410,7 +1432,7 @@ pbuf(P *ps)
 		              k->nbuf);
 	TRY(expect(ps, ':', "':'"));
 	at = tk(ps)->p;
-	TRY(pdtype(ps, &b.dtype));
+	TRY(pdtype_(ps, &b.dtype, 1));
 	TRY(expect(ps, '[', "'['"));
 	if (!(tk(ps)->kind == TK_INT && ispunct_(peek(ps, 1), ']'))) {
 		/* an extent known at run time: checked with the kernel */
@@ -2380,7 +2402,47 @@ pblock_(P *ps, int nest, KRef *first)
 
 /* ---- kernels and the program ---- */
 
-/* kernel = 'kernel' [INT] NAME [':' OPS] [sched] {dim} {buf} {var} '{' block '}' */
+/* call = 'call' NAME '(' BUF {',' BUF} ')' {INT} */
+static int
+pcall(P *ps)
+{
+	KCall *cl = arena_alloc(ps->prog->arena, sizeof *cl);
+	Tok *t;
+	uint64_t v;
+
+	if (!cl)
+		return nomem(ps);
+	adv(ps);
+	t = tk(ps);
+	for (cl->fn = 1; cl->fn < KCALL_COUNT_; cl->fn++)
+		if (t->kind == TK_ID && (size_t)t->len == strlen(kcall_name(cl->fn)) &&
+		    !memcmp(t->p, kcall_name(cl->fn), (size_t)t->len))
+			break;
+	if (cl->fn == KCALL_COUNT_)
+		return expected(ps, "a routine of runtime/strings.inc (bs_concat, ...)");
+	adv(ps);
+	TRY(expect(ps, '(', "'('"));
+	for (;;) {
+		if (cl->nbuf == 6)
+			return expected(ps, "')' (at most 6 buffers)");
+		TRY(pnumbered(ps, 'b', ps->k->nbuf - 1, &cl->buf[cl->nbuf], "a buffer b0, b1, ..."));
+		cl->nbuf++;
+		if (tk(ps)->kind == TK_PUNCT && tk(ps)->ch == ')')
+			break;
+		TRY(expect(ps, ',', "',' or ')'"));
+	}
+	adv(ps);
+	while (tk(ps)->kind == TK_INT) {
+		if (cl->narg == 4)
+			return expected(ps, "'{' (at most 4 integers)");
+		TRY(pint(ps, INT64_MAX, &v, "an integer"));
+		cl->arg[cl->narg++] = (int64_t)v;
+	}
+	ps->k->call = cl;
+	return BURN_OK;
+}
+
+/* kernel = 'kernel' [INT] NAME [':' OPS] [sched] {dim} {buf} {var} [call] '{' block '}' */
 static int
 pkernel(P *ps)
 {
@@ -2456,6 +2518,8 @@ pkernel(P *ps)
 		TRY(pbuf(ps));
 	while (isword(tk(ps), "var"))
 		TRY(pvardecl(ps, 0));
+	if (isword(tk(ps), "call"))
+		TRY(pcall(ps));
 	free(ps->inloop);
 	if (!(ps->inloop = calloc((size_t)k->nvar + 1, 1)))
 		return nomem(ps);

@@ -280,7 +280,16 @@ run(Ctx *c, KProgram *p, const Input *in, int nin, const Dims *dims)
 	}
 	for (int k = 0; k < p->nkernel && !rc; k++) {
 		KKernel *kk = p->kernel[k];
-		void **nb = realloc(bufs, ((size_t)kk->nbuf + 1) * sizeof *bufs);
+		void **nb;
+		/* a call kernel's string buffers hold pointers, which no text
+		 * gives (and zeroed ones are no strings) */
+		if (kk->call) {
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "kernel %s calls %s: string "
+			               "kernels do not run from text", kk->name,
+			               kcall_name(kk->call->fn));
+			break;
+		}
+		nb = realloc(bufs, ((size_t)kk->nbuf + 1) * sizeof *bufs);
 		int64_t kd[64];
 		if (!nb)
 			goto nomem;
