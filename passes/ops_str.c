@@ -595,7 +595,28 @@ static int cmp_key(const void *a, const void *b)
 	return bs_cmp((*x), (*y));
 }
 
+static void lenc_free(LEnc *e)
+{
+	free(e->keys);
+	free(e->vals);
+	e->keys = NULL;
+	e->vals = NULL;
+}
+
+static int lenc_plan_(Ctx *c, Node *n, LEnc *e);
+
+/* lenc_plan_, freeing what it made when it fails. */
 static int lenc_plan(Ctx *c, Graph *g, Node *n, LEnc *e)
+{
+	int rc = lenc_plan_(c, n, e);
+
+	(void)g;
+	if (rc)
+		lenc_free(e);
+	return rc;
+}
+
+static int lenc_plan_(Ctx *c, Node *n, LEnc *e)
 {
 	const Attr *ks = node_attr(n, "keys_strings"), *kt = node_attr(n, "keys_tensor");
 	const Attr *vi = node_attr(n, "values_int64s"), *vf = node_attr(n, "values_floats");
@@ -640,8 +661,6 @@ static int lenc_plan(Ctx *c, Graph *g, Node *n, LEnc *e)
 	if (nv != e->nkeys)
 		return burn_fail(c, BURN_ERR_INVALID, "%lld keys and %lld values",
 		                 (long long)e->nkeys, (long long)nv);
-	if (e->vdt == DT_STRING && !dtype_is_string(e->vdt))
-		return burn_fail(c, BURN_ERR_INTERNAL, "label encoder");
 	es = dtype_size(e->vdt);
 	perm = malloc(sizeof *perm * (size_t)(e->nkeys + 1));
 	e->keys = malloc(sizeof *e->keys * (size_t)(e->nkeys + 1));
@@ -706,14 +725,7 @@ static int lenc_plan(Ctx *c, Graph *g, Node *n, LEnc *e)
 			memset(d, 0, (size_t)es);   /* a values_tensor without default */
 		}
 	}
-	(void)g;
 	return BURN_OK;
-}
-
-static void lenc_free(LEnc *e)
-{
-	free(e->keys);
-	free(e->vals);
 }
 
 int infer_LabelEncoder(Ctx *c, Graph *g, Node *n)
