@@ -158,8 +158,9 @@ static int str_heap(Lower *lw, KB *kb, int *buf)
 	return BURN_OK;
 }
 
-/* Whether the target compiled for runs call kernels; refused naming it. */
-static int str_target(Lower *lw)
+/* Whether the target compiled for runs call kernels (refused naming it),
+ * and n's shapes are known (the routines take element counts). */
+static int str_target(Lower *lw, Node *n)
 {
 	const Target *t = target_or_default(lw->target);
 
@@ -167,6 +168,13 @@ static int str_target(Lower *lw)
 		return burn_fail(lw->ctx, BURN_ERR_UNSUPPORTED, "string ops run on the "
 		                 "C targets only (cpu, cpu-freestanding), not on target "
 		                 "'%s', unless their inputs are constants", t->name);
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		int v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+		if (v >= 0 && !value_shape_known(GV(lw->g, v)))
+			return burn_fail(lw->ctx, BURN_ERR_UNSUPPORTED, "value '%s' has a "
+			                 "dim known only at run time; string ops take "
+			                 "static shapes", GV(lw->g, v)->name);
+	}
 	return BURN_OK;
 }
 
@@ -215,7 +223,7 @@ int lower_StringEqual(Lower *lw, Node *n)
 	int b[4];
 	KB kb;
 
-	TRY(str_target(lw));
+	TRY(str_target(lw, n));
 
 	bcast_table(NIN(g, n, 0), NIN(g, n, 1), NOUT(g, n, 0), t);
 	lower_begin(lw, &kb, n);
@@ -264,7 +272,7 @@ int lower_StringConcat(Lower *lw, Node *n)
 	int b[5];
 	KB kb;
 
-	TRY(str_target(lw));
+	TRY(str_target(lw, n));
 
 	bcast_table(NIN(g, n, 0), NIN(g, n, 1), NOUT(g, n, 0), t);
 	lower_begin(lw, &kb, n);
@@ -335,7 +343,7 @@ int lower_RegexFullMatch(Lower *lw, Node *n)
 	int b[5], tmp;
 	KB kb;
 
-	TRY(str_target(lw));
+	TRY(str_target(lw, n));
 
 	TRY(regex_prog(lw->ctx, g, n, &prog, &count));
 	sw = 5 * (int64_t)prog[0] + 1;
@@ -557,7 +565,7 @@ int lower_StringNormalizer(Lower *lw, Node *n)
 	int64_t a[2];
 	KB kb;
 
-	TRY(str_target(lw));
+	TRY(str_target(lw, n));
 
 	TRY(norm_mode(lw->ctx, n, &mode));
 	a[0] = value_numel(NIN(g, n, 0));
@@ -769,7 +777,7 @@ int lower_LabelEncoder(Lower *lw, Node *n)
 	LEnc e;
 	KB kb;
 
-	TRY(str_target(lw));
+	TRY(str_target(lw, n));
 
 	TRY(lenc_plan(lw->ctx, g, n, &e));
 	if (e.vdt == DT_STRING) {
