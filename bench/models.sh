@@ -1,13 +1,22 @@
 #!/bin/sh
 # Side by side: burncc-generated C vs ONNX Runtime (onnxruntime-node, CPU)
 # on the models in ../shared/models, same inputs, same machine, same run.
-#   bench/models.sh [build] [threads]
+#   bench/models.sh [build] [threads] [DIR...]
+# Each DIR is a model folder (DIR/model.onnx) or a folder of them
+# (bench/make_kinds.py writes one); none: ../shared/models.
 # ONNX Runtime is installed from npm into bench/peers (not committed).
 set -e
 BUILD=${1:-build}
 THREADS=${2:-1}
+[ $# -gt 2 ] && shift 2 || set --
 here=$(cd "$(dirname "$0")" && pwd)
-models="$here/../../shared/models"
+[ $# -gt 0 ] || set -- "$here/../../shared/models"
+dirs=
+for d in "$@"; do
+	if [ -f "$d/model.onnx" ]; then dirs="$dirs ${d%/}"
+	else for m in "$d"/*/; do if [ -f "$m/model.onnx" ]; then dirs="$dirs ${m%/}"; fi; done
+	fi
+done
 out="$BUILD/bench/models"
 mkdir -p "$out"
 if [ ! -d "$here/peers/node_modules/onnxruntime-node" ]; then
@@ -20,7 +29,7 @@ flags="-O3 -march=native"
 printf "%s thread(s); cc %s; ms per inference, median and best over >= 1 s;\n" "$THREADS" "$flags"
 printf "ratio = ONNX Runtime / burncc, of the best times; %s\n" "$(uptime | sed 's/.*load/load/')"
 printf "%-14s %10s %10s %10s %10s %8s\n" model burncc best onnxrt best ratio
-for m in "$models"/*/; do
+for m in $dirs; do
 	name=$(basename "$m")
 	"$BUILD/burncc" "$m/model.onnx" -o "$out/$name.c" --name model
 	nin=$(sed -n 's/#define MODEL_NUM_INPUTS \(.*\)/\1/p' "$out/$name.h")
