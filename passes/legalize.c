@@ -608,6 +608,22 @@ horner(L *l, KRef x, const float *c, int n)
 	return p;
 }
 
+/* c ? a : b for f32 a and b, by their bits: no select for a C compiler
+ * to turn into a branch.  gcc (under -ftrapping-math) moves a value used
+ * only in one arm of a ?: into that arm, and then cannot if-convert the
+ * arm when it holds a compare or a float->int conversion, so the loop
+ * around is not vectorized; exp's and tanh's arms do. */
+static KRef
+bsel(L *l, KRef c, KRef a, KRef b)
+{
+	KB *kb = &l->kb;
+	KRef m = bin(l, KO_SUB, ci(l, DT_U32, 0), kb_cast(kb, DT_U32, c));
+
+	return kb_un(kb, KO_FROMBITS, bin(l, KO_BOR, bin(l, KO_BAND, kb_un(kb, KO_BITS, a), m),
+	                                  bin(l, KO_BAND, kb_un(kb, KO_BITS, b),
+	                                      kb_un(kb, KO_BITNOT, m))));
+}
+
 /* lo <= x <= hi, NaN kept (compares false). */
 static KRef
 clampf(L *l, KRef x, float lo, float hi)
@@ -644,29 +660,47 @@ pow2i(L *l, KRef k)
  * reduction and the Horner steps are fused multiply-adds (one rounding on
  * every target, as erf32's): 28 operations where mul + add took 40, which
  * bounds the GPU's softmax (exp per element, docs/BENCHMARKS.md).  Max
- * error 0.99 ulp (docs/NUMERICS.md). */
+ * error 0.99 ulp (docs/NUMERICS.md).  exp32_in takes xc already clamped
+ * to [-104, 89] and NaN-free; exp32 clamps. */
 static KRef
-exp32(L *l, KRef x)
+exp32_in(L *l, KRef xc)
 {
 	static const float p[] = { 0.000198577956f, 0.00139335979f,
 		0.00833336072f, 0.0416664655f, 0.166666665f, 0.500000001f };
 	KB *kb = &l->kb;
-	KRef nan = isnanf_(l, x), xc, k, r, P, e, ki, k1, y;
+	KRef t, k, up, r, P, e, ki, k1;
 
-	xc = sel(l, nan, f32c(l, 0), clampf(l, x, -104.f, 89.f));
-	k = kb_un(kb, KO_FLOOR, kb_fma(kb, xc, f32c(l, 1.44269504f), f32c(l, 0.5f)));
+	/* k = floor(t), t in [-150, 129], as the truncation less one where
+	 * that rounded up, in integers: exactly floorf's value, and a C
+	 * compiler vectorizes it (gcc does not vectorize floorf without
+	 * -fno-trapping-math, nor the same with a float select) */
+	t = kb_fma(kb, xc, f32c(l, 1.44269504f), f32c(l, 0.5f));
+	ki = kb_cast(kb, DT_I32, t);
+	l->kb.k->node[ki].op = KC_RAW;
+	up = bin(l, KO_GT, kb_cast(kb, DT_F32, ki), t);
+	ki = bin(l, KO_SUB, ki, kb_cast(kb, DT_I32, up));
+	k = kb_cast(kb, DT_F32, ki);
 	r = kb_fma(kb, k, f32c(l, -LN2HI), xc);
 	r = kb_fma(kb, k, f32c(l, -LN2LO), r);
 	P = f32c(l, p[0]);
 	for (int i = 1; i < 6; i++)
 		P = kb_fma(kb, P, r, f32c(l, p[i]));
 	e = bin(l, KO_ADD, f32c(l, 1.f), kb_fma(kb, bin(l, KO_MUL, r, r), P, r));
-	ki = kb_cast(kb, DT_I32, k);
-	l->kb.k->node[ki].op = KC_RAW;          /* k in [-150, 129] */
 	k1 = bin(l, KO_SHRM, ki, ci(l, DT_I32, 1));
-	y = bin(l, KO_MUL, bin(l, KO_MUL, e, pow2i(l, k1)),
-	        pow2i(l, bin(l, KO_SUB, ki, k1)));
-	return sel(l, nan, x, y);
+	return bin(l, KO_MUL, bin(l, KO_MUL, e, pow2i(l, k1)),
+	           pow2i(l, bin(l, KO_SUB, ki, k1)));
+}
+
+static KRef
+exp32(L *l, KRef x)
+{
+	/* clamped with NaN to -104 by the compares alone: a second select
+	 * on isnan(x) led gcc to thread both into a branch, and the loop
+	 * around was no longer vectorized */
+	KRef xc = sel(l, bin(l, KO_GT, x, f32c(l, -104.f)), x, f32c(l, -104.f));
+
+	xc = sel(l, bin(l, KO_LT, xc, f32c(l, 89.f)), xc, f32c(l, 89.f));
+	return bsel(l, isnanf_(l, x), x, exp32_in(l, xc));
 }
 
 /* exp32's older form, for targets whose KCaps.exp_plain is set: the same
@@ -776,13 +810,20 @@ tanh32(L *l, KRef x)
 	static const float p[] = { -0.000862247130f, 0.00330628303f,
 		-0.00879102007f, 0.0218598989f, -0.0539676399f, 0.133333318f,
 		-0.333333333f };
-	KRef a = kb_un(&l->kb, KO_ABS, x), E, big;
+	KRef a = kb_un(&l->kb, KO_ABS, x), E, big, ac;
 
-	E = exp32_for(l, bin(l, KO_MUL, f32c(l, 2.f), clampf(l, a, 0.f, 9.1f)));
+	/* |x| below 9.1 or 9.1 (NaN too: that arm is not taken), so exp's
+	 * clamps are not needed: gcc, given them, no longer if-converted
+	 * the loop around (and so did not vectorize it) */
+	ac = bin(l, KO_MUL, f32c(l, 2.f), sel(l, bin(l, KO_LT, a, f32c(l, 9.1f)), a, f32c(l, 9.1f)));
+	E = l->caps && l->caps->exp_plain ? exp32_plain(l, ac) : exp32_in(l, ac);
 	big = bin(l, KO_SUB, f32c(l, 1.f), bin(l, KO_DIV, f32c(l, 2.f),
 	          bin(l, KO_ADD, E, f32c(l, 1.f))));
-	return sel(l, isnanf_(l, x), x, sel(l, bin(l, KO_LT, a, f32c(l, 0.625f)),
-	           odd_series(l, x, p, 7), signed_of(l, x, big)));
+	/* big >= 0 takes x's sign bit (x != 0 where it is taken) */
+	big = kb_un(&l->kb, KO_FROMBITS, bin(l, KO_BOR, kb_un(&l->kb, KO_BITS, big),
+	            bin(l, KO_BAND, kb_un(&l->kb, KO_BITS, x), ci(l, DT_U32, 0x80000000u))));
+	return bsel(l, isnanf_(l, x), x, bsel(l, bin(l, KO_LT, a, f32c(l, 0.625f)),
+	            odd_series(l, x, p, 7), big));
 }
 
 /* sinh and cosh from E = e^|x| (|x| <= 89.5; beyond: inf); near the
@@ -1875,11 +1916,20 @@ kir_legalize(Ctx *c, KProgram *p, KKernel *k, const KCaps *caps)
 	L l;
 	KRef *map;
 	int n0 = k->nnode;
+	const KStep *poly = kkernel_step(k, KST_POLY, 0);
+	KCaps nolibm;
 
 	memset(&l, 0, sizeof l);
 	l.kb.prog = p;
 	l.kb.k = k;
 	l.caps = caps;
+	if (caps && caps->libm && poly && poly->kind == KST_POLY) {
+		/* the schedule's poly: the f32 polynomials, though the target
+		 * has a libm (its f64 functions stay) */
+		nolibm = *caps;
+		nolibm.libm = 0;
+		l.caps = &nolibm;
+	}
 	map = calloc((size_t)n0 + 1, sizeof *map);
 	if (!map)
 		return burn_fail(c, BURN_ERR_NOMEM, "legalize %s: out of memory", k->name);
