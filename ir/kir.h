@@ -374,6 +374,11 @@ ksched_fma(const KSched *ks, KRef s)
  *                   global memory once, or each loop reads it again, or
  *                   each thread keeps its own elements of it in registers
  *                   (schedule_gpu.c)
+ *   poly | libm     the kernel's f32 transcendentals (exp, tanh, ...) as
+ *                   legalize.c's polynomials, so that the loops holding
+ *                   them vectorize, or the target's own (KCaps.libm)
+ *                   where it has one; asked for by lowerings whose
+ *                   element loops are mostly those (ops_rnn.c's cells)
  *
  * Each step has a slot (the decision it answers); a kernel's steps hold
  * at most one per slot (grid and rows: one per statement S).  The
@@ -403,7 +408,9 @@ ksched_fma(const KSched *ks, KRef s)
 	X(SYNC,    "sync",    9, 0, 0) \
 	X(ONCHIP,  "onchip",  10, 0, 0) \
 	X(OFFCHIP, "offchip", 10, 0, 0) \
-	X(INREG,   "inreg",   10, 0, 0)
+	X(INREG,   "inreg",   10, 0, 0) \
+	X(POLY,    "poly",    11, 0, 0) \
+	X(LIBM,    "libm",    11, 0, 0)
 
 enum KStepKind {
 	KST_NONE_ = 0,

@@ -310,7 +310,7 @@ step(P *p, KStep *st)
 	if (!n)
 		return fail(p, at, "expected a step (threads, serial, fma, nofma, tile, dot, "
 		            "unroll, vec, im2col, direct, implicit, grid, rows, mma, nomma, async, sync, "
-		            "onchip, offchip)%s", "");
+		            "onchip, offchip, inreg, poly, libm)%s", "");
 	memset(st, 0, sizeof *st);
 	if (n < sizeof name) {
 		memcpy(name, p->s + at, n);

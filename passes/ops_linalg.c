@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lower.h"
+#include "gemm.h"
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -310,56 +311,6 @@ check_zp(Ctx *c, Graph *g, Node *n, int k, int64_t per)
 }
 
 /* ---- the blocked GEMM core shared by MatMul, Gemm and Conv ---------------- */
-
-/*
- * A matrix operand.  Strided (pan == 0): element [r, c] is
- * buf[off + r*rs + c*cs].  Packed (pan != 0), in the panels the register
- * tiles read, each panel contiguous and in the order a tile walks it:
- *
- *   B (K x N) in column panels as wide as the tiles (t->nr, the last one
- *   N % t->nr, or `last` when that is set: padded with zero columns to
- *   a multiple of the vector width, so that its tile vectorizes too):
- *   element [k, j0 + c] of the panel from column j0, of width w, is
- *   buf[off + j0*K + k*w + c];
- *   A (M x K) in row panels as tall as the tiles (MR, the last one M % MR):
- *   element [i0 + r, k] of the panel from row i0, of height h, is
- *   buf[off + i0*K + k*h + r].
- *
- * So per k a tile reads one contiguous run of B (its vectors) and one of A
- * (its broadcasts), instead of rows a whole matrix row apart.
- */
-typedef struct Mat {
-	int buf;            /* buffer index; -1: absent (C only) */
-	KRef off;           /* index of element [0, 0] */
-	int64_t rs, cs;     /* strides of rows and columns (0: broadcast) */
-	int pan;            /* packed in panels (see above) */
-	int64_t last;       /* B: width the last panel is read as (packed:
-	                     * its padded width; strided: columns past N are
-	                     * readable garbage), 0: N % nr */
-	int tab;            /* B strided: row k starts at off + buf[tabbuf][k]
-	                     * (an i64 constant) instead of off + k*rs */
-	int tabbuf;
-} Mat;
-
-/* One GEMM: Y[i, j] = alpha * sum_k A[i,k] * B[k,j] + beta * C[i,j] for
- * i < M, j < N, Y rows contiguous from yoff (row stride N). */
-typedef struct GT {
-	int dt;             /* compute dtype */
-	int64_t M, N, K;
-	Mat a, b, c;
-	double alpha, beta;
-	int y, acc;         /* output buffer, local accumulator tile */
-	KRef yoff;
-	int64_t nr;         /* columns of a full tile (gemm_blocked sets it) */
-	int bpack;          /* gemm_blocked packs a strided B at run time:
-	                     * 1 all of it, 2 only its last, partial panel
-	                     * (the full ones read strided) */
-	int hasbr;          /* the last panel's tiles read br, not b */
-	Mat br;
-	int64_t slices;     /* bpack's panels: this many copies (batch_loop's
-	                     * slices, 0 or 1: one), slice `slice` used */
-	KRef slice;
-} GT;
 
 static KRef
 mat_at(KB *kb, int dt, const Mat *m, KRef r, KRef c)
@@ -730,6 +681,34 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 			t->acc = kb_buf(kb, t->dt, MR * NR, -1, KS_LOCAL, KA_RW);
 		gemm_rows(lw, kb, n, t, I(kb, mf * MR), mr);
 	}
+}
+
+/* The core for other lowerings (passes/gemm.h). */
+int64_t
+lower_gemm_nr(Lower *lw, KB *kb, int64_t M)
+{
+	int64_t MR, NR;
+
+	return gemm_nr(lw, kb, M, &MR, &NR);
+}
+
+int
+lower_gemm_cpu(const Lower *lw)
+{
+	return gemm_cpu(lw);
+}
+
+int
+lower_gemm_pack(Lower *lw, Node *n, int k, int64_t K, int64_t N, int64_t rs, int64_t cs,
+                int64_t nr, int pad, int *out, int64_t *last)
+{
+	return gemm_pack_const(lw, n, k, K, N, rs, cs, nr, pad, out, last);
+}
+
+void
+lower_gemm_blocked(Lower *lw, KB *kb, GT *t)
+{
+	gemm_blocked(lw, kb, NULL, t);
 }
 
 /* ---- the GPU matmul template -------------------------------------------- *

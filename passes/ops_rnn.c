@@ -47,6 +47,7 @@
 #include <string.h>
 #include <strings.h>
 #include "kb_short.h"
+#include "gemm.h"
 
 /* ---- activations -------------------------------------------------------- */
 
@@ -133,6 +134,10 @@ typedef struct Rnn {
 	const Value *x, *w, *r, *b, *sl, *h0, *c0, *p;  /* borrowed; absent: NULL */
 	/* buffers of the kernel; -1 when absent */
 	int bx, bw, br, bb, bsl, bh0, bc0, bp, by, byh, byc, bh, bc, bg;
+	/* the GEMM form (rnn_gemm): W^T and R^T in B panels, the input
+	 * projection of every step gx (D, S*B, G*H); -1 when not taken */
+	int bwp, brp, bgx;
+	int64_t wlast, rlast;
 } Rnn;
 
 /* v must be a float tensor of x's dtype with the dims given. */
@@ -404,7 +409,8 @@ put_h(KB *kb, const Rnn *r, int d, KRef b, KRef t, KRef sb, KRef j, KRef hn)
 		kb_store(kb, r->by, y_at(kb, r, t, d, b, j), hn);
 }
 
-/* One time step t of direction d for batch b: gates, then the update. */
+/* One time step t of direction d for batch b: gates (unless the GEMM
+ * form computed them, r->bgx >= 0), then the update. */
 static void
 cell(KB *kb, const Rnn *r, int d, KRef b, KRef t, KRef sb, KRef gb)
 {
@@ -414,7 +420,8 @@ cell(KB *kb, const Rnn *r, int d, KRef b, KRef t, KRef sb, KRef gb)
 	KRef j, one = kb_const_f(kb, ct, 1);
 
 	if (r->kind == K_RNN) {
-		gates(kb, r, d, b, t, sb, gb, 0, 0, H, 1, 1, -1);
+		if (r->bgx < 0)
+			gates(kb, r, d, b, t, sb, gb, 0, 0, H, 1, 1, -1);
 		j = loop(kb, "j", H, 0);
 		put_h(kb, r, d, b, t, sb, j, activate(kb, r, &a[0], "a", gload(kb, r, gb, 0, j)));
 		kb_end(kb);
@@ -444,7 +451,8 @@ cell(KB *kb, const Rnn *r, int d, KRef b, KRef t, KRef sb, KRef gb)
 		/* gates i, o, f, c at [0,H), [H,2H), [2H,3H), [3H,4H) */
 		int cp = kb_var(kb, ct, "cp"), cn = kb_var(kb, ct, "cn");
 		KRef pi, pf, po, ig, fg, cg, og, pb = I(kb, d * 3 * H);
-		gates(kb, r, d, b, t, sb, gb, 0, 0, 4 * H, 1, 1, -1);
+		if (r->bgx < 0)
+			gates(kb, r, d, b, t, sb, gb, 0, 0, 4 * H, 1, 1, -1);
 		j = loop(kb, "j", H, 0);
 		kb_set(kb, cp, kb_load(kb, r->bc, add(kb, sb, j)));
 		pi = gload(kb, r, gb, 0, j);
@@ -528,26 +536,144 @@ direction(KB *kb, const Rnn *r, int d)
 	kb_end(kb);
 }
 
+/*
+ * The GEMM form of RNN and LSTM (their gates are one product each of x
+ * and of h; GRU's reset gate splits the h part, so it keeps the loops),
+ * for f32 on a target with the CPU GEMM core, W and R constant, and no
+ * sequence_lens (every batch at the same step):
+ *
+ *   gx[d] = X W[d]^T + Wb[d] + Rb[d]        one GEMM, S*B rows, all steps
+ *   for step < S
+ *     g[d] = h[d] R[d]^T + gx[d] rows of t   a GEMM of B rows (a GEMV
+ *                                           for B = 1), tiles of 8 x 32
+ *                                           spread to B x 128 and wider
+ *     for b < B: the update of cell()       activations, c, h, Y
+ *
+ * W^T and R^T are packed into the core's B panels at compile time (each
+ * direction's matrix where it was); the kernel's schedule step `poly`
+ * has its sigmoids and tanhs built from legalize.c's polynomials.  The k-sums run in the same order as
+ * the loops' (x part, then h part), the biases added after them.
+ */
+static int
+rnn_gemm(Lower *lw, KB *kb, Node *n, Rnn *r, int *out_fast)
+{
+	int64_t GH = r->G * r->H;
+
+	*out_fast = 0;
+	r->bwp = r->brp = r->bgx = -1;
+	if (r->kind == K_GRU || r->dtype != DT_F32 || r->sl || !lower_gemm_cpu(lw) ||
+	    !r->w->data || !r->r->data)
+		return BURN_OK;
+	TRY(lower_gemm_pack(lw, n, 1, r->I, GH, 1, r->I, lower_gemm_nr(lw, kb, r->S * r->B),
+	                    r->nd == 1, &r->bwp, &r->wlast));
+	TRY(lower_gemm_pack(lw, n, 2, r->H, GH, 1, r->H, lower_gemm_nr(lw, kb, r->B),
+	                    r->nd == 1, &r->brp, &r->rlast));
+	*out_fast = r->bwp >= 0 && r->brp >= 0;
+	/* the cells' loops are their activations: as polynomials they
+	 * vectorize (libm's expf and tanhf were 70% of an LSTM's time) */
+	if (*out_fast)
+		lower_step(lw, kb, target_step(target_or_default(lw->target), KST_POLY, 0));
+	return BURN_OK;
+}
+
+/* The sequence of direction d in the GEMM form (rnn_gemm). */
+static void
+direction_gemm(Lower *lw, KB *kb, const Rnn *r, int d)
+{
+	int rev = d == 1 || r->rev0, dep = kb->depth;
+	int64_t GH = r->G * r->H, SB = r->S * r->B;
+	KRef b, j, step, t, gxd = I(kb, d * SB * GH);
+	GT x = { DT_F32, SB, GH, r->I,
+	         { r->bx, I(kb, 0), r->I, 1, 0 },
+	         { r->bwp, I(kb, d * r->I * GH), 0, 0, 1, r->wlast },
+	         { r->bb, I(kb, d * 2 * GH), 0, 1, 0 }, 1, 1, r->bgx, -1, gxd, 0, 0 };
+	GT h = { DT_F32, r->B, GH, r->H,
+	         { r->bh, I(kb, d * r->B * r->H), r->H, 1, 0 },
+	         { r->brp, I(kb, d * r->H * GH), 0, 0, 1, r->rlast },
+	         { r->bgx, 0, r->layout ? r->S * GH : GH, 1, 0 }, 1, 1, r->bg, -1,
+	         I(kb, d * r->B * GH), 0, 0 };
+
+	b = loop(kb, "b", r->B, KF_PARALLEL);
+	j = loop(kb, "j", r->H, 0);
+	kb_store(kb, r->bh, add(kb, mul(kb, add(kb, I(kb, d * r->B), b), I(kb, r->H)), j),
+	         r->bh0 >= 0 ? kb_load(kb, r->bh0, s_at(kb, r, d, b, j)) : kb_const_f(kb, DT_F32, 0));
+	if (r->bc >= 0)
+		kb_store(kb, r->bc, add(kb, mul(kb, add(kb, I(kb, d * r->B), b), I(kb, r->H)), j),
+		         r->bc0 >= 0 ? kb_load(kb, r->bc0, s_at(kb, r, d, b, j))
+		                     : kb_const_f(kb, DT_F32, 0));
+	while (kb->depth > dep)
+		kb_end(kb);
+
+	/* the input projection of every step, X's rows in their order
+	 * (layout 0: t*B + b, layout 1: b*S + t), and Rb */
+	if (r->bb < 0)
+		x.c.buf = -1;
+	lower_gemm_blocked(lw, kb, &x);
+	while (kb->depth > dep)
+		kb_end(kb);
+	if (r->bb >= 0) {
+		KRef i = loop(kb, "i", SB, KF_PARALLEL), at;
+		j = loop(kb, "j", GH, 0);
+		at = add(kb, gxd, add(kb, mul(kb, i, I(kb, GH)), j));
+		kb_store(kb, r->bgx, at, add(kb, kb_load(kb, r->bgx, at),
+		                             kb_load(kb, r->bb, add(kb, j, I(kb, d * 2 * GH + GH)))));
+		while (kb->depth > dep)
+			kb_end(kb);
+	}
+
+	step = loop(kb, "step", r->S, 0);
+	t = rev ? sub(kb, I(kb, r->S - 1), step) : step;
+	h.c.off = add(kb, gxd, mul(kb, t, I(kb, r->layout ? GH : r->B * GH)));
+	lower_gemm_blocked(lw, kb, &h);
+	while (kb->depth > dep + 1)
+		kb_end(kb);
+	b = loop(kb, "b", r->B, 0);
+	cell(kb, r, d, b, t, mul(kb, add(kb, I(kb, d * r->B), b), I(kb, r->H)),
+	     mul(kb, add(kb, I(kb, d * r->B), b), I(kb, r->GS)));
+	while (kb->depth > dep)
+		kb_end(kb);
+
+	if (r->byh >= 0 || r->byc >= 0) {
+		KRef sb;
+		b = loop(kb, "b", r->B, KF_PARALLEL);
+		j = loop(kb, "j", r->H, 0);
+		sb = mul(kb, add(kb, I(kb, d * r->B), b), I(kb, r->H));
+		if (r->byh >= 0)
+			kb_store(kb, r->byh, s_at(kb, r, d, b, j), kb_load(kb, r->bh, add(kb, sb, j)));
+		if (r->byc >= 0)
+			kb_store(kb, r->byc, s_at(kb, r, d, b, j), kb_load(kb, r->bc, add(kb, sb, j)));
+		while (kb->depth > dep)
+			kb_end(kb);
+	}
+}
+
 int
 lower_rnn(Lower *lw, Node *n)
 {
 	Rnn r;
-	int hval, cval = -1, gval;
+	int hval, cval = -1, gval, gxval = -1, fast;
 	int64_t d3[3];
 	KB kb;
 
 	TRY(rnn_shape(lw->ctx, lw->g, n, &r));
+	lower_begin(lw, &kb, n);
+	TRY(rnn_gemm(lw, &kb, n, &r, &fast));
 	d3[0] = r.nd; d3[1] = r.B; d3[2] = r.H;
 	hval = lower_temp(lw, r.ct, 3, d3);
 	if (r.kind == K_LSTM)
 		cval = lower_temp(lw, r.ct, 3, d3);
 	d3[2] = r.GS;
 	gval = lower_temp(lw, r.ct, 3, d3);
+	if (fast) {
+		d3[1] = r.S * r.B;
+		gxval = lower_temp(lw, r.ct, 3, d3);
+	}
 
-	lower_begin(lw, &kb, n);
 	r.bx = lower_in(lw, &kb, n, 0);
-	r.bw = lower_in(lw, &kb, n, 1);
-	r.br = lower_in(lw, &kb, n, 2);
+	r.bw = fast ? -1 : lower_in(lw, &kb, n, 1);
+	r.br = fast ? -1 : lower_in(lw, &kb, n, 2);
+	r.bwp = fast ? lower_bind(lw, &kb, r.bwp, KA_READ) : -1;
+	r.brp = fast ? lower_bind(lw, &kb, r.brp, KA_READ) : -1;
 	r.bb = r.b ? lower_in(lw, &kb, n, 3) : -1;
 	r.bsl = r.sl ? lower_in(lw, &kb, n, 4) : -1;
 	r.bh0 = r.h0 ? lower_in(lw, &kb, n, 5) : -1;
@@ -559,8 +685,12 @@ lower_rnn(Lower *lw, Node *n)
 	r.bh = lower_bind(lw, &kb, hval, KA_RW);
 	r.bc = cval >= 0 ? lower_bind(lw, &kb, cval, KA_RW) : -1;
 	r.bg = lower_bind(lw, &kb, gval, KA_RW);
+	r.bgx = fast ? lower_bind(lw, &kb, gxval, KA_RW) : -1;
 	for (int d = 0; d < r.nd; d++)
-		direction(&kb, &r, d);
+		if (fast)
+			direction_gemm(lw, &kb, &r, d);
+		else
+			direction(&kb, &r, d);
 	lower_end(lw, &kb);
 	return BURN_OK;
 }

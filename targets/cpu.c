@@ -90,6 +90,9 @@ KStep target_step(const Target *t, int kind, int64_t extent)
 	case KST_VEC:
 		return kstep_make(KST_VEC, 1, extent >= u->vec_wide_row ? u->vec_lanes
 		                                                        : u->vec_lanes_narrow, 0, 0);
+	case KST_POLY:
+	case KST_LIBM:   /* for the kernels that ask: their loops vectorize */
+		return kstep_make(KST_POLY, 0, 0, 0, 0);
 	case KST_IM2COL:
 	case KST_DIRECT:
 	case KST_IMPLICIT:
