@@ -58,6 +58,9 @@ typedef struct GT {
 	int64_t slices;     /* bpack's panels: this many copies (batch_loop's
 	                     * slices, 0 or 1: one), slice `slice` used */
 	KRef slice;
+	int yt;             /* Y stored transposed: element [i, j] at
+	                     * yoff + j*M + i (the CPU form only, and no
+	                     * fused epilogue: the caller runs it) */
 } GT;
 
 /* The width of the tiles (and so of B's panels) of an M-row GEMM. */

@@ -384,7 +384,8 @@ gemm_tile(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr, int64_t n
 	c = loop(kb, "c", ns, KF_PARALLEL);
 	v = kb_load(kb, t->acc, madd(kb, c, r, nr));
 	v = gemm_out(kb, dt, t, v, add(kb, i, r), add(kb, j, c));
-	kb_store(kb, t->y, add(kb, t->yoff, madd(kb, add(kb, j, c), add(kb, i, r), t->N)), v);
+	kb_store(kb, t->y, add(kb, t->yoff, t->yt ? madd(kb, add(kb, i, r), add(kb, j, c), t->M)
+	                                          : madd(kb, add(kb, j, c), add(kb, i, r), t->N)), v);
 	close_to(kb, d);
 }
 
@@ -2009,8 +2010,8 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 	int y2 = bat ? lower_temp(lw, DT_F32, 2, ydim) : -1;
 	int bx, bc, bw, bb = -1, by, by2 = -1, d0, dn;
 	KRef vn, vc, vkh, vkw, voh, vow, ih, iw, ok, src, r, q;
-	int64_t MR, NR, alast;
-	int apacked;
+	int64_t MR, NR, alast, blast = 0;
+	int apacked = -1, bpacked = -1;
 	GT t;
 	KB kb;
 
@@ -2019,10 +2020,19 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 		lower_step(lw, &kb, kstep_make(KST_IM2COL, 0, 0, 0, 0));
 	gemm_nr(lw, &kb, cv->M, &MR, &NR);
 	bx = lower_in(lw, &kb, n, 0);
+	/* pointwise on planes narrower than a tile (MobileNet's last 3x3
+	 * stages: 9 of a tile's 32 columns did work, scalar) with many
+	 * output channels: the transposed product, Y^T (P x M) = X^T W^T,
+	 * W^T constant in B panels, so the tiles run along the channels */
+	if (pw && gemm_cpu(lw) && P < NR && cv->M >= NR)
+		TRY(gemm_pack_const(lw, n, 1, K, cv->M, 1, K, gemm_nr(lw, &kb, P, &MR, &NR), 1,
+		                    &bpacked, &blast));
 	/* constant weights: A (M x K) in row panels, packed at compile time
 	 * as the panels of A^T (K x M, column stride K) */
-	TRY(gemm_pack_const(lw, n, 1, K, cv->M, 1, K, MR, 0, &apacked, &alast));
-	bw = apacked >= 0 ? lower_bind(lw, &kb, apacked, KA_READ) : lower_in(lw, &kb, n, 1);
+	if (bpacked < 0)
+		TRY(gemm_pack_const(lw, n, 1, K, cv->M, 1, K, MR, 0, &apacked, &alast));
+	bw = apacked >= 0 ? lower_bind(lw, &kb, apacked, KA_READ)
+	   : bpacked >= 0 ? lower_bind(lw, &kb, bpacked, KA_READ) : lower_in(lw, &kb, n, 1);
 	if (has_in(n, 2))
 		bb = lower_in(lw, &kb, n, 2);
 	by = lower_out(lw, &kb, n, 0);
@@ -2066,8 +2076,26 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 			vn = I(&kb, 0);
 	}
 
-	/* Y[n] = W * col + bias (batched: y2 = W * col + bias) */
 	memset(&t, 0, sizeof t);
+	if (bpacked >= 0) {   /* Y[n]^T = X[n]^T W^T + bias, the epilogue after */
+		t.dt = DT_F32;
+		t.M = P;
+		t.N = cv->M;
+		t.K = K;
+		t.a = (Mat){ bx, mul(&kb, vn, I(&kb, K * P)), 1, P, 0 };
+		t.b = (Mat){ bw, I(&kb, 0), 0, 0, 1, blast };
+		t.c = (Mat){ bb, I(&kb, 0), 0, bb >= 0 ? 1 : 0, 0 };
+		t.alpha = t.beta = 1;
+		t.y = by;
+		t.yoff = mul(&kb, vn, I(&kb, cv->M * P));
+		t.yt = 1;
+		gemm_blocked(lw, &kb, NULL, &t);
+		lower_epi_run(lw, &kb, n, by, t.yoff, cv->M * P);
+		close_to(&kb, d0);
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
+	/* Y[n] = W * col + bias (batched: y2 = W * col + bias) */
 	t.dt = DT_F32;
 	t.M = cv->M;
 	t.N = NP;
