@@ -2148,30 +2148,62 @@ conv_planes(KB *kb, const CV *cv, int bx, int bxp, int64_t xsz)
 	int64_t Hs = (H + w->pb[0] + w->pe[0] + sh - 1) / sh;
 	int64_t Ws = (W + w->pb[1] + w->pe[1] + sw - 1) / sw;
 	int64_t plane = Hs * Ws, planes = cv->C * sh * sw * plane;
-	int d0 = kb->depth, dn;
-	KRef vn, vc, vph, vpw, vi, vj, ih, iw, ok, src;
+	int d0 = kb->depth, dn, dc;
+	KRef vn, vc, vi, vj, base, row;
 
 	vn = loop(kb, "n", cv->N, KF_PARALLEL);
 	dn = kb->depth;
 	vc = loop(kb, "c", cv->C, KF_PARALLEL);
-	vph = loop(kb, "ph", sh, KF_PARALLEL);
-	vpw = loop(kb, "pw", sw, KF_PARALLEL);
-	vi = loop(kb, "i", Hs, KF_PARALLEL);
-	ih = kb_bin(kb, KO_SUB, madd(kb, vph, vi, sh), I(kb, w->pb[0]));
-	vj = loop(kb, "j", Ws, KF_PARALLEL);
-	iw = kb_bin(kb, KO_SUB, madd(kb, vpw, vj, sw), I(kb, w->pb[1]));
-	ok = kb_bin(kb, KO_AND,
-	            kb_bin(kb, KO_AND, kb_bin(kb, KO_GE, ih, I(kb, 0)),
-	                   kb_bin(kb, KO_LT, ih, I(kb, H))),
-	            kb_bin(kb, KO_AND, kb_bin(kb, KO_GE, iw, I(kb, 0)),
-	                   kb_bin(kb, KO_LT, iw, I(kb, W))));
-	src = madd(kb, madd(kb, iw, ih, W), madd(kb, vc, vn, cv->C), H * W);
-	kb_store(kb, bxp, madd(kb, madd(kb, madd(kb, vj, vi, Ws),
-	                                madd(kb, madd(kb, vpw, vph, sw), vc, sh * sw), plane),
-	                       vn, xsz),
-	         kb_select(kb, ok, kb_guard_loads(kb, ok, kb_cast(kb, DT_F32,
-	                                                kb_load(kb, bx, src))),
-	                   kb_const_f(kb, DT_F32, 0)));
+	dc = kb->depth;
+	/* each phase with its rows and columns inside X as constant ranges:
+	 * i in [ilo, ihi), j in [jlo, jhi) (ih = i*sh + ph - pt, iw likewise),
+	 * so the copy runs have no tests and the padding is stores of 0 */
+	for (int64_t ph = 0; ph < sh; ph++)
+		for (int64_t pw = 0; pw < sw; pw++) {
+			int64_t ilo = (w->pb[0] - ph + sh - 1) / sh, ihi = (H + w->pb[0] - ph + sh - 1) / sh;
+			int64_t jlo = (w->pb[1] - pw + sw - 1) / sw, jhi = (W + w->pb[1] - pw + sw - 1) / sw;
+			ilo = ilo < 0 ? 0 : ilo > Hs ? Hs : ilo;
+			ihi = ihi < ilo ? ilo : ihi > Hs ? Hs : ihi;
+			jlo = jlo < 0 ? 0 : jlo > Ws ? Ws : jlo;
+			jhi = jhi < jlo ? jlo : jhi > Ws ? Ws : jhi;
+			base = add(kb, mul(kb, vn, I(kb, xsz)),
+			           mul(kb, madd(kb, I(kb, ph * sw + pw), vc, sh * sw), I(kb, plane)));
+			for (int part = 0; part < 3; part++) {   /* rows above, inside, below */
+				int64_t lo = part == 0 ? 0 : part == 1 ? ilo : ihi;
+				int64_t hi = part == 0 ? ilo : part == 1 ? ihi : Hs;
+				if (lo >= hi)
+					continue;
+				vi = kb_get(kb, kb_for(kb, "i", I(kb, lo), I(kb, hi), KF_PARALLEL));
+				row = madd(kb, base, vi, Ws);
+				if (part != 1) {
+					vj = loop(kb, "j", Ws, KF_PARALLEL);
+					kb_store(kb, bxp, add(kb, row, vj), kb_const_f(kb, DT_F32, 0));
+					close_to(kb, dc);
+					continue;
+				}
+				for (int cp = 0; cp < 3; cp++) {
+					int64_t a = cp == 0 ? 0 : cp == 1 ? jlo : jhi;
+					int64_t b = cp == 0 ? jlo : cp == 1 ? jhi : Ws;
+					int dj = kb->depth;
+					KRef src;
+					if (a >= b)
+						continue;
+					vj = kb_get(kb, kb_for(kb, "j", I(kb, a), I(kb, b), KF_PARALLEL));
+					if (cp != 1) {
+						kb_store(kb, bxp, add(kb, row, vj), kb_const_f(kb, DT_F32, 0));
+					} else {
+						/* X[n, c, i*sh + ph - pt, j*sw + pw - pl] */
+						src = madd(kb, madd(kb, I(kb, pw - w->pb[1]), vj, sw),
+						           madd(kb, I(kb, ph - w->pb[0]), vi, sh), W);
+						src = add(kb, src, mul(kb, madd(kb, vc, vn, cv->C), I(kb, H * W)));
+						kb_store(kb, bxp, add(kb, row, vj),
+						         kb_cast(kb, DT_F32, kb_load(kb, bx, src)));
+					}
+					close_to(kb, dj);
+				}
+				close_to(kb, dc);
+			}
+		}
 	close_to(kb, dn);
 	if (xsz > planes) {   /* what the last rows read past the planes */
 		KRef e = kb_get(kb, kb_for(kb, "e", I(kb, planes), I(kb, xsz), KF_PARALLEL));
