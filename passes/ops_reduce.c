@@ -338,7 +338,7 @@ int lower_softmax(Lower *lw, Node *n)
 	Ctx *c = lw->ctx;
 	Graph *g = lw->g;
 	const Value *x = NIN(g, n, 0), *y = NOUT(g, n, 0);
-	int old = g->opset < 13, a, xb, yb, t, o, in, j, m, s, recip;
+	int old = g->opset < 13, a, xb, yb, t, o, in, j, m, s, recip, rows;
 	int64_t outer, len, inner;
 	KRef base, e, v, res;
 	KB kb;
@@ -355,6 +355,15 @@ int lower_softmax(Lower *lw, Node *n)
 	t = ltype(x->dtype);
 
 	lower_begin(lw, &kb, n);
+	/* Softmax over contiguous f32 rows on a CPU target: each exp once,
+	 * stored, in a loop of its own (libm's expf, twice an element, was a
+	 * third of a GPT-2-style decoder's time).  Not as the polynomials
+	 * (step poly), though gcc would vectorize them: then the C train
+	 * step's losses left the JIT's by 1.1e-4 in 100 Adam steps (ctest
+	 * train_aot allows 1e-4), not yet understood */
+	rows = n->op == OP_Softmax && inner == 1 && x->dtype == DT_F32 && lw->target &&
+	       target_or_default(lw->target)->max_block_threads == 0 &&
+	       !target_or_default(lw->target)->tune.recip_div;
 	xb = lower_in(lw, &kb, n, 0);
 	yb = lower_out(lw, &kb, n, 0);
 	if (len == 0) { /* nothing to compute: the output is empty */
@@ -391,29 +400,45 @@ int lower_softmax(Lower *lw, Node *n)
 		kb_end(&kb);
 		s = kb_var(&kb, t, "s");
 		kb_set(&kb, s, num(&kb, t, 0));
-		j = kb_for(&kb, "r", idx(&kb, 0), idx(&kb, len), 0);
-		e = kb_un(&kb, KO_EXP, bin(&kb, KO_SUB, kb_load(&kb, xb, ELEM(j)), get(&kb, m)));
-		kb_set(&kb, s, bin(&kb, KO_ADD, get(&kb, s), e));
-		kb_end(&kb);
-		/* on targets whose division is long (tune.recip_div: a GPU's
-		 * div.rn.f32 is ~10 instructions) Softmax multiplies by 1/s, as
-		 * ONNX Runtime's MLAS does: one division a row instead of one an
-		 * element, at most one ulp more (within the op's budget,
-		 * docs/NUMERICS.md); s >= 1 (the max's own term), so 1/s is
-		 * never subnormal for rows below 2^126.  CPU targets divide: the
-		 * C and llvm targets contract a product into a following add
-		 * differently, and the AOT train step must match the JIT's */
-		recip = n->op == OP_Softmax && target_or_default(lw->target)->tune.recip_div;
-		if (recip)
-			kb_set(&kb, s, bin(&kb, KO_DIV, num(&kb, t, 1), get(&kb, s)));
-		j = kb_for(&kb, "r", idx(&kb, 0), idx(&kb, len), 0);
-		v = bin(&kb, KO_SUB, kb_load(&kb, xb, ELEM(j)), get(&kb, m));
-		if (n->op == OP_Softmax)
-			res = bin(&kb, recip ? KO_MUL : KO_DIV, kb_un(&kb, KO_EXP, v), get(&kb, s));
-		else
-			res = bin(&kb, KO_SUB, v, kb_un(&kb, KO_LOG, get(&kb, s)));
-		kb_store(&kb, yb, ELEM(j), res);
-		kb_end(&kb);
+		if (rows) {
+			/* Y = exp(x - max), then the sum of Y, then Y / sum, the
+			 * same sums as below */
+			j = kb_for(&kb, "r", idx(&kb, 0), idx(&kb, len), 0);
+			kb_store(&kb, yb, ELEM(j), kb_un(&kb, KO_EXP, bin(&kb, KO_SUB,
+			         kb_load(&kb, xb, ELEM(j)), get(&kb, m))));
+			kb_end(&kb);
+			j = kb_for(&kb, "r", idx(&kb, 0), idx(&kb, len), 0);
+			kb_set(&kb, s, bin(&kb, KO_ADD, get(&kb, s), kb_load(&kb, yb, ELEM(j))));
+			kb_end(&kb);
+			j = kb_for(&kb, "r", idx(&kb, 0), idx(&kb, len), 0);
+			kb_store(&kb, yb, ELEM(j), bin(&kb, KO_DIV, kb_load(&kb, yb, ELEM(j)),
+			                               get(&kb, s)));
+			kb_end(&kb);
+		} else {
+			j = kb_for(&kb, "r", idx(&kb, 0), idx(&kb, len), 0);
+			e = kb_un(&kb, KO_EXP, bin(&kb, KO_SUB, kb_load(&kb, xb, ELEM(j)), get(&kb, m)));
+			kb_set(&kb, s, bin(&kb, KO_ADD, get(&kb, s), e));
+			kb_end(&kb);
+			/* on targets whose division is long (tune.recip_div: a GPU's
+			 * div.rn.f32 is ~10 instructions) Softmax multiplies by 1/s, as
+			 * ONNX Runtime's MLAS does: one division a row instead of one an
+			 * element, at most one ulp more (within the op's budget,
+			 * docs/NUMERICS.md); s >= 1 (the max's own term), so 1/s is
+			 * never subnormal for rows below 2^126.  CPU targets divide: the
+			 * C and llvm targets contract a product into a following add
+			 * differently, and the AOT train step must match the JIT's */
+			recip = n->op == OP_Softmax && target_or_default(lw->target)->tune.recip_div;
+			if (recip)
+				kb_set(&kb, s, bin(&kb, KO_DIV, num(&kb, t, 1), get(&kb, s)));
+			j = kb_for(&kb, "r", idx(&kb, 0), idx(&kb, len), 0);
+			v = bin(&kb, KO_SUB, kb_load(&kb, xb, ELEM(j)), get(&kb, m));
+			if (n->op == OP_Softmax)
+				res = bin(&kb, recip ? KO_MUL : KO_DIV, kb_un(&kb, KO_EXP, v), get(&kb, s));
+			else
+				res = bin(&kb, KO_SUB, v, kb_un(&kb, KO_LOG, get(&kb, s)));
+			kb_store(&kb, yb, ELEM(j), res);
+			kb_end(&kb);
+		}
 	}
 #undef ELEM
 	kb_end(&kb);
