@@ -551,8 +551,9 @@ direction(KB *kb, const Rnn *r, int d)
  *
  * W^T and R^T are packed into the core's B panels at compile time (each
  * direction's matrix where it was); the kernel's schedule step `poly`
- * has its sigmoids and tanhs built from legalize.c's polynomials.  The k-sums run in the same order as
- * the loops' (x part, then h part), the biases added after them.
+ * has its sigmoids and tanhs built from legalize.c's polynomials.  The
+ * sums are not the loops' order (each product is summed from zero, then
+ * Wb, Rb and the x part are added to it): equal within rounding.
  */
 static int
 rnn_gemm(Lower *lw, KB *kb, Node *n, Rnn *r, int *out_fast)
