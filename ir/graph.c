@@ -478,7 +478,7 @@ attr_ints(const Node *n, const char *name, const int64_t **out)
 /*
  * The type ONNX gives each attribute name of the ops burncc implements
  * (from the operator schemas, all versions).  A name means the same type
- * in every op that has it, except the three handled in attr_type_expected.
+ * in every op that has it, except the four handled in attr_type_expected.
  * Sorted by strcmp for bsearch; test_ir checks the order.
  */
 static const struct AttrTypeRow {
@@ -576,7 +576,6 @@ static const struct AttrTypeRow {
 	{"scan_input_directions", AT_INTS},
 	{"scan_output_axes", AT_INTS},
 	{"scan_output_directions", AT_INTS},
-	{"seed", AT_INT},
 	{"select_last_index", AT_INT},
 	{"shape", AT_INTS},
 	{"size", AT_INT},
@@ -625,6 +624,8 @@ attr_type_expected(int op, int opset, const char *name)
 		return opset > 0 && opset < 6 ? AT_STRING : AT_INT; /* Cast-1 */
 	if (!strcmp(name, "p"))
 		return !strcmp(on, "LpPool") && opset > 0 && opset < 2 ? AT_FLOAT : AT_INT;
+	if (!strcmp(name, "seed"))   /* the random ops' is a float */
+		return !strcmp(on, "Dropout") ? AT_INT : AT_FLOAT;
 	r = bsearch(name, attr_types, sizeof attr_types / sizeof attr_types[0],
 	            sizeof attr_types[0], attr_row_cmp);
 	return r ? r->type : AT_UNDEF;

@@ -8,11 +8,11 @@
 
 /* Row 0 is OP_NONE_: no op, no functions. */
 const OpInfo op_table[] = {
-	{"<none>", 0, 0, 0, 0, OC_OPAQUE, TY_NUM, ""},
+	{"<none>", 0, 0, 0, 0, OC_OPAQUE, TY_NUM, 0, ""},
 #define OP(name, mi, xi, mo, xo, cls, ty, inf, low, grad) \
-	{#name, mi, xi, mo, xo, cls, ty, ""},
+	{#name, mi, xi, mo, xo, cls, (ty) & TY_MASK_, (ty) & ~TY_MASK_, ""},
 #define OPD(dom, name, mi, xi, mo, xo, cls, ty, inf, low, grad) \
-	{#name, mi, xi, mo, xo, cls, ty, dom},
+	{#name, mi, xi, mo, xo, cls, (ty) & TY_MASK_, (ty) & ~TY_MASK_, dom},
 #include "ops.def"
 #undef OPD
 #undef OP

@@ -19,7 +19,15 @@ enum OpClass { OC_ELEM, OC_REDUCE, OC_MATMUL, OC_CONV, OC_MOVE, OC_SHAPE,
  * packed integers: dtype_cast_only), which it converts or moves. */
 enum OpTypes { TY_NUM, TY_ALL,
                TY_STR  /* strings too (dtype_is_string): the string ops of
-                        * passes/ops_str.c, Equal */ };
+                        * passes/ops_str.c, Equal */,
+               TY_MASK_ = 3 };
+/* Flags or'd into the types column (ops.c splits them into OpInfo.flags):
+ * OF_RANDOM  the op's values are random draws (a counter-based generator,
+ *            passes/rng.h): never folded, never merged by CSE, and `burncc
+ *            check` compares its outputs, and what depends on them, by
+ *            shape, dtype and distribution, not by value
+ *            (tools/check_random.h). */
+#define OF_RANDOM 0x10
 
 enum OpId {
 	OP_NONE_ = 0,
@@ -34,6 +42,7 @@ typedef struct OpInfo {
 	int min_in, max_in, min_out, max_out;
 	int cls;            /* OpClass */
 	int types;          /* OpTypes: TY_ALL takes the cast-only dtypes too */
+	int flags;          /* OF_*: the flags of the types column */
 	const char *domain; /* "" for ai.onnx, else the ONNX domain (OPD rows) */
 } OpInfo;
 

@@ -12,6 +12,7 @@
 #include "passes.h"
 #include "lower.h"
 #include "legalize.h"
+#include "rng.h"
 
 /* Fold only when the result is not much larger than what it replaces, so
  * that e.g. Expand of a scalar constant to a huge tensor stays a kernel
@@ -165,12 +166,8 @@ static int foldable(const Graph *g, const Node *n)
 
 	if (op_table[n->op].cls == OC_SHAPE)
 		return 0;       /* their infer already produced the constant */
-	if (n->op == OP_Dropout) {
-		/* training-mode dropout is random: never fold it */
-		const Value *t = NIN(g, n, 2);
-		if (t && (!t->data || value_get_i(t, 0)))
-			return 0;
-	}
+	if (random_node_draws(g, n))
+		return 0;   /* random draws are made when the program runs */
 	for (int k = 0; k < n->nin; k++) {
 		const Value *v = NIN(g, n, k);
 		if (v && !v->data)

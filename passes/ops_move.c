@@ -1,6 +1,7 @@
 /*
  * ops_move.c - data movement and shape ops: copies and views (Identity,
- * Reshape, Flatten, Squeeze, Unsqueeze, Dropout), permutations (Transpose,
+ * Reshape, Flatten, Squeeze, Unsqueeze; Dropout's lowering is in
+ * ops_random.c), permutations (Transpose,
  * DepthToSpace, SpaceToDepth), pieces (Concat, Split, Slice, Pad, Tile,
  * Expand), indexing (Gather*, Scatter*, OneHot, ReverseSequence), masks
  * (Trilu, EyeLike) and generators (Shape, Size, Constant, ConstantOfShape,
@@ -210,54 +211,6 @@ int lower_copy(Lower *lw, Node *n)
 	bo = lower_out(lw, &kb, n, 0);
 	i = kb_for(&kb, "i", kb_idx(&kb, 0), kb_idx(&kb, value_numel(o)), KF_PARALLEL);
 	kb_store(&kb, bo, kb_get(&kb, i), kb_load(&kb, bi, kb_get(&kb, i)));
-	kb_end(&kb);
-	lower_end(lw, &kb);
-	return BURN_OK;
-}
-
-/*
- * Dropout(data, ratio?, training_mode?) -> output, mask?
- * In inference it is a copy with an all-true mask.  Training mode is
- * random unless the ratio is 0, which we accept; otherwise unsupported.
- * Opset < 7's is_test attribute is ignored: like ONNX Runtime, we always
- * run inference there.
- */
-int infer_dropout(Ctx *c, Graph *g, Node *n)
-{
-	const Value *x, *t = NIN(g, n, 2), *r = NIN(g, n, 1);
-	Value *m = out_opt(g, n, 1);
-
-	TRY(need_in(c, g, n, 0, &x));
-	if (t && !(t->data && !value_get_i(t, 0))) {
-		/* training, or maybe: fine only when nothing is dropped */
-		if (!r || !r->data || value_get_f(r, 0) != 0)
-			return burn_fail(c, BURN_ERR_UNSUPPORTED, "training-mode Dropout "
-			                 "(random) is not supported");
-	}
-	set_out(NOUT(g, n, 0), x->dtype, x->rank, x->dim);
-	if (m)
-		set_out(m, DT_BOOL, x->rank, x->dim);
-	return BURN_OK;
-}
-
-int lower_dropout(Lower *lw, Node *n)
-{
-	Value *o = NOUT(lw->g, n, 0);
-	int mask = out_opt(lw->g, n, 1) != NULL;
-	KB kb;
-	int bi, bo, bm = -1, i;
-	KRef iv;
-
-	lower_begin(lw, &kb, n);
-	bi = lower_in(lw, &kb, n, 0);
-	bo = lower_out(lw, &kb, n, 0);
-	if (mask)
-		bm = lower_out(lw, &kb, n, 1);
-	i = kb_for(&kb, "i", kb_idx(&kb, 0), kb_idx(&kb, value_numel(o)), KF_PARALLEL);
-	iv = kb_get(&kb, i);
-	kb_store(&kb, bo, iv, kb_load(&kb, bi, iv));
-	if (mask)
-		kb_store(&kb, bm, iv, kb_const_i(&kb, DT_BOOL, 1));
 	kb_end(&kb);
 	lower_end(lw, &kb);
 	return BURN_OK;

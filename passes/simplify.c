@@ -259,9 +259,11 @@ static int same_attrs(const Node *a, const Node *b)
 	return 1;
 }
 
+/* Random draws (OF_RANDOM rows): two unseeded nodes draw different
+ * numbers, so they are never merged. */
 static int is_random(int op)
 {
-	return op == OP_Dropout;
+	return (op_table[op].flags & OF_RANDOM) != 0;
 }
 
 static int is_reshape_like(int op)

@@ -29,6 +29,7 @@
 #include "runtime/cache.h"
 #include "tools/check.h"
 #include "tools/check_grad.h"
+#include "tools/check_random.h"
 #include "tools/compile.h"
 #include "tools/dump.h"
 
@@ -354,12 +355,14 @@ static int64_t elem_i(const void *p, int dt, int64_t i)
 	return 0;
 }
 
-/* Compare got (dtype/shape of v) with expected tensor e; reason on mismatch. */
-static int compare(const Value *v, const void *got, const Tensor *e,
-                   char *why, size_t n)
+double check_elem_f(const void *p, int dt, int64_t i)
 {
-	int64_t numel = 1, bad = 0, first = -1;
-	double rtol = RTOL, atol = ATOL;
+	return dtype_is_float(dt) ? elem_f(p, dt, i) : (double)elem_i(p, dt, i);
+}
+
+/* v's dtype and shape against expected tensor e; reason on mismatch. */
+static int compare_type(const Value *v, const Tensor *e, char *why, size_t n)
+{
 	char gs[128];
 
 	if (v->dtype != e->dtype) {
@@ -378,6 +381,18 @@ static int compare(const Value *v, const void *got, const Tensor *e,
 		         value_type_str(v, gs, sizeof gs), value_type_str(&ev, es, sizeof es));
 		return 1;
 	}
+	return 0;
+}
+
+/* Compare got (dtype/shape of v) with expected tensor e; reason on mismatch. */
+static int compare(const Value *v, const void *got, const Tensor *e,
+                   char *why, size_t n)
+{
+	int64_t numel = 1, bad = 0, first = -1;
+	double rtol = RTOL, atol = ATOL;
+
+	if (compare_type(v, e, why, n))
+		return 1;
 	for (int i = 0; i < e->rank; i++)
 		numel *= e->dim[i];
 	if (dtype_is_string(e->dtype)) {
@@ -424,6 +439,25 @@ static int compare(const Value *v, const void *got, const Tensor *e,
 		         (long long)elem_i(got, e->dtype, first),
 		         (long long)elem_i(e->data, e->dtype, first));
 	return 1;
+}
+
+/* Output i of the compiled model mg (values outs[]) against e; an output
+ * that depends on random draws (ro[i].tainted) by its op's rule
+ * (tools/check_random.h), in[] the data set's inputs. */
+static int compare_out(const RandOut *ro, const Graph *mg, int i,
+                       const void *const *outs, const Tensor *e, const Tensor *in,
+                       char *why, size_t n)
+{
+	const Value *v = GV(mg, mg->out[i]);
+	int rc;
+
+	if (ro && ro[i].tainted) {
+		if (compare_type(v, e, why, n))
+			return 1;
+		if ((rc = check_random_compare(&ro[i], i, mg, outs, e, in, why, n)) >= 0)
+			return rc;
+	}
+	return compare(v, outs[i], e, why, n);
 }
 
 /* ---- one case ----------------------------------------------------------- */
@@ -528,7 +562,7 @@ static int bind_inputs(Ctx *c, Graph *g, const SetFiles *f)
  * C: every data set through be->run, no C compiler involved. */
 static void run_sets_in_process(const Backend *be, Compiled *m, const char *dir,
                                 int nin, const Tensor *in0, const char *frozen,
-                                SetFiles *fin, SetFiles *fout,
+                                const RandOut *ro, SetFiles *fin, SetFiles *fout,
                                 Arena *a, Ctx *c, char *res, size_t n)
 {
 	char set[1024], why[600];
@@ -582,7 +616,8 @@ static void run_sets_in_process(const Backend *be, Compiled *m, const char *dir,
 			goto fail_ctx;
 		for (int i = 0; i < nout; i++) {
 			const Tensor *e = &fout->t[i];
-			if (compare(GV(m->g, m->g->out[i]), out[i], e, why, sizeof why)) {
+			if (compare_out(ro, m->g, i, (const void *const *)out, e,
+			                s > 0 ? fin->t : in0, why, sizeof why)) {
 				snprintf(res, n, "FAIL: %s%s", s ? "data set " : "", why);
 				goto done;
 			}
@@ -935,6 +970,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	void **outs = NULL;
 	DimBind bind[64];
 	char *frozen = NULL;   /* inputs made constants */
+	RandOut *ro = NULL;    /* per output: does it depend on random draws */
 	int nbind = 0, nin;
 	SetFiles fin, fout;    /* the data files, sequences flat */
 
@@ -965,6 +1001,11 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 		fout.decl[i] = g->out_decl[i].decl;
 	if (set_files_read(&c, set, "input", &a, &fin) || bind_inputs(&c, g, &fin))
 		goto fail_ctx;
+	if (!(ro = arena_alloc(&a, sizeof *ro * ((size_t)g->nout + 1))) ||
+	    check_random_scan(g, &a, ro) < 0) {
+		snprintf(res, n, "FAIL: out of memory");
+		goto out;
+	}
 	nin = fin.n;
 	in = calloc(nin + 1, sizeof *in);
 	frozen = calloc(nin + 1, 1);
@@ -1074,7 +1115,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			goto fail_ctx;
 	}
 	if (o->be->run) {
-		run_sets_in_process(o->be, m, dir, nin, in, frozen, &fin, &fout, &a, &c,
+		run_sets_in_process(o->be, m, dir, nin, in, frozen, ro, &fin, &fout, &a, &c,
 		                    res, n);
 		goto out; 	}
 	if (build_module(o->be, m, model, o->cc, o->harness, wd, &c, res, n))
@@ -1131,8 +1172,8 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			goto out;
 		for (int i = 0; i < nout; i++) {
 			const Tensor *e = &fout.t[i];
-			const Value *v = GV(m->g, m->g->out[i]);
-			if (compare(v, outs[i], e, why, sizeof why)) {
+			if (compare_out(ro, m->g, i, (const void *const *)outs, e,
+			                s > 0 ? fin.t : in, why, sizeof why)) {
 				snprintf(res, n, "FAIL: %s%s", s ? "data set " : "", why);
 				goto out;
 			}
