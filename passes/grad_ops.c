@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 #include "autodiff.h"
+#include "rng.h"
 
 #define X(k) (n->in[k])
 #define Y(k) (n->out[k])
@@ -624,12 +625,75 @@ static int grad_layernorm(AD *a, const Node *n, const int *gout, int *gin)
 }
 
 /*
+ * BatchNormalization in training mode: per channel c (axis 1), over the
+ * other axes (cnt elements), mean = mean(x), xc = x - mean, var =
+ * mean(xc^2) (the population variance), rstd = 1/sqrt(var + eps), xh = xc
+ * rstd, y = xh scale + B; outputs 1 and 2 the running statistics
+ * running_mean = input_mean m + mean (1 - m), running_var = input_var m +
+ * var (1 - m) (m the momentum).  As LayerNormalization's rule, with
+ * gxh = g scale:
+ *   gx = rstd (gxh - mean(gxh) - xh mean(gxh xh))
+ *        + g1 (1 - m) / cnt + g2 (1 - m) 2 xc / cnt
+ *   gscale = sum g xh, gB = sum g, ginput_mean = g1 m, ginput_var = g2 m.
+ */
+static int grad_batchnorm_train(AD *a, const Node *n, const int *gout, int *gin)
+{
+	int x = X(0), r = RANK(x), gx = -1, mean, xc, rstd, xh, sc;
+	int g1 = n->nout > 1 ? gout[1] : -1, g2 = n->nout > 2 ? gout[2] : -1;
+	int64_t d[BURN_MAX_RANK], cnt;
+	double eps = attr_float(n, "epsilon", 1e-5), m = attr_float(n, "momentum", 0.9);
+	unsigned mask = 0;
+
+	for (int i = 0; i < r; i++) {
+		d[i] = i == 1 ? DIM(x, 1) : 1;
+		if (i != 1)
+			mask |= 1u << i;
+	}
+	cnt = count_of(a, x, mask);
+	if (cnt <= 0)
+		return burn_fail(a->c, BURN_ERR_SHAPE, "no elements per channel");
+	mean = mulk(a, ad_rsum(a, x, mask, 1), 1.0 / (double)cnt);
+	xc = sub(a, x, mean);
+	rstd = ad_op1(a, OP_Reciprocal, ad_op1(a, OP_Sqrt,
+	              addk(a, mulk(a, ad_rsum(a, mul(a, xc, xc), mask, 1),
+	                           1.0 / (double)cnt), eps)));
+	xh = mul(a, xc, rstd);
+	sc = ad_reshape(a, X(1), r, d);
+	if (G >= 0) {
+		int gxh = mul(a, G, sc);
+		int m1 = mulk(a, ad_rsum(a, gxh, mask, 1), 1.0 / (double)cnt);
+		int m2 = mulk(a, ad_rsum(a, mul(a, gxh, xh), mask, 1), 1.0 / (double)cnt);
+		if (W(0))
+			gx = mul(a, rstd, sub(a, sub(a, gxh, m1), mul(a, xh, m2)));
+		if (W(1))
+			gin[1] = ad_rsum(a, mul(a, G, xh), mask, 0);
+		if (W(2))
+			gin[2] = ad_rsum(a, G, mask, 0);
+	}
+	if (W(0) && g1 >= 0) {
+		int t = ad_expand_as(a, mulk(a, ad_reshape(a, g1, r, d),
+		                             (1 - m) / (double)cnt), x);
+		gx = gx < 0 ? t : add(a, gx, t);
+	}
+	if (W(0) && g2 >= 0) {
+		int t = mul(a, mulk(a, ad_reshape(a, g2, r, d), 2 * (1 - m) / (double)cnt), xc);
+		gx = gx < 0 ? t : add(a, gx, t);
+	}
+	if (W(0))
+		gin[0] = gx;
+	if (W(3) && g1 >= 0)
+		gin[3] = mulk(a, g1, m);
+	if (W(4) && g2 >= 0)
+		gin[4] = mulk(a, g2, m);
+	return BURN_OK;
+}
+
+/*
  * BatchNormalization in inference form, per channel c (axis 1):
  * y = (x - mean) s + bias, s = scale rstd, rstd = 1/sqrt(var + eps).
  *   gx = g s, gbias = sum g, gscale = sum g (x - mean) rstd,
  *   gmean = -gbias s, gvar = -sum(g (x - mean)) scale rstd^3 / 2
- * (sums over every axis but 1).  Training mode has batch statistics and
- * running averages as outputs: no rule yet.
+ * (sums over every axis but 1).  Training mode: grad_batchnorm_train.
  */
 static int grad_batchnorm(AD *a, const Node *n, const int *gout, int *gin)
 {
@@ -639,11 +703,10 @@ static int grad_batchnorm(AD *a, const Node *n, const int *gout, int *gin)
 	unsigned mask = 0;
 	int rstd, s, xm, gsum, gxm;
 
-	if (attr_int(n, "training_mode", 0) || (n->nout > 1 && n->out[1] >= 0))
-		return burn_fail(a->c, BURN_ERR_UNSUPPORTED, "training-mode "
-		                 "BatchNormalization: no gradient rule yet");
 	if (r < 2)
 		return burn_fail(a->c, BURN_ERR_SHAPE, "input of rank %d", r);
+	if (attr_int(n, "training_mode", 0))
+		return grad_batchnorm_train(a, n, gout, gin);
 	for (int i = 0; i < r; i++) {
 		d[i] = i == 1 ? DIM(x, 1) : 1;
 		if (i != 1)
@@ -942,15 +1005,13 @@ static int scatter_back(AD *a, int g, int idx, int x)
 	return ad_reshape_as(a, ad_done(a, nd), x);
 }
 
-/* y = x at the argmax of each window: the same MaxPool's Indices output
- * (flat indices into x) says where each g goes. */
+/* y = x at the argmax of each window: the Indices output of a MaxPool
+ * like the forward (flat row-major indices into x, storage_order 0 even
+ * when the forward's is 1) says where each g goes. */
 static int grad_maxpool(AD *a, const Node *n, const int *gout, int *gin)
 {
 	int x = X(0), out[2], nd, idx;
 
-	if (attr_int(n, "storage_order", 0))
-		return burn_fail(a->c, BURN_ERR_UNSUPPORTED, "storage_order 1: no "
-		                 "gradient rule yet");
 	out[0] = graph_add_value(a->g, arena_printf(&a->g->arena, "grad/v%d", a->seq++));
 	out[1] = graph_add_value(a->g, arena_printf(&a->g->arena, "grad/v%d", a->seq++));
 	if (out[0] < 0 || out[1] < 0)
@@ -959,7 +1020,16 @@ static int grad_maxpool(AD *a, const Node *n, const int *gout, int *gin)
 	                    a->seq++), 1, &x, 2, out);
 	if (nd < 0)
 		return burn_fail(a->c, BURN_ERR_NOMEM, "out of memory");
-	ad_attr_copy(a, nd, n);
+	/* the forward's attributes but storage_order: the copy's Indices are
+	 * row-major (flat indices into x) whatever order the forward's are */
+	for (int k = 0; k < n->nattr; k++) {
+		Attr *at;
+		if (!strcmp(n->attr[k].name, "storage_order"))
+			continue;
+		if (!(at = node_add_attr(a->g, nd, n->attr[k].name, n->attr[k].type)))
+			return burn_fail(a->c, BURN_ERR_NOMEM, "out of memory");
+		*at = n->attr[k];
+	}
 	if (ad_done(a, nd) < 0)
 		return a->c->code;
 	idx = out[1];
@@ -1062,18 +1132,58 @@ static int grad_gmp(AD *a, const Node *n, const int *gout, int *gin)
 
 /* ---- data movement ------------------------------------------------------ */
 
-/* Identity, inference Dropout, Reshape, Flatten, Squeeze, Unsqueeze: the
- * same elements in the same order. */
+/* Identity, Reshape, Flatten, Squeeze, Unsqueeze: the same elements in
+ * the same order. */
 static int grad_reshape(AD *a, const Node *n, const int *gout, int *gin)
 {
-	if (n->op == OP_Dropout) {
-		const Value *t = NIN(a->g, n, 2);
-		if (t && (!t->data || value_get_i(t, 0)))
-			return burn_fail(a->c, BURN_ERR_UNSUPPORTED, "training-mode "
-			                 "Dropout: no gradient rule yet");
-	}
 	if (W(0))
 		gin[0] = ad_reshape_as(a, G, X(0));
+	return BURN_OK;
+}
+
+/*
+ * Dropout.  Inference: a copy.  Training: y = keep ? x / (1 - r) : 0, so
+ * gx = keep ? g / (1 - r) : 0, which is Dropout of g under the forward's
+ * mask: a second Dropout node over g with the forward's ratio,
+ * training_mode, attributes and stream (burn_stream), which draws the
+ * same numbers, since a draw is a function of key, stream and element
+ * index only (passes/rng.h).  With training_mode a run-time false both
+ * are copies.  The ratio's gradient holds the mask fixed (it changes only
+ * where a draw equals r): sum(g y) / (1 - r), for a constant
+ * training_mode.  `burncc check --grad`'s finite differences see one
+ * mask in every evaluation because the node cases fix the seed (an
+ * unseeded node's stream comes from its name, also fixed).
+ */
+static int grad_dropout(AD *a, const Node *n, const int *gout, int *gin)
+{
+	int in[3] = { G, n->nin > 1 ? X(1) : -1, n->nin > 2 ? X(2) : -1 }, nd;
+	const Value *t = n->nin > 2 && X(2) >= 0 ? GV(a->g, X(2)) : NULL;
+	Attr *at;
+
+	if (!random_node_draws(a->g, n)) {
+		if (W(0))
+			gin[0] = ad_reshape_as(a, G, X(0));
+		return BURN_OK;
+	}
+	if (W(0)) {
+		nd = ad_node(a, OP_Dropout, n->nin, in);
+		if (nd < 0)
+			return a->c->code;
+		ad_attr_copy(a, nd, n);
+		if (!(at = node_add_attr(a->g, nd, "burn_stream", AT_INT)))
+			return burn_fail(a->c, BURN_ERR_NOMEM, "out of memory");
+		at->i = rng_node_stream(n);
+		gin[0] = ad_done(a, nd);
+	}
+	if (n->nin > 1 && X(1) >= 0 && W(1)) {
+		int r = X(1);
+		if (!t || !t->data)
+			return burn_fail(a->c, BURN_ERR_UNSUPPORTED, "the ratio's gradient "
+			                 "needs a constant training_mode");
+		gin[1] = ad_reshape_as(a, ad_op2(a, OP_Div,
+		         ad_rsum(a, mul(a, G, Y(0)), (1u << RANK(Y(0))) - 1, 0),
+		         ad_reshape(a, ad_op2(a, OP_Sub, ad_k(a, r, 1), r), 0, (int64_t[]){ 1 })), r);
+	}
 	return BURN_OK;
 }
 
