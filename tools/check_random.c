@@ -166,12 +166,16 @@ static int dropout_rule(const RandOut *r, int i, const Graph *mg,
 }
 
 /* Anything else depending on draws: compared with the reference as a
- * sample of the same distribution. */
+ * sample of the same distribution.  Integers (the reference's are all
+ * integral): integers inside the reference's range.  Always: the mean
+ * within NSE pooled standard errors (+1/n), and from 16 values the
+ * variance within NSE standard errors of the reference's (each sample's
+ * from its fourth moment). */
 static int sample_rule(const char *name, int dt, const void *got, const Tensor *e,
                        char *why, size_t n)
 {
 	int64_t m = numel_of(e);
-	double lo = INFINITY, hi = -INFINITY, s1 = 0, s2 = 0, q1 = 0, q2 = 0;
+	double lo = INFINITY, hi = -INFINITY, mom[2][4] = { { 0 } };
 	int integral = 1;
 
 	if (m == 0)
@@ -181,27 +185,38 @@ static int sample_rule(const char *name, int dt, const void *got, const Tensor *
 		integral &= b == floor(b);
 		lo = fmin(lo, b);
 		hi = fmax(hi, b);
-		q1 += b;
-		q2 += b * b;
 	}
 	for (int64_t j = 0; j < m; j++) {
 		double v = check_elem_f(got, dt, j);
-		if (!isfinite(v) || v < lo - 1e-6 * fabs(lo) || v > hi + 1e-6 * fabs(hi))
-			return fail(why, n, name, "element %.0f = %.9g is outside the "
-			            "reference's range [%.9g, ...]", (double)j, v, lo);
-		if (integral && v != floor(v))
-			return fail(why, n, name, "element %.0f = %.9g is not an integer "
-			            "as the reference's are%.0s", (double)j, v, 0);
-		s1 += v;
-		s2 += v * v;
+		if (!isfinite(v))
+			return fail(why, n, name, "element %.0f = %.9g%.0s", (double)j, v, 0);
+		if (integral && (v != floor(v) || v < lo || v > hi))
+			return fail(why, n, name, "element %.0f = %.9g: the reference's "
+			            "values are integers from %.9g", (double)j, v, lo);
+	}
+	for (int s = 0; s < 2; s++) {
+		double mu = 0;
+		for (int64_t j = 0; j < m; j++)
+			mu += s ? check_elem_f(e->data, e->dtype, j) : check_elem_f(got, dt, j);
+		mu /= (double)m;
+		mom[s][0] = mu;
+		for (int64_t j = 0; j < m; j++) {
+			double d = (s ? check_elem_f(e->data, e->dtype, j)
+			              : check_elem_f(got, dt, j)) - mu;
+			mom[s][1] += d * d / (double)m;
+			mom[s][3] += d * d * d * d / (double)m;
+		}
 	}
 	{
-		double ma = s1 / m, mb = q1 / m;
-		double va = fmax(s2 / m - ma * ma, 0), vb = fmax(q2 / m - mb * mb, 0);
-		double se = sqrt((va + vb) / m);
-		if (fabs(ma - mb) > NSE * se + 1.0 / m)
+		double se = sqrt((mom[0][1] + mom[1][1]) / (double)m);
+		double sv = sqrt((fmax(mom[0][3] - mom[0][1] * mom[0][1], 0) +
+		                  fmax(mom[1][3] - mom[1][1] * mom[1][1], 0)) / (double)m);
+		if (fabs(mom[0][0] - mom[1][0]) > NSE * se + 1.0 / (double)m)
 			return fail(why, n, name, "mean %.6g, the reference's %.6g "
-			            "(standard error %.3g)", ma, mb, se);
+			            "(standard error %.3g)", mom[0][0], mom[1][0], se);
+		if (m >= 16 && fabs(mom[0][1] - mom[1][1]) > NSE * sv + 1e-12)
+			return fail(why, n, name, "variance %.6g, the reference's %.6g "
+			            "(standard error %.3g)", mom[0][1], mom[1][1], sv);
 	}
 	return 0;
 }
@@ -237,6 +252,19 @@ int check_random_compare(const RandOut *r, int i, const Graph *mg,
 		if (fabs(ones - mu) > NSE * sqrt(var) + 1)
 			return fail(why, n, name, "%.0f ones, expected about %.2f (sd %.2f)",
 			            ones, mu, sqrt(var));
+		/* and the ones where p is high: sum (y - p)(p - mean p) about 0
+		 * (an inverted y ~ 1 - p has the sum of the first test right) */
+		{
+			double pm = m ? mu / (double)m : 0, t = 0, tv = 0;
+			for (int64_t j = 0; j < m; j++) {
+				double y = check_elem_f(got, v->dtype, j), q = check_elem_f(p->data, p->dtype, j);
+				t += (y - q) * (q - pm);
+				tv += q * (1 - q) * (q - pm) * (q - pm);
+			}
+			if (fabs(t) > NSE * sqrt(tv) + 1)
+				return fail(why, n, name, "the ones do not follow p: sum (y - p)"
+				            "(p - mean p) = %.3g (sd %.3g)%.0s", t, sqrt(tv), 0);
+		}
 		return 0;
 	}
 	case OP_RandomUniform:

@@ -5,7 +5,8 @@
  * an output is checked by shape and dtype (exactly) and by distribution,
  * per op:
  *   Bernoulli          values in {0, 1}; the number of ones within four
- *                      standard deviations (+1) of sum(p)
+ *                      standard deviations (+1) of sum(p), and sum (y - p)
+ *                      (p - mean p) within four of 0 (ones where p is high)
  *   RandomUniform(Like) values in [low, high]; the mean within four
  *                      standard errors of (low + high) / 2
  *   RandomNormal(Like) finite; the mean within four standard errors of
