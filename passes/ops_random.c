@@ -57,7 +57,7 @@ static KRef lo32(KB *kb, KRef p)
  * they are overwritten; the products are variables too, so no expression
  * is shared between statements and none grows with the rounds.
  */
-void rng_philox(KB *kb, const KRef ctr[4], uint32_t k0, uint32_t k1, int out[4])
+void rng_philox(KB *kb, const KRef ctr[4], KRef k0, KRef k1, int out[4])
 {
 	static const char *const name[4] = { "ph0", "ph1", "ph2", "ph3" };
 	int p0 = kb_var(kb, DT_U64, "php0"), p1 = kb_var(kb, DT_U64, "php1");
@@ -67,16 +67,18 @@ void rng_philox(KB *kb, const KRef ctr[4], uint32_t k0, uint32_t k1, int out[4])
 		kb_set(kb, out[j], ctr[j]);
 	}
 	for (int r = 0; r < 10; r++) {
-		uint32_t rk0 = k0 + (uint32_t)r * PHILOX_W0, rk1 = k1 + (uint32_t)r * PHILOX_W1;
+		/* round r's key: k + r W (mod 2^32); folded when k is constant */
+		KRef rk0 = r ? kb_bin(kb, KO_ADD, k0, u32c(kb, (uint32_t)r * PHILOX_W0)) : k0;
+		KRef rk1 = r ? kb_bin(kb, KO_ADD, k1, u32c(kb, (uint32_t)r * PHILOX_W1)) : k1;
 		KRef c0 = kb_cast(kb, DT_U64, kb_get(kb, out[0]));
 		KRef c2 = kb_cast(kb, DT_U64, kb_get(kb, out[2]));
 		kb_set(kb, p0, kb_bin(kb, KO_MUL, c0, u64c(kb, PHILOX_M0)));
 		kb_set(kb, p1, kb_bin(kb, KO_MUL, c2, u64c(kb, PHILOX_M1)));
 		kb_set(kb, out[0], kb_bin(kb, KO_BXOR, kb_bin(kb, KO_BXOR,
-		       hi32(kb, kb_get(kb, p1)), kb_get(kb, out[1])), u32c(kb, rk0)));
+		       hi32(kb, kb_get(kb, p1)), kb_get(kb, out[1])), rk0));
 		kb_set(kb, out[1], lo32(kb, kb_get(kb, p1)));
 		kb_set(kb, out[2], kb_bin(kb, KO_BXOR, kb_bin(kb, KO_BXOR,
-		       hi32(kb, kb_get(kb, p0)), kb_get(kb, out[3])), u32c(kb, rk1)));
+		       hi32(kb, kb_get(kb, p0)), kb_get(kb, out[3])), rk1));
 		kb_set(kb, out[3], lo32(kb, kb_get(kb, p0)));
 	}
 }
@@ -120,31 +122,63 @@ uint32_t rng_node_stream(const Node *n)
 	return h;
 }
 
-/* The node's key: its seed attribute's, else RNG_KEY_DEFAULT. */
-static uint64_t node_key(const Node *n)
+int rng_counter_input(const Graph *g)
+{
+	for (int i = 0; i < g->nin; i++) {
+		const Value *v = GV(g, g->in[i]);
+		if (v->name && !strcmp(v->name, RNG_COUNTER_NAME) &&
+		    v->dtype == DT_U64 && v->rank == 0)
+			return g->in[i];
+	}
+	return -1;
+}
+
+/* The node's key as two u32 expressions: its seed attribute's; without
+ * one RNG_KEY_DEFAULT, xor the graph input rng_counter where the graph
+ * has one (loaded before the loop: bound in kb). */
+static void node_key(Lower *lw, KB *kb, const Node *n, KRef *k0, KRef *k1)
 {
 	const Attr *s = node_attr(n, "seed");
+	uint64_t key = s ? rng_seed_key(s->type == AT_INT ? (double)s->i : s->f)
+	                 : RNG_KEY_DEFAULT;
+	int cv = s ? -1 : rng_counter_input(lw->g);
 
-	if (!s)
-		return RNG_KEY_DEFAULT;
-	return rng_seed_key(s->type == AT_INT ? (double)s->i : s->f);
+	*k0 = u32c(kb, (uint32_t)key);
+	*k1 = u32c(kb, (uint32_t)(key >> 32));
+	if (cv >= 0) {
+		int b = lower_bind(lw, kb, cv, KA_READ);
+		KRef c = kb_load(kb, b, kb_idx(kb, 0));
+		*k0 = kb_bin(kb, KO_BXOR, *k0, lo32(kb, c));
+		*k1 = kb_bin(kb, KO_BXOR, *k1, hi32(kb, c));
+	}
 }
 
 /* Open the loop over n's output 0 and draw element i's block: *iv the
  * index, w[0..3] the words. */
-static void draw_loop(KB *kb, const Node *n, int64_t numel, KRef *iv, KRef w[4])
+static void draw_loop(Lower *lw, KB *kb, const Node *n, int64_t numel, KRef *iv,
+                      KRef w[4])
 {
-	uint64_t key = node_key(n);
-	int i = kb_for(kb, "i", kb_idx(kb, 0), kb_idx(kb, numel), KF_PARALLEL);
-	int out[4];
-	KRef c[4];
+	int i, out[4], kv[2];
+	KRef c[4], k0, k1;
+
+	/* the key in variables, so a loaded counter is read once */
+	node_key(lw, kb, n, &k0, &k1);
+	if (!kb_is_const_i(kb->k, k0, NULL)) {
+		kv[0] = kb_var(kb, DT_U32, "key0");
+		kv[1] = kb_var(kb, DT_U32, "key1");
+		kb_set(kb, kv[0], k0);
+		kb_set(kb, kv[1], k1);
+		k0 = kb_get(kb, kv[0]);
+		k1 = kb_get(kb, kv[1]);
+	}
+	i = kb_for(kb, "i", kb_idx(kb, 0), kb_idx(kb, numel), KF_PARALLEL);
 
 	*iv = kb_get(kb, i);
 	c[0] = kb_cast(kb, DT_U32, *iv);
 	c[1] = kb_cast(kb, DT_U32, kb_bin(kb, KO_SHRM, *iv, kb_idx(kb, 32)));
 	c[2] = u32c(kb, rng_node_stream(n));
 	c[3] = u32c(kb, 0);
-	rng_philox(kb, c, (uint32_t)key, (uint32_t)(key >> 32), out);
+	rng_philox(kb, c, k0, k1, out);
 	for (int j = 0; j < 4; j++)
 		w[j] = kb_get(kb, out[j]);
 }
@@ -207,7 +241,7 @@ int lower_random(Lower *lw, Node *n)
 	if (n->op == OP_Bernoulli)
 		bp = lower_in(lw, &kb, n, 0);
 	bo = lower_out(lw, &kb, n, 0);
-	draw_loop(&kb, n, value_numel(o), &iv, w);
+	draw_loop(lw, &kb, n, value_numel(o), &iv, w);
 	if (n->op == OP_Bernoulli) {
 		int pt = NIN(lw->g, n, 0)->dtype == DT_F64 ? DT_F64 : DT_F32;
 		KRef p = kb_load(&kb, bp, iv), u;
@@ -322,7 +356,7 @@ int lower_dropout(Lower *lw, Node *n)
 		lower_end(lw, &kb);
 		return BURN_OK;
 	}
-	draw_loop(&kb, n, value_numel(o), &iv, w);
+	draw_loop(lw, &kb, n, value_numel(o), &iv, w);
 	r = br >= 0 ? kb_cast(&kb, DT_F64, kb_load(&kb, br, kb_idx(&kb, 0)))
 	            : kb_const_f(&kb, DT_F64, 0.5);
 	keep = kb_bin(&kb, KO_GE, kb_cast(&kb, DT_F64, rng_unit_f32(&kb, w[0])), r);

@@ -289,6 +289,10 @@ typedef struct CompileOpts {
 	 * not apply to its kernel is an error (KWant, ir/kir.h). */
 	int nwant;
 	const KWant *want;
+	/* Add the graph input rng_counter (a uint64 scalar, after the
+	 * model's inputs): the random ops without a seed draw from it
+	 * (passes/rng.h), so a caller reseeds by passing another value. */
+	int rng_counter;
 } CompileOpts;
 
 /* A compiled model: the graph after the passes, its kernels and plan.

@@ -7,6 +7,7 @@
 #include "lower.h"
 #include "legalize.h"
 #include "index_width.h"
+#include "rng.h"
 
 static int verify(Ctx *c, const Graph *g, const CompileOpts *o)
 {
@@ -57,6 +58,25 @@ static int lower(Ctx *c, Compiled *m, const CompileOpts *o)
 static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o,
                     const unsigned char *inb);
 
+/* CompileOpts.rng_counter: the graph input rng_counter (passes/rng.h),
+ * a uint64 scalar after the others. */
+static int add_rng_counter(Ctx *c, Graph *g)
+{
+	int v;
+
+	if (rng_counter_input(g) >= 0)
+		return BURN_OK;   /* the model has it already */
+	for (int i = 0; i < g->nval; i++)
+		if (GV(g, i)->name && !strcmp(GV(g, i)->name, RNG_COUNTER_NAME))
+			return burn_fail(c, BURN_ERR_INVALID, "--rng-counter: the model "
+			                 "has a value named '%s' already", RNG_COUNTER_NAME);
+	if ((v = graph_add_value(g, RNG_COUNTER_NAME)) < 0)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	set_out(GV(g, v), DT_U64, 0, (int64_t[]){ 1 });
+	graph_add_input(g, v);
+	return BURN_OK;
+}
+
 static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 {
 	Graph *g = m->g;
@@ -65,6 +85,8 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 
 	TRY(verify(c, g, o));
 	TRY(graph_check_attrs(c, g));
+	if (o && o->rng_counter)
+		TRY(add_rng_counter(c, g));
 	if (dyn && m->target->max_block_threads > 0)
 		/* its schedules map loops of constant bounds onto blocks and
 		 * threads; a grid as an expression over the dims is still to come */

@@ -10,9 +10,11 @@
  *
  * How the ops use it (passes/ops_random.c): element i of a node's output
  * draws block Philox(ctr = {i mod 2^32, i / 2^32, stream, 0}, key = seed);
- * the seed attribute gives the key (seed_key), and a node without one gets
- * key RNG_KEY_DEFAULT and a stream made from its name (rng_node_stream),
- * so two unseeded nodes draw different numbers and every run the same.
+ * the seed attribute gives the key (rng_seed_key), and a node without one
+ * gets key RNG_KEY_DEFAULT (xor the graph input rng_counter, where there
+ * is one) and a stream made from its name (rng_node_stream), so two
+ * unseeded nodes draw different numbers, and every run the same ones
+ * unless the caller changes rng_counter.
  */
 #ifndef BURN_RNG_H
 #define BURN_RNG_H
@@ -23,13 +25,22 @@
 /* The key of nodes without a seed attribute (any fixed value would do). */
 #define RNG_KEY_DEFAULT 0x2545f4914f6cdd1dull
 
+/* The graph input that, where a graph has it (a uint64 scalar of this
+ * name: `burncc --rng-counter` adds one, CompileOpts.rng_counter), is
+ * xored into the key of every node without a seed: a caller passing a new
+ * value each run draws new numbers.  rng_counter_input: its value index,
+ * or -1. */
+#define RNG_COUNTER_NAME "rng_counter"
+int rng_counter_input(const Graph *g);
+
 /*
  * Emit Philox4x32-10 of ctr[0..3] (u32 expressions) under key (k0, k1)
+ * (u32 expressions, constants or variables: each is read ten times)
  * into the kernel kb builds, at the current position: ten rounds of
  * statements setting u32 variables.  out[0..3] get the variables that
  * hold the four result words afterwards.
  */
-void rng_philox(KB *kb, const KRef ctr[4], uint32_t k0, uint32_t k1, int out[4]);
+void rng_philox(KB *kb, const KRef ctr[4], KRef k0, KRef k1, int out[4]);
 
 /* A uniform float in [0, 1) from one word: (w >> 8) * 2^-24, as f32
  * (exact).  From two words, 53 bits: ((w0 << 21) | (w1 >> 11)) * 2^-53,

@@ -94,6 +94,9 @@ static const char usage[] =
 "  --dynamic-dim NAME  keep symbolic dim NAME: the generated code takes\n"
 "                   its value at run time (a leading batch dim reaching\n"
 "                   pointwise ops, reductions and softmax over other axes)\n"
+"  --rng-counter    one more input, rng_counter (uint64 scalar, last): the\n"
+"                   random ops without a seed draw from it; pass another\n"
+"                   value to draw other numbers (README, \"Random ops\")\n"
 "  --target NAME    what to compile for (default: c); the built-in targets\n"
 "                   are listed below\n"
 "  --freestanding   C without libc or libm, for firmware (the target\n"
@@ -645,6 +648,7 @@ int main(int argc, char **argv)
 	const char *dump = getenv("BURNCC_DUMP");
 	const Backend *be = backend_list[0];
 	int stats = 0, verify = 0, no_fuse = 0, nbind = 0, ndyn = 0, freestanding = 0;
+	int rng_counter = 0;
 	int blob = 0;                   /* --weights=blob */
 	const char *blob_file = NULL;   /* --weights-file FILE */
 	int64_t max_stack = 0;          /* --max-stack BYTES, 0: none */
@@ -779,6 +783,8 @@ int main(int argc, char **argv)
 			verify = 1;
 		} else if (!strcmp(a, "--no-fuse")) {
 			no_fuse = 1;
+		} else if (!strcmp(a, "--rng-counter")) {
+			rng_counter = 1;
 		} else if (!strcmp(a, "--max-file-bytes")) {
 			lim[0] = limit_arg(a, ++i < argc ? argv[i] : NULL, INT64_MAX);
 		} else if (!strcmp(a, "--max-tensor-bytes")) {
@@ -856,7 +862,7 @@ int main(int argc, char **argv)
 	if (lim[7] > 0) c.limits.string_bytes = lim[7];
 	{
 		CompileOpts o = { nbind, bind, verify, no_fuse, be->target, ndyn, dyn,
-		                  nwant, want };
+		                  nwant, want, rng_counter };
 		char *caret = NULL;
 		if (dsl_is_script(model) ? dsl_compile_file(&c, model, entry, &o, &m, &caret) ||
 		                           burn_check_stack(&c, m, max_stack)

@@ -2,7 +2,9 @@
 # same.sh BURNCC DIR - every case of tests/random run by `burncc run` on the
 # c target (generated C) and the llvm target (LLVM's JIT): the random draws
 # must be the same bytes (they are a function of seed and index, built from
-# kernel IR that both render).  Registered only where burncc has LLVM.
+# kernel IR that both render).  Then the rng_counter input: a model
+# compiled with --rng-counter, run from C (counter_main.c).  Registered
+# only where burncc has LLVM; 77 (not run) without a C compiler.
 set -eu
 burncc=$1 dir=$2
 tmp=${TMPDIR:-/tmp}/random_same.$$
@@ -26,3 +28,10 @@ for d in "$dir"/*/; do
 	n=$((n + 1))
 done
 echo "$n cases: the same draws on c and llvm"
+# the rng_counter input (--rng-counter): tests/random/counter_main.c
+cc=${CC:-cc}
+command -v "$cc" > /dev/null || { echo "no C compiler ($cc): rng_counter not run"; exit 77; }
+mkdir -p "$tmp/ctr"
+"$burncc" "$dir/two_unseeded/model.onnx" --rng-counter -o "$tmp/ctr/m.c"
+"$cc" -O1 -I"$tmp/ctr" "$dir/counter_main.c" "$tmp/ctr/m.c" -lm -o "$tmp/ctr/t"
+"$tmp/ctr/t" "$tmp/two_unseeded/c/y.npy"

@@ -22,19 +22,22 @@ static const uint32_t kat[][10] = {
 };
 
 /* A kernel storing Philox(ctr, key) into a u32[4] buffer; the counter
- * comes from a u32[4] input buffer, so nothing folds at build time. */
-static KKernel *k_philox(T *t, const uint32_t *key)
+ * comes from a u32[6] input buffer (counter, key), so nothing folds at
+ * build time; the key from there too (loaded) or constants. */
+static KKernel *k_philox(T *t, const uint32_t *key, int loaded)
 {
 	KB *kb = &t->kb;
 	int in, o, w[4];
-	KRef c[4];
+	KRef c[4], k0, k1;
 
-	kb_begin(kb, &t->p, "philox", "");
-	in = kb_buf_value(kb, 0, DT_U32, 4, KA_READ);
+	kb_begin(kb, &t->p, loaded ? "philox_loaded" : "philox", "");
+	in = kb_buf_value(kb, 0, DT_U32, 6, KA_READ);
 	o = kb_buf_value(kb, 1, DT_U32, 4, KA_WRITE);
 	for (int j = 0; j < 4; j++)
 		c[j] = kb_load(kb, in, kb_idx(kb, j));
-	rng_philox(kb, c, key[0], key[1], w);
+	k0 = loaded ? kb_load(kb, in, kb_idx(kb, 4)) : kb_const_i(kb, DT_U32, key[0]);
+	k1 = loaded ? kb_load(kb, in, kb_idx(kb, 5)) : kb_const_i(kb, DT_U32, key[1]);
+	rng_philox(kb, c, k0, k1, w);
 	for (int j = 0; j < 4; j++)
 		kb_store(kb, o, kb_idx(kb, j), kb_get(kb, w[j]));
 	return kb_finish(kb);
@@ -42,20 +45,21 @@ static KKernel *k_philox(T *t, const uint32_t *key)
 
 Test(rng, philox_known_answers)
 {
-	for (size_t v = 0; v < sizeof kat / sizeof kat[0]; v++) {
+	for (size_t v = 0; v < 2 * sizeof kat / sizeof kat[0]; v++) {
 		T t;
-		uint32_t ctr[4], out[4] = { 0 };
+		uint32_t ctr[6], out[4] = { 0 };
 		void *bufs[2] = { ctr, out };
 		KKernel *k;
 
 		t_init(&t);
-		memcpy(ctr, kat[v], sizeof ctr);
-		k = k_philox(&t, &kat[v][4]);
+		memcpy(ctr, kat[v / 2], sizeof ctr);
+		k = k_philox(&t, &kat[v / 2][4], (int)(v % 2));
 		cr_assert_not_null(k);
 		cr_assert_eq(kir_interp(&t.c, k, bufs), BURN_OK, "%s", t.c.msg);
 		for (int j = 0; j < 4; j++)
-			cr_expect_eq(out[j], kat[v][6 + j], "vector %zu word %d: %08x, "
-			             "expected %08x", v, j, out[j], kat[v][6 + j]);
+			cr_expect_eq(out[j], kat[v / 2][6 + j], "vector %zu (key %s) word "
+			             "%d: %08x, expected %08x", v / 2, v % 2 ? "loaded" :
+			             "constant", j, out[j], kat[v / 2][6 + j]);
 		t_fini(&t);
 	}
 }
