@@ -1,7 +1,8 @@
 /*
  * ops_random.c - the random ops (rows with OF_RANDOM in ir/ops.def):
  * RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike,
- * Bernoulli, and Dropout (inference: a copy; training: a random mask).
+ * Bernoulli, Multinomial, and Dropout (inference: a copy; training: a
+ * random mask).
  *
  * Every draw comes from Philox4x32-10 (passes/rng.h), built here as
  * kernel IR: element i of an output draws the block of counter
@@ -153,34 +154,47 @@ static void node_key(Lower *lw, KB *kb, const Node *n, KRef *k0, KRef *k1)
 	}
 }
 
+/* The node's key, set before any loop: k[0], k[1] (variables when the
+ * key is loaded, so the counter is read once). */
+static void key_setup(Lower *lw, KB *kb, const Node *n, KRef k[2])
+{
+	node_key(lw, kb, n, &k[0], &k[1]);
+	if (!kb_is_const_i(kb->k, k[0], NULL)) {
+		int kv0 = kb_var(kb, DT_U32, "key0"), kv1 = kb_var(kb, DT_U32, "key1");
+		kb_set(kb, kv0, k[0]);
+		kb_set(kb, kv1, k[1]);
+		k[0] = kb_get(kb, kv0);
+		k[1] = kb_get(kb, kv1);
+	}
+}
+
+/* Draw the block of element index iv (i64) under key k: w[0..3]. */
+static void draw_at(KB *kb, const Node *n, const KRef k[2], KRef iv, KRef w[4])
+{
+	int out[4];
+	KRef c[4];
+
+	c[0] = kb_cast(kb, DT_U32, iv);
+	c[1] = kb_cast(kb, DT_U32, kb_bin(kb, KO_SHRM, iv, kb_idx(kb, 32)));
+	c[2] = u32c(kb, rng_node_stream(n));
+	c[3] = u32c(kb, 0);
+	rng_philox(kb, c, k[0], k[1], out);
+	for (int j = 0; j < 4; j++)
+		w[j] = kb_get(kb, out[j]);
+}
+
 /* Open the loop over n's output 0 and draw element i's block: *iv the
  * index, w[0..3] the words. */
 static void draw_loop(Lower *lw, KB *kb, const Node *n, int64_t numel, KRef *iv,
                       KRef w[4])
 {
-	int i, out[4], kv[2];
-	KRef c[4], k0, k1;
+	KRef k[2];
+	int i;
 
-	/* the key in variables, so a loaded counter is read once */
-	node_key(lw, kb, n, &k0, &k1);
-	if (!kb_is_const_i(kb->k, k0, NULL)) {
-		kv[0] = kb_var(kb, DT_U32, "key0");
-		kv[1] = kb_var(kb, DT_U32, "key1");
-		kb_set(kb, kv[0], k0);
-		kb_set(kb, kv[1], k1);
-		k0 = kb_get(kb, kv[0]);
-		k1 = kb_get(kb, kv[1]);
-	}
+	key_setup(lw, kb, n, k);
 	i = kb_for(kb, "i", kb_idx(kb, 0), kb_idx(kb, numel), KF_PARALLEL);
-
 	*iv = kb_get(kb, i);
-	c[0] = kb_cast(kb, DT_U32, *iv);
-	c[1] = kb_cast(kb, DT_U32, kb_bin(kb, KO_SHRM, *iv, kb_idx(kb, 32)));
-	c[2] = u32c(kb, rng_node_stream(n));
-	c[3] = u32c(kb, 0);
-	rng_philox(kb, c, k0, k1, out);
-	for (int j = 0; j < 4; j++)
-		w[j] = kb_get(kb, out[j]);
+	draw_at(kb, n, k, *iv, w);
 }
 
 /* ---- RandomUniform, RandomNormal, their Like forms, Bernoulli ---------- */
@@ -275,6 +289,89 @@ int lower_random(Lower *lw, Node *n)
 	}
 	kb_store(&kb, bo, iv, v);
 	kb_end(&kb);
+	lower_end(lw, &kb);
+	return BURN_OK;
+}
+
+/* ---- Multinomial -------------------------------------------------------- */
+
+/*
+ * Multinomial(input (B, C) unnormalised log-probabilities) -> (B,
+ * sample_size) class indices (dtype int32 or int64).  Per row, in f64:
+ * m = max x, z = sum exp(x - m); sample (b, s) draws element b S + s's
+ * u in [0, 1) (53 bits) and takes the first class whose running sum of
+ * exp(x - m) exceeds u z (the last class when rounding leaves none).
+ * f64 so that exp is libm's on both CPU targets (the llvm target keeps
+ * f64 calls), and the picks the same bytes there.
+ */
+int infer_multinomial(Ctx *c, Graph *g, Node *n)
+{
+	const Value *x = NIN(g, n, 0);
+	int64_t dim[2], ss = attr_int(n, "sample_size", 1);
+	int dt = (int)attr_int(n, "dtype", DT_I32);
+
+	if (!x || x->rank != 2 || !dtype_is_float(x->dtype))
+		return burn_fail(c, BURN_ERR_SHAPE, "input must be a 2-D float tensor");
+	if (dt != DT_I32 && dt != DT_I64)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "dtype %d: int32 or int64", dt);
+	if (ss < 1 || x->dim[1] < 1)
+		return burn_fail(c, BURN_ERR_SHAPE, "sample_size %lld with %lld classes",
+		                 (long long)ss, (long long)x->dim[1]);
+	dim[0] = x->dim[0];
+	dim[1] = ss;
+	set_out(NOUT(g, n, 0), dt, 2, dim);
+	return BURN_OK;
+}
+
+int lower_multinomial(Lower *lw, Node *n)
+{
+	const Value *x = NIN(lw->g, n, 0), *o = NOUT(lw->g, n, 0);
+	int64_t B = x->dim[0], C = x->dim[1], S = o->dim[1];
+	int xb, ob, b, c, s, mx, z, acc, pick, found;
+	KRef k[2], w[4], e, u, hit, row;
+	KB kb;
+
+	lower_begin(lw, &kb, n);
+	xb = lower_in(lw, &kb, n, 0);
+	ob = lower_out(lw, &kb, n, 0);
+	key_setup(lw, &kb, n, k);
+	mx = kb_var(&kb, DT_F64, "mx");
+	z = kb_var(&kb, DT_F64, "z");
+	acc = kb_var(&kb, DT_F64, "acc");
+	pick = kb_var(&kb, DT_I64, "pick");
+	found = kb_var(&kb, DT_BOOL, "found");
+	b = kb_for(&kb, "b", kb_idx(&kb, 0), kb_idx(&kb, B), KF_PARALLEL);
+	row = kb_bin(&kb, KO_MUL, kb_get(&kb, b), kb_idx(&kb, C));
+#define XV() kb_cast(&kb, DT_F64, kb_load(&kb, xb, kb_bin(&kb, KO_ADD, row, kb_get(&kb, c))))
+	kb_set(&kb, mx, kb_const_f(&kb, DT_F64, -INFINITY));
+	c = kb_for(&kb, "c", kb_idx(&kb, 0), kb_idx(&kb, C), 0);
+	kb_set(&kb, mx, kb_bin(&kb, KO_MAX, kb_get(&kb, mx), XV()));
+	kb_end(&kb);
+	kb_set(&kb, z, kb_const_f(&kb, DT_F64, 0));
+	c = kb_for(&kb, "c", kb_idx(&kb, 0), kb_idx(&kb, C), 0);
+	kb_set(&kb, z, kb_bin(&kb, KO_ADD, kb_get(&kb, z), kb_un(&kb, KO_EXP,
+	       kb_bin(&kb, KO_SUB, XV(), kb_get(&kb, mx)))));
+	kb_end(&kb);
+	s = kb_for(&kb, "s", kb_idx(&kb, 0), kb_idx(&kb, S), 0);
+	draw_at(&kb, n, k, kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, kb_get(&kb, b),
+	        kb_idx(&kb, S)), kb_get(&kb, s)), w);
+	u = kb_bin(&kb, KO_MUL, rng_unit_f64(&kb, w[0], w[1]), kb_get(&kb, z));
+	kb_set(&kb, acc, kb_const_f(&kb, DT_F64, 0));
+	kb_set(&kb, pick, kb_idx(&kb, C - 1));
+	kb_set(&kb, found, kb_const_i(&kb, DT_BOOL, 0));
+	c = kb_for(&kb, "c", kb_idx(&kb, 0), kb_idx(&kb, C), 0);
+	e = kb_un(&kb, KO_EXP, kb_bin(&kb, KO_SUB, XV(), kb_get(&kb, mx)));
+	kb_set(&kb, acc, kb_bin(&kb, KO_ADD, kb_get(&kb, acc), e));
+	hit = kb_bin(&kb, KO_AND, kb_un(&kb, KO_NOT, kb_get(&kb, found)),
+	             kb_bin(&kb, KO_LT, u, kb_get(&kb, acc)));
+	kb_set(&kb, pick, kb_select(&kb, hit, kb_get(&kb, c), kb_get(&kb, pick)));
+	kb_set(&kb, found, kb_bin(&kb, KO_OR, kb_get(&kb, found), hit));
+	kb_end(&kb);
+	kb_store(&kb, ob, kb_bin(&kb, KO_ADD, kb_bin(&kb, KO_MUL, kb_get(&kb, b),
+	         kb_idx(&kb, S)), kb_get(&kb, s)), kb_cast(&kb, o->dtype, kb_get(&kb, pick)));
+	kb_end(&kb);
+	kb_end(&kb);
+#undef XV
 	lower_end(lw, &kb);
 	return BURN_OK;
 }

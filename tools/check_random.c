@@ -267,6 +267,41 @@ int check_random_compare(const RandOut *r, int i, const Graph *mg,
 		}
 		return 0;
 	}
+	case OP_Multinomial: {
+		/* class counts against sum over rows of S p(class) */
+		const Tensor *x = node_in(r, 0, in);
+		int64_t B, C, S;
+		if (!x || x->rank != 2 || e->rank != 2)
+			break;
+		B = x->dim[0];
+		C = x->dim[1];
+		S = e->dim[1];
+		for (int64_t j = 0; j < m; j++) {
+			double y = check_elem_f(got, v->dtype, j);
+			if (!(y >= 0 && y < (double)C))
+				return fail(why, n, name, "element %.0f = %.0f, not a class "
+				            "of %.0f", (double)j, y, (double)C);
+		}
+		for (int64_t cl = 0; cl < C; cl++) {
+			double cnt = 0, mu = 0, var = 0;
+			for (int64_t b = 0; b < B; b++) {
+				double mx = -INFINITY, z = 0, p;
+				for (int64_t k = 0; k < C; k++)
+					mx = fmax(mx, check_elem_f(x->data, x->dtype, b * C + k));
+				for (int64_t k = 0; k < C; k++)
+					z += exp(check_elem_f(x->data, x->dtype, b * C + k) - mx);
+				p = exp(check_elem_f(x->data, x->dtype, b * C + cl) - mx) / z;
+				mu += (double)S * p;
+				var += (double)S * p * (1 - p);
+				for (int64_t s = 0; s < S; s++)
+					cnt += check_elem_f(got, v->dtype, b * S + s) == (double)cl;
+			}
+			if (fabs(cnt - mu) > NSE * sqrt(var) + 1)
+				return fail(why, n, name, "class %.0f drawn %.0f times, expected "
+				            "about %.1f", (double)cl, cnt, mu);
+		}
+		return 0;
+	}
 	case OP_RandomUniform:
 	case OP_RandomUniformLike: {
 		double lo = r->attr[0], hi = r->attr[1], s = 0;

@@ -12,6 +12,9 @@
  *   RandomNormal(Like) finite; the mean within four standard errors of
  *                      `mean` (and, from 16 values, the variance within
  *                      four of its standard errors of scale^2)
+ *   Multinomial        classes in [0, C); each class's count within four
+ *                      standard deviations (+1) of sum over rows of
+ *                      sample_size softmax(x)
  *   Dropout            training_mode false or ratio 0: exactly as any
  *                      output; else every value 0 or x / (1 - ratio), the
  *                      mask consistent with the output, and the kept

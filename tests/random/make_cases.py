@@ -3,7 +3,7 @@
 larger than the node suite's (10 to 60 elements), so that burncc check's
 distribution rules (tools/check_random.h) have power: RandomUniform,
 RandomNormal and their Like forms (seeded and not), Bernoulli to f32 and
-int32, training-mode Dropout with a mask, and two unseeded draws
+int32, Multinomial, training-mode Dropout with a mask, and two unseeded draws
 subtracted (the generic rule: if the two nodes drew the same numbers the
 difference would be 0 and its variance would not match).  The expected
 outputs are NumPy draws of the same distributions, as ONNX's reference
@@ -64,6 +64,12 @@ case("dropout_mask",
      [helper.make_node("Dropout", ["x", "r", "t"], ["y", "m"], seed=7)],
      [("x", x), ("r", np.array(0.3, np.float32)), ("t", np.array(True))],
      [("y", (x * keep / np.float32(0.7)).astype(np.float32)), ("m", keep)])
+x = np.log(np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25], [0.01, 0.01, 0.98]] * 4,
+                    np.float32))
+case("multinomial",
+     [helper.make_node("Multinomial", ["x"], ["y"], sample_size=300, seed=2.0)],
+     [("x", x)], [("y", np.stack([rng.choice(3, 300, p=np.exp(r) / np.exp(r).sum())
+                                  for r in x.astype(np.float64)]).astype(np.int32))])
 case("two_unseeded",
      [helper.make_node("RandomUniform", [], ["a"], shape=[2000]),
       helper.make_node("RandomUniform", [], ["b"], shape=[2000]),
