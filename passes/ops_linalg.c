@@ -827,9 +827,10 @@ gemm_batch_offsets(KB *kb, const GT *t, KRef bt, int nb, const int64_t *bat,
  *         stage (kt+S-1)%S <- slice kt+S-1 (the one kt-1 used)
  *         for ks < BK/16: tileload its a and b tiles; tilemma each pair
  *       for each 16 x 32 band of the subgroup's part:
- *         tilestore its 4 tiles to the subgroup's staging; barrier
- *         each lane writes a row's element: Y = alpha*C + beta*bias,
- *         then the fused epilogue; barrier
+ *         tilestore its 4 tiles to the subgroup's staging (two halves,
+ *         band by band); barrier
+ *         each lane writes a row's element, row by row:
+ *         Y = alpha*C + beta*bias, then the fused epilogue
  *
  * The shared rows are padded by 8 elements (16 bytes): the 8 rows one
  * ldmatrix reads then start in 8 different groups of 4 banks.  Over 48 KB
@@ -867,7 +868,7 @@ gb_ok(const GB *g, const Target *tg, int adt)
 	pm = GB_BM / g->wm;
 	pn = g->bn / g->wn;
 	sh = g->st * (GB_BM * gsa + g->bk * (g->bn + 8)) * (int64_t)dtype_size(adt) +
-	     g->wm * g->wn * 16 * 32 * 4;
+	     2 * g->wm * g->wn * 16 * 32 * 4;
 	return GB_BM % g->wm == 0 && g->bn % g->wn == 0 && pm % 16 == 0 && pn % 32 == 0 &&
 	       (pm / 16) * (pn / 8) <= 64 && gb_threads(g) <= tg->max_block_threads &&
 	       GB_BM * g->bk / 8 % gb_threads(g) == 0 && g->bk * g->bn / 8 % gb_threads(g) == 0 &&
@@ -930,7 +931,7 @@ gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, in
 
 	sa = kb_buf(kb, adt, S * GB_BM * gsa, -1, KS_SHARED, KA_RW);
 	sb = kb_buf(kb, adt, S * g->bk * sbw, -1, KS_SHARED, KA_RW);
-	se = kb_buf(kb, DT_F32, T / KT_SUBGROUP * 16 * 32, -1, KS_SHARED, KA_RW);
+	se = kb_buf(kb, DT_F32, 2 * T / KT_SUBGROUP * 16 * 32, -1, KS_SHARED, KA_RW);
 	for (int i = 0; i < mi_n; i++)
 		fa[i] = kb_buf(kb, adt, ktile_elems(shape, KTR_A), -1, KS_FRAG, KA_RW);
 	for (int i = 0; i < ni_n; i++)
@@ -1014,12 +1015,18 @@ gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, in
 	kb_cpwait(kb);   /* the empty groups of the last slices */
 	kb_barrier(kb);
 	wb = once(kb, add(kb, bn, add(kb, wn, ln)), "jb");
-	for (int mi = 0; mi < mi_n; mi++)
-		for (int nh = 0; nh < ni_n / 4; nh++) {
+	/* bands alternate between two staging halves: one barrier a band
+	 * (band b+2 overwrites b's half only after band b+1's barrier, which
+	 * every thread reaches after reading b).  H200, BERT-base layer bf16:
+	 * QK^T (K 64) 0.116 -> 0.113 ms; the 16 rows unrolled as well: 0.093,
+	 * but the GELU epilogue's FFN 0.187 -> 0.210 and 8192^3 3.80 -> 4.17
+	 * (its code 16 times over), four at a time: no gain */
+	for (int mi = 0, band = 0; mi < mi_n; mi++)
+		for (int nh = 0; nh < ni_n / 4; nh++, band++) {
 			int de;
-			KRef e, r, i, j, v, yi;
+			KRef e, r, i, j, v, yi, h = add(kb, sw, I(kb, (band & 1) * (T / KT_SUBGROUP) * 16 * 32));
 			for (int q = 0; q < 4; q++)
-				kb_tstore(kb, shape, se, add(kb, sw, I(kb, q * 8)), I(kb, 32),
+				kb_tstore(kb, shape, se, add(kb, h, I(kb, q * 8)), I(kb, 32),
 				          fc[mi * ni_n + nh * 4 + q]);
 			kb_barrier(kb);
 			de = kb->depth;
@@ -1027,13 +1034,12 @@ gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, in
 			e = add(kb, mul(kb, r, I(kb, 32)), ln);
 			i = add(kb, bm, add(kb, wm, add(kb, r, I(kb, mi * 16))));
 			j = add(kb, wb, I(kb, nh * 32));
-			v = gemm_out(kb, DT_F32, t, kb_load(kb, se, add(kb, sw, e)), i, j);
+			v = gemm_out(kb, DT_F32, t, kb_load(kb, se, add(kb, h, e)), i, j);
 			yi = add(kb, yoff, add(kb, mul(kb, i, I(kb, t->N)), j));
 			kb_store(kb, t->y, yi, v);
 			if (lw->epi && &lw->g->node[lw->epi->anchor] == n)
 				lower_epi_run(lw, kb, n, t->y, yi, 1);
 			close_to(kb, de);
-			kb_barrier(kb);
 		}
 	close_to(kb, d);
 	kb->k->grid = arena_printf(lw->prog->arena, "matmul blocks=%lld threads=%d "
@@ -1084,8 +1090,12 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 		async = async && as[i] % lanes == 0 && bs[i] % lanes == 0;
 	async = async && !t->a.pan && !t->b.pan && !t->a.tab && !t->b.tab;
 	/* the large form: 128 x 128 blocks of 2 x 2 subgroups (the fastest
-	 * on the H200 of those tried: docs/BENCHMARKS.md) */
+	 * on the H200 of those tried: docs/BENCHMARKS.md); narrower blocks
+	 * where N is not a multiple of 128 (attention's 64-wide heads) */
 	gb = (GB){ 128, 32, 2, 2, 4 };
+	while (gb.bn > 32 && t->N % gb.bn)
+		gb.bn /= 2;
+	gb.wn = gb.bn >= 64 ? 2 : 1;
 	big = async && dtype_size(adt) == 2 && t->M % GB_BM == 0 && t->N % gb.bn == 0 &&
 	      t->K % gb.bk == 0 && gb_ok(&gb, tg, adt);
 	tk = ti->k;

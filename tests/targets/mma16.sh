@@ -15,8 +15,10 @@ d=$(mktemp -d) || exit 1
 trap 'rm -rf "$d"' EXIT
 fail=0
 # M K N: K 96 = 3 slices of 32 (fewer than a 4-stage pipeline's prologue
-# fills twice); K 320 = 10 slices, 5 of 64; N 384 takes 128-wide blocks
-for c in "256 96 384 bf16" "128 320 256 bf16" "256 64 128 f16" "40 24 72 bf16"; do
+# fills twice); K 320 = 10 slices, 5 of 64; N 384 takes 128-wide blocks,
+# N 64 (an attention head) 64-wide ones, N 96 32-wide ones
+for c in "256 96 384 bf16" "128 320 256 bf16" "256 64 128 f16" "40 24 72 bf16" \
+         "256 128 64 bf16" "128 64 96 f16"; do
 	set -- $c
 	n=mm_$1_$2_$3_$4
 	$py "$here/make_mm16.py" $1 $2 $3 $4 "$d/$n" || exit 1
@@ -30,6 +32,12 @@ for n in mm_256_96_384_bf16 mm_128_320_256_bf16 mm_256_64_128_f16; do
 	case $s in *"k_matmul: tile(1,1) mma(128,128,32,2,2,4) async"*) ;;
 	*) echo "FAIL $n: not the large form: $s"; fail=1 ;; esac
 	case $s in *k_add*|*k_gelu*) echo "FAIL $n: epilogue not fused: $s"; fail=1 ;; esac
+done
+for c in "256_128_64_bf16 64,32,2,2" "128_64_96_f16 32,32,2,1"; do
+	set -- $c
+	case $("$burncc" --target gpu --emit=schedule "$d/mm_$1/model.onnx") in
+	*"k_matmul: tile(1,1) mma(128,$2,4) async"*) ;;
+	*) echo "FAIL mm_$1: not the large form with mma(128,$2,4)"; fail=1 ;; esac
 done
 case $("$burncc" --target gpu --emit=schedule "$d/mm_40_24_72_bf16/model.onnx") in
 *"mma(32,32,16)"*) ;; *) echo "FAIL mm_40_24_72_bf16: not the small form"; fail=1 ;; esac
