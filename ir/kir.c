@@ -895,6 +895,14 @@ kb_cast_f8(KB *kb, int dtype, KRef a, int how)
 	return r;
 }
 
+/* Whether every value of dtype `from` is one of `to` (floats) */
+static int
+widens_exactly(int from, int to)
+{
+	return ((from == DT_F16 || from == DT_BF16) && (to == DT_F32 || to == DT_F64)) ||
+	       (from == DT_F32 && to == DT_F64);
+}
+
 KRef
 kb_cast(KB *kb, int dtype, KRef a)
 {
@@ -910,6 +918,11 @@ kb_cast(KB *kb, int dtype, KRef a)
 		dtype = dtype_expr(dtype);
 	if (dtype == from)
 		return a;
+	/* a value widened and narrowed back is itself: every f16 and bf16 is
+	 * an f32 (a copy kernel of 16-bit floats moves bits, not a rounding) */
+	if (k->node[a].kind == KE_CAST && !k->node[a].ival &&
+	    kb_dtype(k, k->node[a].a) == dtype && widens_exactly(dtype, from))
+		return k->node[a].a;
 	if (kb_is_const_i(k, a, &v)) {
 		if (dtype_is_float(dtype)) {
 			double d = dtype_is_signed(from) || from == DT_BOOL

@@ -1914,7 +1914,7 @@ int
 kir_legalize(Ctx *c, KProgram *p, KKernel *k, const KCaps *caps)
 {
 	L l;
-	KRef *map;
+	KRef *map, *orig;
 	int n0 = k->nnode;
 	const KStep *poly = kkernel_step(k, KST_POLY, 0);
 	KCaps nolibm;
@@ -1931,8 +1931,15 @@ kir_legalize(Ctx *c, KProgram *p, KKernel *k, const KCaps *caps)
 		l.caps = &nolibm;
 	}
 	map = calloc((size_t)n0 + 1, sizeof *map);
-	if (!map)
+	orig = calloc((size_t)n0 + 1, sizeof *orig);   /* each store's value before */
+	if (!map || !orig) {
+		free(map);
+		free(orig);
 		return burn_fail(c, BURN_ERR_NOMEM, "legalize %s: out of memory", k->name);
+	}
+	for (KRef s = 1; s < n0; s++)
+		if (k->node[s].kind == KS_STORE)
+			orig[s] = k->node[s].b;
 	for (KRef e = 1; e < n0; e++) {
 		KNode n = k->node[e];
 		map[e] = e;
@@ -1946,6 +1953,7 @@ kir_legalize(Ctx *c, KProgram *p, KKernel *k, const KCaps *caps)
 		map[e] = rebuild(&l, n);
 		if (!map[e]) {
 			free(map);
+			free(orig);
 			return burn_fail(c, BURN_ERR_INTERNAL, "legalize %s: node %d",
 			                 k->name, e);
 		}
@@ -1954,6 +1962,22 @@ kir_legalize(Ctx *c, KProgram *p, KKernel *k, const KCaps *caps)
 	for (int i = 0; i < k->nbuf; i++)   /* run-time extents (kir.h) */
 		if (k->buf[i].ext > 0 && k->buf[i].ext < n0)
 			k->buf[i].ext = map[k->buf[i].ext];
+	/* a store of a plain load of the same storage type (a transpose, a
+	 * split, a gather of f16 or bf16) copies the bits: decoding and
+	 * encoding again gives the same value (a NaN keeps its payload), in
+	 * more instructions, and keeps the copy from taking vector lanes */
+	for (KRef s = 1; s < n0; s++) {
+		KRef v = k->node[s].kind == KS_STORE ? orig[s] : 0, r;
+		int bd;
+		if (!v || k->node[v].kind != KE_LOAD || k->node[v].b || k->node[v].lanes != 1 ||
+		    !storage_f32(&l, &k->node[v]) || !storage_f32(&l, &k->node[s]) ||
+		    (bd = k->buf[k->node[v].buf].dtype) != k->buf[k->node[s].buf].dtype)
+			continue;
+		r = kb_load(&l.kb, k->node[v].buf, map[k->node[v].a]);
+		k->node[r].dtype = kir_bits_dtype(bd);
+		k->node[s].b = r;
+	}
+	free(orig);
 	free(map);
 	/* stores of f32 into storage buffers: of the encoded bits */
 	for (KRef s = 1; s < n0; s++) {
