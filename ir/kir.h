@@ -361,9 +361,11 @@ ksched_fma(const KSched *ks, KRef s)
  *                   2-D f32 Conv as im2col + GEMM, the direct loops, or an
  *                   implicit GEMM over padded phase planes (no im2col)
  *   grid(S,B,T)     gpu: top-level statement S (0-based, before mapping)
- *   rows(S,B,T)     as B blocks of T threads, one element per thread
+ *   rows(S,B,T[,RW]) as B blocks of T threads, one element per thread
  *                   (grid) or one row per block, its reductions split
- *                   over the threads (rows) (schedule_gpu.c)
+ *                   over the threads (rows); with RW < T, RW threads a
+ *                   row (at most a subgroup: lane exchanges, no
+ *                   barrier) and T/RW rows a block (schedule_gpu.c)
  *   mma(BM,BN,BK    gpu MatMul/Gemm template: block tile BM x BN, K
  *   [,WM,WN,S])     slices of BK, WM x WN subgroups, S stages of shared
  *   nomma           memory (the large form of 16-bit inputs) / the
@@ -401,7 +403,7 @@ ksched_fma(const KSched *ks, KRef s)
 	X(DIRECT,  "direct",  6, 0, 0) \
 	X(IMPLICIT, "implicit", 6, 0, 0) \
 	X(GRID,    "grid",    7, 3, 3) \
-	X(ROWS,    "rows",    7, 3, 3) \
+	X(ROWS,    "rows",    7, 3, 4) \
 	X(MMA,     "mma",     8, 3, 6) \
 	X(NOMMA,   "nomma",   8, 0, 0) \
 	X(ASYNC,   "async",   9, 0, 0) \

@@ -160,6 +160,9 @@ typedef struct GpuSchedOpts {
 	                      * its row on chip (the onchip step); 0: never */
 	int64_t row_regs;    /* elements of its rows a thread may keep in its
 	                      * registers (the inreg step); 0: never */
+	int64_t row_lanes;   /* short rows: this many threads a row (at most
+	                      * the subgroup), several rows a block; 0: a
+	                      * block a row (rows(at,B,T,RW)) */
 } GpuSchedOpts;
 int pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o);
 

@@ -362,7 +362,7 @@ int pass_schedule(Ctx *c, KProgram *p, const Target *t)
 		 * for the reductions' partials and other kernels' blocks */
 		GpuSchedOpts g = { t->tune.block_threads, t->tune.grid_blocks,
 		                   t->subgroup, 0, t->subgroup, t->max_block_threads,
-		                   t->shared_bytes / 4 * 3, t->tune.row_regs };
+		                   t->shared_bytes / 4 * 3, t->tune.row_regs, t->tune.row_lanes };
 		if (g.threads > t->max_block_threads)
 			g.threads = t->max_block_threads;
 		TRY(pass_schedule_gpu(c, p, &g));

@@ -154,6 +154,8 @@ typedef struct S {
 	                     * before mapping (the chain from k->body is being
 	                     * rebuilt, and holds only those already done) */
 	int ntop;
+	int vec_here;       /* this pass decided the kernel's vec step (a later
+	                     * nest of it, a Split's next output, takes it too) */
 } S;
 
 /* Whether statement s can become private to threads: what it sets and its
@@ -524,8 +526,9 @@ scan_load(Scan *sc, KRef e)
 	int ok = 1;
 	RowCache *g = NULL;
 
+	/* an f16/bf16 row too (its loads are f32 values, exact) */
 	if (n->b || n->lanes != 1 || b->space != KS_GLOBAL || b->access != KA_READ ||
-	    b->dtype != n->dtype || b->dtype == DT_BOOL ||
+	    dtype_expr(b->dtype) != n->dtype || dtype_is_packed(b->dtype) || b->dtype == DT_BOOL ||
 	    coef(k, n->a, sc->rvar, &ok) != 1 || !ok || !var_node(k, n->a, sc->rvar, 0))
 		return;
 	seen = calloc((size_t)k->nnode, 1);
@@ -821,11 +824,14 @@ plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, int64_t regs
 		 * below lo unused): a load's new index must be a node before
 		 * it, and its old index, affine in r, holds r's variable node;
 		 * in registers by q, which strided() puts in each loop */
-		c->sh = cs->reg ? kb_buf(kb, k->buf[c->buf].dtype, (c->hi - c->lo) / T, -1,
-		                         KS_LOCAL, KA_RW) :
+		/* registers hold the values (f32 for an f16/bf16 row, so a
+		 * softmax's exponentials can be kept there), shared memory
+		 * the elements as stored */
+		c->sh = cs->reg ? kb_buf(kb, dtype_expr(k->buf[c->buf].dtype), (c->hi - c->lo) / T,
+		                         -1, KS_LOCAL, KA_RW) :
 		        kb_buf(kb, k->buf[c->buf].dtype, c->hi, -1, KS_SHARED, KA_RW);
 		if (cs->reg)
-			c->xv = kb_var(kb, k->buf[c->buf].dtype, "x");
+			c->xv = kb_var(kb, dtype_expr(k->buf[c->buf].dtype), "x");
 		k = kb->k;
 		for (int j = 0; j < c->nload; j++) {
 			KNode *ld = &k->node[c->load[j]];
@@ -1167,6 +1173,15 @@ typedef struct VecPlan {
 	int bad;
 } VecPlan;
 
+/* A lane's dtype: 4 bytes (a 16-byte copy of the lanes) or 2 (8 bytes:
+ * f16/bf16 transposes and splits, H200: a bf16 transpose of 6 MB went from
+ * 0.57 TB/s with a lane a thread) */
+static int
+vec_size_ok(int dt)
+{
+	return dtype_size(dt) == 4 || dtype_size(dt) == 2;
+}
+
 /* nested: e is evaluated under an if or a loop of the body, so its loads
  * may not happen at all; a load there that varies with the lanes cannot
  * become an unconditional copy. */
@@ -1193,8 +1208,9 @@ vec_expr(const KKernel *k, VecPlan *vp, KRef e, unsigned char *seen, int depth,
 			return;
 		}
 		if (c == 1) {
-			if (nested || n->b || n->lanes != 1 || n->dtype != k->buf[n->buf].dtype ||
-			    dtype_size(n->dtype) * VEC_LANES != 16 ||
+			if (nested || n->b || n->lanes != 1 ||
+			    n->dtype != dtype_expr(k->buf[n->buf].dtype) ||
+			    !vec_size_ok(n->dtype) ||
 			    k->buf[n->buf].access != KA_READ ||
 			    !multiple_of_in(k, n->a, VEC_LANES, vp->v, vp->known, 0) ||
 			    vp->nload == MAX_VGROUP * 8) {
@@ -1273,8 +1289,8 @@ vec_plan(const KKernel *k, KRef body, int v, const unsigned char *known, VecPlan
 			continue;
 		}
 		if (k->buf[n->buf].space != KS_GLOBAL || k->buf[n->buf].access != KA_WRITE ||
-		    kb_dtype(k, n->b) != k->buf[n->buf].dtype ||
-		    dtype_size(k->buf[n->buf].dtype) * VEC_LANES != 16 ||
+		    kb_dtype(k, n->b) != dtype_expr(k->buf[n->buf].dtype) ||
+		    !vec_size_ok(k->buf[n->buf].dtype) ||
 		    coef(k, n->a, v, &ok) != 1 || !ok ||
 		    !multiple_of_in(k, n->a, VEC_LANES, v, known, 0) || vp->nout == MAX_VGROUP) {
 			vp->bad = 1;
@@ -1303,7 +1319,7 @@ vec_ok(S *st, KKernel *k, KRef body, int nl, const int64_t *ext, const int64_t *
 	if (!nl || ext[nl - 1] % VEC_LANES || lo[nl - 1] % VEC_LANES)
 		return 0;
 	for (int i = 0; i < k->nstep; i++)
-		if (k->step[i].kind == KST_VEC)
+		if (k->step[i].kind == KST_VEC && !st->vec_here)
 			return 0;
 	if (!(known = calloc((size_t)k->nvar + 1, 1)))
 		return 0;
@@ -1312,7 +1328,6 @@ vec_ok(S *st, KKernel *k, KRef body, int nl, const int64_t *ext, const int64_t *
 		known[vars[d]] = ext[d] == 1 && lo[d] % VEC_LANES == 0;
 	ok = vec_plan(k, body, vars[nl - 1], known, vp);
 	free(known);
-	(void)st;
 	return ok;
 }
 
@@ -1344,10 +1359,18 @@ emit_vec(KB *kb, const VecPlan *vp, KRef body, int lin, int64_t V, int nl,
 
 	first = kb_bin(kb, KO_MUL, kb_get(kb, lin), kb_idx(kb, V));
 	set_vars(kb, first, nl, ext, lo, vars);
+	/* a copy (the body one store of one load, the same element type: a
+	 * transpose, a split) is one vector copy, its bits unconverted */
+	if (vp->nin == 1 && vp->nout == 1 && vp->nload == 1 && body == vp->out[0] &&
+	    !k->node[body].next && k->node[body].b == vp->inload[0] &&
+	    k->buf[k->node[body].buf].dtype == k->buf[vp->inbuf[0]].dtype) {
+		kb_vcopy(kb, k->node[body].buf, k->node[body].a, vp->inbuf[0], vp->inidx[0], (int)V);
+		return;
+	}
 	for (int g = 0; g < vp->nin; g++) {
 		int dt = k->buf[vp->inbuf[g]].dtype;
 		xl[g] = kb_buf(kb, dt, V, -1, KS_LOCAL, KA_RW);
-		xv[g] = kb_var(kb, dt, "xv");
+		xv[g] = kb_var(kb, dtype_expr(dt), "xv");
 		kb_vcopy(kb, xl[g], kb_idx(kb, 0), vp->inbuf[g], vp->inidx[g], (int)V);
 	}
 	for (int o = 0; o < vp->nout; o++) {
@@ -1356,7 +1379,7 @@ emit_vec(KB *kb, const VecPlan *vp, KRef body, int lin, int64_t V, int nl,
 		ob[o] = st->buf;
 		oi[o] = st->a;
 		yl[o] = kb_buf(kb, dt, V, -1, KS_LOCAL, KA_RW);
-		yv[o] = kb_var(kb, dt, "yv");
+		yv[o] = kb_var(kb, dtype_expr(dt), "yv");
 	}
 	/* the loads become the lanes' values, the stores set them */
 	k = kb->k;
@@ -1400,7 +1423,9 @@ map_nest(S *st, KB *kb, KRef s, int at)
 	const GpuSchedOpts *o = st->o;
 	int64_t lo[BURN_MAX_RANK + 8], ext[BURN_MAX_RANK + 8], total = 1;
 	int64_t T, B, iters, maxr = 0;
-	int vars[BURN_MAX_RANK + 8], nl = 0, blk, tid, it, lin, nrow, canrow, logT = 0;
+	int vars[BURN_MAX_RANK + 8], nl = 0, blk, tid, it, lin, nrow, canrow, logT = 0, lane;
+	int64_t W = o->row_lanes && o->row_lanes <= o->subgroup ? o->row_lanes : o->subgroup, RW;
+	int sgrow = 0;
 	int guard;
 	int64_t maxT, V = 1;
 	VecPlan vp;
@@ -1433,6 +1458,7 @@ map_nest(S *st, KB *kb, KRef s, int at)
 			return -1;
 		}
 		V = vs.arg[0];
+		st->vec_here = 1;
 	}
 	total /= V;
 	if (nrow) {
@@ -1457,6 +1483,18 @@ map_nest(S *st, KB *kb, KRef s, int at)
 		while (maxr / T > per && T < maxT)
 			T *= 2;
 		B = total < o->max_blocks * 32 ? total : o->max_blocks * 32;
+		/* short rows (at most 16 elements a lane): a subgroup
+		 * per row, o->threads / W rows a block, reductions by lane
+		 * exchange only (H200, softmax over 49152 rows of 512 bf16:
+		 * a block of 256 per row 0.210 ms, of 64 0.125) */
+		if (o->row_lanes && W > 1 && maxr <= W * 16 && maxr > W / 2 && o->threads % W == 0 &&
+		    o->threads > W) {
+			sgrow = 1;
+			T = o->threads;
+			B = (total + T / W - 1) / (T / W);
+			if (B > o->max_blocks * 32)
+				B = o->max_blocks * 32;
+		}
 	} else {
 		/* up to 32 times the grid's usual size too: a thread then loops
 		 * a few times, not hundreds (H200, GELU 2^28 with vec(4): 2048
@@ -1469,8 +1507,14 @@ map_nest(S *st, KB *kb, KRef s, int at)
 	}
 	/* the schedule step: grid(at,B,T) or rows(at,B,T), the default above
 	 * or what --schedule asks for */
-	want = sched_decide(st->p, k, kstep_make(nrow ? KST_ROWS : KST_GRID, 3, at,
-	                                         (int)B, (int)T));
+	{
+		KStep d = kstep_make(nrow ? KST_ROWS : KST_GRID, 3, at, (int)B, (int)T);
+		if (sgrow) {   /* the subgroup rows above */
+			d.narg = 4;
+			d.arg[3] = (int)W;
+		}
+		want = sched_decide(st->p, k, d);
+	}
 	if (want.arg[1] < 1 || want.arg[2] < 1 || (want.arg[2] & (want.arg[2] - 1)) ||
 	    want.arg[2] > maxT || (want.kind == KST_ROWS && !canrow)) {
 		burn_fail(st->c, BURN_ERR_INVALID, "--schedule: kernel %s: %s(%d,%d,%d): %s",
@@ -1483,14 +1527,25 @@ map_nest(S *st, KB *kb, KRef s, int at)
 	B = want.arg[1];
 	T = want.arg[2];
 	nrow = want.kind == KST_ROWS ? canrow : 0;
+	/* rows(at,B,T,RW): RW threads a row, T/RW rows a block (RW a power
+	 * of two up to the subgroup: their reductions need no barrier) */
+	RW = nrow && want.narg > 3 ? want.arg[3] : T;
+	if (RW < 1 || RW > T || (RW & (RW - 1)) ||
+	    (RW < T && (o->subgroup <= 1 || RW > o->subgroup))) {
+		burn_fail(st->c, BURN_ERR_INVALID, "--schedule: kernel %s: rows(%d,%d,%d,%d): "
+		          "threads a row must be a power of two, the block's threads or at "
+		          "most the target's subgroup (%d)", k->name, want.arg[0], want.arg[1],
+		          want.arg[2], (int)RW, o->subgroup);
+		return -1;
+	}
 	if (nrow && V > 1) {
 		burn_fail(st->c, BURN_ERR_INVALID, "--schedule: kernel %s: rows with vec(%d): "
 		          "rows take no lanes", k->name, (int)V);
 		return -1;
 	}
-	for (logT = 0; ((int64_t)1 << logT) < T; logT++)
+	for (logT = 0; ((int64_t)1 << logT) < RW; logT++)
 		;
-	iters = nrow ? (total + B - 1) / B : (total + B * T - 1) / (B * T);
+	iters = nrow ? (total + B * (T / RW) - 1) / (B * (T / RW)) : (total + B * T - 1) / (B * T);
 	blk = kb_for(kb, "blk", kb_idx(kb, 0), kb_idx(kb, B), KF_BLOCK_X);
 	tid = kb_for(kb, "tid", kb_idx(kb, 0), kb_idx(kb, T), KF_THREAD_X);
 	it = iters > 1 ? kb_for(kb, "it", kb_idx(kb, 0), kb_idx(kb, iters), 0) : -1;
@@ -1501,19 +1556,29 @@ map_nest(S *st, KB *kb, KRef s, int at)
 	if (!nrow)
 		idx = kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL, idx, kb_idx(kb, T)),
 		             kb_get(kb, tid));
+	else if (RW < T)   /* the block's row tid / RW; the lane tid % RW */
+		idx = kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL, idx, kb_idx(kb, T / RW)),
+		             kb_bin(kb, KO_DIV, kb_get(kb, tid), kb_idx(kb, RW)));
 	kb_set(kb, lin, idx);
+	lane = tid;
+	if (nrow && RW < T) {
+		lane = kb_var(kb, DT_I64, "lane");
+		kb_set(kb, lane, kb_bin(kb, KO_MOD, kb_get(kb, tid), kb_idx(kb, RW)));
+	}
 	/* in row mode the condition is the same for all threads of a block,
 	 * so the barriers under it are not divergent; none where the grid
 	 * covers the iterations exactly */
-	guard = (nrow ? B * iters : B * T * iters) != total;
+	guard = (nrow ? B * (T / RW) * iters : B * T * iters) != total;
 	if (guard)
 		kb_if(kb, kb_bin(kb, KO_LT, kb_get(kb, lin), kb_idx(kb, total)));
 	if (V == 1)
 		set_vars(kb, kb_get(kb, lin), nl, ext, lo, vars);
 	if (nrow) {
 		Caches cs;
-		if (plan_onchip(st, kb, rs, nrow, o->row_cache, o->row_regs, T, &cs) < 0 ||
-		    emit_rows(kb, rs, nrow, tid, T, logT, o->drop_barrier, o->subgroup, &cs) < 0)
+		/* several rows a block: no shared row caches (registers only) */
+		if (plan_onchip(st, kb, rs, nrow, RW < T ? 0 : o->row_cache, o->row_regs, RW,
+		                &cs) < 0 ||
+		    emit_rows(kb, rs, nrow, lane, RW, logT, o->drop_barrier, o->subgroup, &cs) < 0)
 			return burn_fail(st->c, BURN_ERR_NOMEM, "schedule: out of memory"), -1;
 	}
 	else if (V > 1)
@@ -1526,9 +1591,9 @@ map_nest(S *st, KB *kb, KRef s, int at)
 		kb_end(kb);
 	kb_end(kb);
 	kb_end(kb);
-	snprintf(st->desc, sizeof st->desc, "%s blocks=%lld threads=%lld iters=%lld "
+	snprintf(st->desc, sizeof st->desc, "%s blocks=%lld threads=%lld%s iters=%lld "
 	         "over %d loop%s", nrow ? "rows" : "map", (long long)B, (long long)T,
-	         (long long)iters, nl, nl > 1 ? "s" : "");
+	         nrow && RW < T ? " (a subgroup a row)" : "", (long long)iters, nl, nl > 1 ? "s" : "");
 	st->nreduced += nrow > 0;
 	return 1;
 }
@@ -1549,6 +1614,7 @@ pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 		KB kb;
 
 		st.k = k;
+		st.vec_here = 0;
 		st.nreduced = 0;
 		for (s = k->body; s; s = k->node[s].next)
 			ntop++;

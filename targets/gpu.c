@@ -46,6 +46,7 @@ const Target target_gpu = {
 		.block_threads = 256,
 		.grid_blocks = 64,
 		.row_regs = 32,          /* as the cuda target */
+		.row_lanes = 32,
 		.recip_div = 1,
 	},
 };

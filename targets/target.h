@@ -64,6 +64,10 @@ typedef struct TargetTune {
 	                          * loop over the grid (grid-stride) */
 	int row_regs;            /* GPU: elements of a row a thread may keep in
 	                          * registers (the inreg step); 0: never */
+	int row_lanes;           /* GPU: rows of at most 16 times this many
+	                          * elements get this many threads each (a
+	                          * subgroup or less), several rows a block;
+	                          * 0: a block a row */
 	int recip_div;           /* a row divided by one value (Softmax) is
 	                          * multiplied by its reciprocal instead */
 } TargetTune;

@@ -46,6 +46,8 @@ const Target target_cuda = {
 		.block_threads = 256,
 		.grid_blocks = 2048,     /* ~16 blocks per multiprocessor */
 		.row_regs = 32,          /* ptxas keeps them in registers */
+		.row_lanes = 32,         /* a subgroup a short row (softmax over
+		                          * attention's 512-wide rows) */
 		.recip_div = 1,          /* div.rn.f32 is ~10 instructions */
 	},
 	.ops = {

@@ -37,8 +37,14 @@ check "$T/mm.k" shared barrier tilemma tileload tilestore cpasync cpwait ||
 	fail "MatMul: $(cat "$T/mm.k")"
 "$B" kir "$T/mm.k" > /dev/null 2>&1 || fail "the MatMul kernel does not parse back"
 
-"$B" --target gpu --emit=kernels "$FUSION/rmsnorm_composed/model.onnx" > "$T/rms.k" ||
+# RMSNorm's 4 rows of 64: by default a subgroup a row (8 rows a block:
+# one block, lane exchanges, no barrier); a block a row asked for
+"$B" --target gpu --emit=kernels "$FUSION/rmsnorm_composed/model.onnx" > "$T/rms1.k" ||
 	fail "--emit=kernels rmsnorm"
+grep -q 'sgreduce' "$T/rms1.k" && grep -q 'lane' "$T/rms1.k" &&
+	! grep -q 'barrier' "$T/rms1.k" || fail "rmsnorm, a subgroup a row: $(cat "$T/rms1.k")"
+"$B" --target gpu --emit=kernels --schedule "k_fused_reduce=rows(0,4,64)" \
+	"$FUSION/rmsnorm_composed/model.onnx" > "$T/rms.k" || fail "--emit=kernels rmsnorm rows(0,4,64)"
 check "$T/rms.k" shared barrier sgreduce || fail "rmsnorm: $(cat "$T/rms.k")"
 
 # the checker bites

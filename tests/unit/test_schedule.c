@@ -18,6 +18,8 @@ static const GpuSchedOpts gpu_nosg = { 256, 64, 32, 0, 0 };   /* no subgroups */
 /* rows on chip: up to 36 KiB of shared memory per block for the copies;
  * 32 threads, so each thread copies and reads back 2 of a 64-wide row */
 static const GpuSchedOpts gpu_onchip = { 32, 64, 32, 0, 32, 0, 36 * 1024 };
+/* short rows a subgroup each (the cuda and gpu targets' row_lanes) */
+static const GpuSchedOpts gpu_sgrow = { 256, 64, 32, 0, 32, 0, 0, 32, 32 };
 
 typedef struct Shape {
 	int64_t blocks, threads;   /* largest block and thread loop extents */
@@ -202,6 +204,28 @@ Test(schedule, rmsnorm_and_pointwise)
 	cr_assert_eq(run_case("gelu_composed", &gpu, &sh, &c), BURN_OK, "%s", c.msg);
 	cr_assert_eq(sh.threads, 256, "threads %lld", (long long)sh.threads);
 	cr_assert_eq(sh.vcopies, 2, "vector copies %d", sh.vcopies);
+}
+
+/* Rows of at most 16 x 32 elements with row_lanes 32: a subgroup a row,
+ * eight rows a block of 256, each reduction a lane exchange: no shared
+ * memory, no barrier, the same results (RMSNorm's 4 rows of 64; the
+ * interpreter checks the subgroup ops run converged) */
+Test(schedule, short_rows_a_subgroup_each)
+{
+	Ctx c;
+	Shape sh;
+
+	burn_ctx_init(&c, "test");
+	cr_assert_eq(run_case("rmsnorm_composed", &gpu_sgrow, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_eq(sh.threads, 256, "threads %lld", (long long)sh.threads);
+	cr_assert_eq(sh.barriers, 0, "barriers %d", sh.barriers);
+	cr_assert_eq(sh.shared, 0, "shared buffers %d", sh.shared);
+	cr_assert_geq(sh.sgreduce, 1, "subgroup reductions %d", sh.sgreduce);
+	cr_assert_eq(run_case("layernorm_composed", &gpu_sgrow, &sh, &c), BURN_OK, "%s", c.msg);
+	cr_assert_eq(sh.barriers, 0, "barriers %d", sh.barriers);
+	cr_assert_geq(sh.sgreduce, 2, "subgroup reductions %d", sh.sgreduce);
+	/* (rows of 1024, more than 16 a lane, keep a block a row: the gpu
+	 * target's softmax_wide in rows_in_registers below) */
 }
 
 /* A row two loops read (RMSNorm: the sum of squares, then the scaling)
