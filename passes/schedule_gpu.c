@@ -790,7 +790,10 @@ plan_onchip(S *st, KB *kb, const RowStmt *rs, int n, int64_t limit, int64_t regs
 	for (int i = 0; i < cs->n; i++) {
 		RowCache *c = &cs->c[i];
 		int64_t bytes = c->hi * dtype_size(k->buf[c->buf].dtype);
-		if (c->nloop >= 2 && total + bytes <= limit) {
+		/* in shared memory as stored, so not an f16/bf16 row (its
+		 * elements are f32 values: registers only) */
+		if (c->nloop >= 2 && total + bytes <= limit &&
+		    dtype_expr(k->buf[c->buf].dtype) == k->buf[c->buf].dtype) {
 			c->on = 1;
 			total += bytes;
 		}
@@ -1173,13 +1176,14 @@ typedef struct VecPlan {
 	int bad;
 } VecPlan;
 
-/* A lane's dtype: 4 bytes (a 16-byte copy of the lanes) or 2 (8 bytes:
- * f16/bf16 transposes and splits, H200: a bf16 transpose of 6 MB went from
- * 0.57 TB/s with a lane a thread) */
+/* A lane's dtype: 4 bytes (a 16-byte copy of the lanes).  (2-byte lanes,
+ * 8-byte copies of f16/bf16, made the H200's bf16 transposes twice as fast
+ * but the vulkan renderer has no type for an f16 lane buffer and the cuda
+ * node suite crashed with them: not yet) */
 static int
 vec_size_ok(int dt)
 {
-	return dtype_size(dt) == 4 || dtype_size(dt) == 2;
+	return dtype_size(dt) == 4;
 }
 
 /* nested: e is evaluated under an if or a loop of the body, so its loads
@@ -1210,7 +1214,7 @@ vec_expr(const KKernel *k, VecPlan *vp, KRef e, unsigned char *seen, int depth,
 		if (c == 1) {
 			if (nested || n->b || n->lanes != 1 ||
 			    n->dtype != dtype_expr(k->buf[n->buf].dtype) ||
-			    !vec_size_ok(n->dtype) ||
+			    !vec_size_ok(k->buf[n->buf].dtype) ||
 			    k->buf[n->buf].access != KA_READ ||
 			    !multiple_of_in(k, n->a, VEC_LANES, vp->v, vp->known, 0) ||
 			    vp->nload == MAX_VGROUP * 8) {
