@@ -1178,8 +1178,7 @@ typedef struct VecPlan {
 
 /* A lane's dtype: 4 bytes (a 16-byte copy of the lanes).  (2-byte lanes,
  * 8-byte copies of f16/bf16, made the H200's bf16 transposes twice as fast
- * but the vulkan renderer has no type for an f16 lane buffer and the cuda
- * node suite crashed with them: not yet) */
+ * but the vulkan renderer has no type for an f16 lane buffer: not yet) */
 static int
 vec_size_ok(int dt)
 {
