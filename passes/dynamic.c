@@ -9,23 +9,28 @@
  * of every batched buffer.  So:
  *
  *   1. dyn_check_graph, before binding: the graph is compiled with NAME = 1,
- *      so first every node that the dim reaches must be an op that keeps
- *      items apart (pointwise ops, reductions and softmax over other axes).
- *      This runs before constant folding, which would otherwise fold a
- *      Shape of a batched value into a constant that holds 1.
+ *      so first every node that the dim reaches must be an op that can
+ *      keep items apart (a row of batch_rules).  This runs before constant
+ *      folding, which would otherwise fold a Shape of a batched value into
+ *      a constant that holds 1.
  *   2. dyn_mark, after simplification: the same walk on the final graph,
- *      now with shapes: axis 0 of every batched value is 1 (the one item),
- *      no reduction or softmax runs over it, and a pointwise op's unbatched
- *      operands broadcast along it (their axis 0, if they reach it, is 1).
+ *      now with shapes and constant operands, checking each node against
+ *      its rule (no reduction or softmax over axis 0, a pointwise op's
+ *      unbatched operands broadcast along it, a MatMul's batch on A's rows,
+ *      a Reshape's target keeps it first, ...).  Axis 0 of a batched value
+ *      holds k rows per item: 1, or more where a Reshape or Flatten merged
+ *      the batch with the next axes ([N*S, H]); either way item i is the
+ *      i-th of N contiguous equal slices, which is all the peeling needs.
  *   3. dyn_peel, after lowering: each kernel that touches a batched buffer
  *      gets the dim as its parameter (kir.h: KKernel.ndim) and its body
  *      becomes `for item in 0..NAME parallel { body }`, with item*count
  *      added to the index of every load and store of a batched buffer
  *      (count: the buffer's elements for one item) and the buffer's extent
- *      NAME*count.  Scratch values the lowering made for such a kernel are
- *      per item too.  Then the graph's batched values get the symbolic dim
- *      back at axis 0 (scratch: shape [NAME, count]), so the plan sizes
- *      them as expressions over it.
+ *      NAME*count.  Scratch values such a kernel writes are per item too
+ *      (and a kernel touching those is peeled in turn).  Then the graph's
+ *      batched values get the symbolic dim back at axis 0 (scratch and
+ *      values of several rows per item: shape [NAME, count]), so the plan
+ *      sizes them as expressions over it.
  *
  * Anything else the dim reaches is refused with the node, the op and why:
  * such graphs need static shapes (--dim) for now.
@@ -35,28 +40,70 @@
 #include "lower.h"
 #include "passes.h"
 
-/* Ops that keep the items of axis 0 apart (given dyn_node_ok's axis and
- * shape conditions). */
-static int
-op_itemwise(int op)
-{
-	if (op_table[op].cls == OC_ELEM)
-		return 1;
-	switch (op) {
-	case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin:
-	case OP_ReduceProd: case OP_ReduceL1: case OP_ReduceL2: case OP_ReduceLogSum:
-	case OP_ReduceLogSumExp: case OP_ReduceSumSquare: case OP_ArgMax: case OP_ArgMin:
-	case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax:
-	case OP_Identity:
-		return 1;
-	}
-	return 0;
-}
+/*
+ * How the batch passes through each op it may reach: the rule dyn_node_ok
+ * applies to the node's shapes (compiled for one item, whose leading axis
+ * holds k rows: 1 at first, more where a Reshape or Flatten merged the
+ * batch into it, as [N*S, H] from [N, S, H]; the items stay contiguous
+ * blocks of every batched value either way).  An op without a row is
+ * refused.
+ */
+enum BatchRule {
+	BR_NONE,
+	BR_ELEM,       /* pointwise: batched operands lead the result, the
+	                * others broadcast along axis 0 */
+	BR_REDUCE,     /* reductions, arg-max/min, softmax: not over axis 0 */
+	BR_SAME,       /* Identity */
+	BR_MATMUL,     /* rows (A) or matmul batch (A or B, rank >= 3) */
+	BR_GEMM,       /* A's rows (transA = 0); B unbatched */
+	BR_DATA0,      /* Conv, pools, BatchNorm, InstanceNorm, LRN: per item
+	                * of input 0 by definition; the rest unbatched */
+	BR_LAYERNORM,  /* normalised axes from `axis` >= 1 */
+	BR_RESHAPE,    /* target's axis 0 is 0 (copy) or -1 (absorbs) */
+	BR_FLATTEN,    /* axis >= 1 */
+	BR_TRANSPOSE,  /* perm[0] = 0 */
+	BR_CONCAT,     /* axis != 0, every input batched */
+	BR_SLICE,      /* axis 0 not sliced */
+	BR_SPLIT,      /* axis != 0 */
+	BR_GATHER,     /* data batched (axis != 0) or indices (axis 0) */
+	BR_UNSQUEEZE,  /* no new axis 0 */
+	BR_SQUEEZE,    /* axis 0 stays */
+	BR_EXPAND      /* the shape does not widen axis 0 */
+};
+
+static const struct { int op, rule; } batch_rules[] = {
+	{ OP_ReduceSum, BR_REDUCE }, { OP_ReduceMean, BR_REDUCE },
+	{ OP_ReduceMax, BR_REDUCE }, { OP_ReduceMin, BR_REDUCE },
+	{ OP_ReduceProd, BR_REDUCE }, { OP_ReduceL1, BR_REDUCE },
+	{ OP_ReduceL2, BR_REDUCE }, { OP_ReduceLogSum, BR_REDUCE },
+	{ OP_ReduceLogSumExp, BR_REDUCE }, { OP_ReduceSumSquare, BR_REDUCE },
+	{ OP_ArgMax, BR_REDUCE }, { OP_ArgMin, BR_REDUCE },
+	{ OP_Softmax, BR_REDUCE }, { OP_LogSoftmax, BR_REDUCE },
+	{ OP_Hardmax, BR_REDUCE },
+	{ OP_Identity, BR_SAME },
+	{ OP_MatMul, BR_MATMUL }, { OP_Gemm, BR_GEMM },
+	{ OP_Conv, BR_DATA0 }, { OP_MaxPool, BR_DATA0 },
+	{ OP_AveragePool, BR_DATA0 }, { OP_LpPool, BR_DATA0 },
+	{ OP_GlobalAveragePool, BR_DATA0 }, { OP_GlobalMaxPool, BR_DATA0 },
+	{ OP_BatchNormalization, BR_DATA0 },
+	{ OP_InstanceNormalization, BR_DATA0 }, { OP_LRN, BR_DATA0 },
+	{ OP_LayerNormalization, BR_LAYERNORM },
+	{ OP_Reshape, BR_RESHAPE }, { OP_Flatten, BR_FLATTEN },
+	{ OP_Transpose, BR_TRANSPOSE }, { OP_Concat, BR_CONCAT },
+	{ OP_Slice, BR_SLICE }, { OP_Split, BR_SPLIT }, { OP_Gather, BR_GATHER },
+	{ OP_Unsqueeze, BR_UNSQUEEZE }, { OP_Squeeze, BR_SQUEEZE },
+	{ OP_Expand, BR_EXPAND },
+};
 
 static int
-is_reduce(int op)
+batch_rule(int op)
 {
-	return op >= OP_ReduceSum && op <= OP_ReduceSumSquare;
+	if (op_table[op].cls == OC_ELEM)
+		return BR_ELEM;
+	for (size_t i = 0; i < sizeof batch_rules / sizeof *batch_rules; i++)
+		if (batch_rules[i].op == op)
+			return batch_rules[i].rule;
+	return BR_NONE;
 }
 
 static int
@@ -114,10 +161,10 @@ dyn_check_graph(Ctx *c, const Graph *g, int ndyn, const char *const *dyn,
 			hit |= n->in[k] >= 0 && tainted[n->in[k]];
 		if (!hit)
 			continue;
-		if (!op_itemwise(n->op)) {
+		if (!batch_rule(n->op)) {
 			rc = refuse(c, g, n, dyn[0], "this op does not keep the items of "
-			            "the batch apart (only pointwise ops, reductions and "
-			            "softmax over other axes do so far)");
+			            "the batch apart (see README, \"Sizes known at run "
+			            "time\", for the ops that do)");
 			break;
 		}
 		for (int k = 0; k < n->nout; k++)
@@ -180,53 +227,257 @@ node_axes(Ctx *c, const Graph *g, const Node *n, int r, unsigned *mask)
 	return BURN_OK;
 }
 
-/* Node n, reached by the batch: its shapes keep the items apart. */
+/* An int list: attribute attr if the node has it, else constant input k.
+ * The count; -1 when neither is given, -2 when input k is not a constant
+ * or has more than max elements. */
 static int
-dyn_node_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
-            const unsigned char *b)
+int_list(const Graph *g, const Node *n, const char *attr, int k, int64_t *out,
+         int max)
 {
-	const Value *x = NULL;
-	int orank = -1;
+	if (attr && node_attr(n, attr)) {
+		const int64_t *p;
+		int m = attr_ints(n, attr, &p);
+		if (m > max)
+			return -2;
+		for (int i = 0; i < m; i++)
+			out[i] = p[i];
+		return m;
+	}
+	if (k >= 0 && k < n->nin && n->in[k] >= 0) {
+		const Value *v = GV(g, n->in[k]);
+		int64_t m = value_numel(v);
+		if (!v->data || m < 0 || m > max)
+			return -2;
+		for (int64_t i = 0; i < m; i++)
+			out[i] = value_get_i(v, i);
+		return (int)m;
+	}
+	return -1;
+}
 
-	if (!op_itemwise(n->op))
-		return refuse(c, g, n, dim, "this op does not keep the items of the "
-		              "batch apart");
-	for (int k = 0; k < n->nout; k++) {
-		const Value *o;
-		if (n->out[k] < 0)
-			continue;
-		o = GV(g, n->out[k]);
-		if (o->rank < 1 || o->dim[0] != 1)
-			return refuse(c, g, n, dim, "its output's axis 0 is not the batch");
-		orank = o->rank;
-	}
-	for (int k = 0; k < n->nin; k++) {
-		const Value *v = n->in[k] >= 0 ? GV(g, n->in[k]) : NULL;
-		if (!v)
-			continue;
-		if (b[n->in[k]]) {
-			if (!x)
-				x = v;
-			if (v->rank != orank && op_table[n->op].cls == OC_ELEM)
-				return refuse(c, g, n, dim, "a batched operand has another rank "
-				              "than the result, so broadcasting moves the batch "
-				              "axis");
-		} else if (op_table[n->op].cls == OC_ELEM && v->rank == orank &&
-		           v->rank > 0 && v->dim[0] != 1) {
-			return refuse(c, g, n, dim, "an operand without the batch has "
-			              "an axis 0 of its own");
+/* Whether axes[0..m) name axis 0 of rank r. */
+static int
+names_axis0(const int64_t *axes, int m, int r)
+{
+	for (int i = 0; i < m; i++)
+		if (axes[i] == 0 || axes[i] == -(int64_t)r)
+			return 1;
+	return 0;
+}
+
+/* Input k of n, or NULL when omitted; *bk: whether it carries the batch. */
+static const Value *
+input(const Graph *g, const Node *n, int k, const unsigned char *b, int *bk)
+{
+	*bk = k < n->nin && n->in[k] >= 0 && b[n->in[k]];
+	return k < n->nin && n->in[k] >= 0 ? GV(g, n->in[k]) : NULL;
+}
+
+/* dyn_node_ok's per-rule part; o: n's first output. */
+static int
+rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
+        const unsigned char *b, int rule, const Value *o)
+{
+	int64_t l[BURN_MAX_RANK * 2 + 2];
+	const Value *x, *y;
+	int orank = o->rank, bx, by, m;
+
+	x = input(g, n, 0, b, &bx);
+	switch (rule) {
+	case BR_ELEM:
+		for (int k = 0; k < n->nin; k++) {
+			const Value *v = input(g, n, k, b, &by);
+			if (!v)
+				continue;
+			if (by && v->rank != orank)
+				return refuse(c, g, n, dim, "a batched operand has another "
+				              "rank than the result, so broadcasting moves the "
+				              "batch axis");
+			if (by && v->dim[0] != o->dim[0])
+				return refuse(c, g, n, dim, "a batched operand broadcasts "
+				              "along axis 0");
+			if (!by && v->rank == orank && v->dim[0] != 1)
+				return refuse(c, g, n, dim, "an operand without the batch "
+				              "has an axis 0 of its own");
 		}
-	}
-	if (x && (is_reduce(n->op) || op_table[n->op].cls == OC_REDUCE)) {
+		return BURN_OK;
+	case BR_REDUCE: {
 		unsigned mask;
-		if (n->in[0] < 0 || !b[n->in[0]])
-			return refuse(c, g, n, dim, "the batch reaches an operand other "
-			              "than the data");
+		for (int k = 1; k < n->nin; k++)
+			if (input(g, n, k, b, &by), by)
+				return refuse(c, g, n, dim, "the batch reaches an operand "
+				              "other than the data");
 		TRY(node_axes(c, g, n, x->rank, &mask));
 		if (mask & 1)
 			return refuse(c, g, n, dim, "it reduces or normalises over the "
 			              "batch axis");
+		return BURN_OK;
 	}
+	case BR_SAME:
+		return BURN_OK;
+	case BR_MATMUL:
+		y = input(g, n, 1, b, &by);
+		if (n->nin > 2 || !x || !y)
+			return refuse(c, g, n, dim, "only a plain product keeps the "
+			              "items apart");
+		if (bx && (x->rank < 2 || x->rank != orank))
+			return refuse(c, g, n, dim, "A's axis 0 is not the result's");
+		if (by && (y->rank < 3 || y->rank != orank))
+			return refuse(c, g, n, dim, "B carries the batch on an axis the "
+			              "product sums over or broadcasts");
+		if ((!bx && x->rank == orank && orank >= 3 && x->dim[0] != 1) ||
+		    (!by && y->rank == orank && orank >= 3 && y->dim[0] != 1))
+			return refuse(c, g, n, dim, "an operand without the batch has "
+			              "an axis 0 of its own");
+		if (bx && by && x->dim[0] != y->dim[0])
+			return refuse(c, g, n, dim, "a batched operand broadcasts along "
+			              "axis 0");
+		return BURN_OK;
+	case BR_GEMM:
+		y = input(g, n, 1, b, &by);
+		if (by || !bx || attr_int(n, "transA", 0))
+			return refuse(c, g, n, dim, "the batch is not on A's rows");
+		if ((y = input(g, n, 2, b, &by)) != NULL &&
+		    (by ? y->rank != 2 || y->dim[0] != o->dim[0]
+		        : y->rank == 2 && y->dim[0] != 1))
+			return refuse(c, g, n, dim, "C does not follow A's rows");
+		return BURN_OK;
+	case BR_DATA0:
+		for (int k = 1; k < n->nin; k++)
+			if (input(g, n, k, b, &by), by)
+				return refuse(c, g, n, dim, "the batch reaches an input "
+				              "other than the data");
+		for (int k = 1; k < n->nout; k++)
+			if (n->out[k] >= 0)
+				return refuse(c, g, n, dim, "its extra outputs (statistics, "
+				              "indices) span the batch");
+		return BURN_OK;
+	case BR_LAYERNORM: {
+		int64_t a = attr_int(n, "axis", -1);
+		for (int k = 1; k < n->nin; k++)
+			if (input(g, n, k, b, &by), by)
+				return refuse(c, g, n, dim, "the batch reaches the scale or "
+				              "bias");
+		if (a == 0 || a == -(int64_t)x->rank)
+			return refuse(c, g, n, dim, "it normalises over the batch axis");
+		return BURN_OK;
+	}
+	case BR_RESHAPE:
+		if (input(g, n, 1, b, &by), by)
+			return refuse(c, g, n, dim, "its shape depends on the data");
+		m = int_list(g, n, NULL, 1, l, BURN_MAX_RANK);
+		if (m < 1 || !(l[0] == -1 || (l[0] == 0 && !attr_int(n, "allowzero", 0))))
+			return refuse(c, g, n, dim, "its target shape fixes axis 0 (0, "
+			              "to copy it, or -1 there keeps the batch)");
+		return BURN_OK;
+	case BR_FLATTEN: {
+		int64_t a = attr_int(n, "axis", 1);
+		if (a == 0 || a == -(int64_t)x->rank)
+			return refuse(c, g, n, dim, "axis 0 moves the batch");
+		return BURN_OK;
+	}
+	case BR_TRANSPOSE:
+		m = int_list(g, n, "perm", -1, l, BURN_MAX_RANK);
+		if (m >= 1 ? l[0] != 0 : x->rank > 1)
+			return refuse(c, g, n, dim, "it moves the batch axis");
+		return BURN_OK;
+	case BR_CONCAT: {
+		int64_t a = attr_int(n, "axis", 0);
+		if (a == 0 || a == -(int64_t)orank)
+			return refuse(c, g, n, dim, "it concatenates along the batch "
+			              "axis");
+		for (int k = 0; k < n->nin; k++)
+			if (input(g, n, k, b, &by) && !by)
+				return refuse(c, g, n, dim, "an input without the batch "
+				              "would need one copy per item");
+		return BURN_OK;
+	}
+	case BR_SLICE:
+		for (int k = 1; k < n->nin; k++)
+			if (input(g, n, k, b, &by), by)
+				return refuse(c, g, n, dim, "its bounds depend on the data");
+		m = int_list(g, n, "axes", n->nin > 1 ? 3 : -1, l, BURN_MAX_RANK);
+		/* no axes (-1): starts[i] is for axis i, from axis 0 */
+		if (m < 0 || names_axis0(l, m, x->rank))
+			return refuse(c, g, n, dim, "it slices the batch axis");
+		return BURN_OK;
+	case BR_SPLIT: {
+		int64_t a = attr_int(n, "axis", 0);
+		if (a == 0 || a == -(int64_t)x->rank)
+			return refuse(c, g, n, dim, "it splits the batch axis");
+		return BURN_OK;
+	}
+	case BR_GATHER: {
+		int64_t a = attr_int(n, "axis", 0);
+		int first = a == 0 || a == -(int64_t)x->rank;
+		y = input(g, n, 1, b, &by);
+		if (bx && by)
+			return refuse(c, g, n, dim, "both the data and the indices "
+			              "carry the batch");
+		if (bx && first)
+			return refuse(c, g, n, dim, "it gathers along the batch axis");
+		if (by && !first)
+			return refuse(c, g, n, dim, "its indices' batch would not lead "
+			              "the result");
+		return BURN_OK;
+	}
+	case BR_UNSQUEEZE:
+		m = int_list(g, n, "axes", 1, l, BURN_MAX_RANK);
+		if (m < 0 || names_axis0(l, m, orank))
+			return refuse(c, g, n, dim, "it inserts an axis before the "
+			              "batch");
+		return BURN_OK;
+	case BR_SQUEEZE:
+		m = int_list(g, n, "axes", 1, l, BURN_MAX_RANK);
+		if (m == -2 || (m == -1 && x->dim[0] == 1) ||
+		    (m > 0 && names_axis0(l, m, x->rank)))
+			return refuse(c, g, n, dim, "it removes the batch axis");
+		return BURN_OK;
+	case BR_EXPAND:
+		if (input(g, n, 1, b, &by), by)
+			return refuse(c, g, n, dim, "its shape depends on the data");
+		m = int_list(g, n, NULL, 1, l, BURN_MAX_RANK);
+		if (!bx || m < 0 || m > x->rank || (m == x->rank && l[0] != 1))
+			return refuse(c, g, n, dim, "it broadcasts along the batch "
+			              "axis");
+		return BURN_OK;
+	}
+	return refuse(c, g, n, dim, "this op does not keep the items of the "
+	              "batch apart");
+}
+
+/* Node n, reached by the batch (b: the values that carry it): its op and
+ * shapes keep the items apart, as its row in batch_rules says.  Batched
+ * values lead with the batch: their axis 0 holds k rows per item. */
+static int
+dyn_node_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
+            const unsigned char *b)
+{
+	const Value *o = NULL;
+	int rule = batch_rule(n->op);
+
+	if (!rule)
+		return refuse(c, g, n, dim, "this op does not keep the items of the "
+		              "batch apart");
+	for (int k = 0; k < n->nout; k++) {
+		const Value *v;
+		if (n->out[k] < 0)
+			continue;
+		v = GV(g, n->out[k]);
+		if (v->rank < 1)
+			return refuse(c, g, n, dim, "its output has no axis 0 to hold "
+			              "the batch");
+		if (!o)
+			o = v;
+	}
+	if (!o)
+		return BURN_OK;
+	TRY(rule_ok(c, g, n, dim, b, rule, o));
+	for (int k = 0; k < n->nout; k++)
+		if (n->out[k] >= 0 && GV(g, n->out[k])->is_output &&
+		    GV(g, n->out[k])->dim[0] != 1)
+			return refuse(c, g, n, dim, "it makes a graph output whose axis "
+			              "0 merges the batch with another axis");
 	return BURN_OK;
 }
 
@@ -353,10 +604,33 @@ is_stmt(int kind)
 	return kind >= KS_FOR && kind <= KS_BARRIER;
 }
 
+/* Whether kernel k touches a batched buffer (b: per storage value). */
+static int
+touches_batch(const KProgram *p, const KKernel *k, const unsigned char *b)
+{
+	for (int i = 0; i < k->nbuf; i++) {
+		int v = k->buf[i].value;
+		if (k->buf[i].space == KS_GLOBAL && v >= 0 && b[kprog_storage(p, v)])
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether storage value s is the lowering's scratch: neither a graph
+ * input or output, a constant nor made by a node (nval0: the values before
+ * lowering). */
+static int
+is_scratch(const Graph *g, int s, int nval0)
+{
+	const Value *v = GV(g, s);
+
+	return s >= nval0 && !v->data && v->kind != VK_INPUT && v->producer < 0 &&
+	       !v->is_output;
+}
+
 /*
- * Peel kernel k if it touches a batched buffer (b: per storage value; a
- * scratch value, neither a graph input, a constant nor made by a node, of
- * a peeled kernel is per item).  The pool gets a copy of every node, in
+ * Peel kernel k if it touches a batched buffer (b: per storage value;
+ * dyn_peel has marked the scratch that peeled kernels write).  The pool gets a copy of every node, in
  * index order so that operands still precede their users, with the loads
  * and stores of batched buffers moved to the item's slice; the body
  * becomes the loop over the items around the copy.
@@ -366,18 +640,13 @@ peel_kernel(Ctx *c, Graph *g, KProgram *p, KKernel *k, const char *dim,
             unsigned char *b, int nval0)
 {
 	Arena *a = p->arena;
-	int n0 = k->nnode, item, any = 0, rc = BURN_OK;
+	int n0 = k->nnode, item, rc = BURN_OK;
 	int64_t *cnt = NULL;
 	KRef *map = NULL, zero, hi, loop;
 	KNode fn;
 	KVar *nv;
 
-	for (int i = 0; i < k->nbuf; i++) {
-		int v = k->buf[i].value;
-		if (k->buf[i].space == KS_GLOBAL && v >= 0 && b[kprog_storage(p, v)])
-			any = 1;
-	}
-	if (!any)
+	if (!touches_batch(p, k, b))
 		return BURN_OK;
 	if (k->sched || k->ndim)
 		return burn_fail(c, BURN_ERR_INTERNAL, "kernel %s: peeled twice or "
@@ -389,9 +658,6 @@ peel_kernel(Ctx *c, Graph *g, KProgram *p, KKernel *k, const char *dim,
 			continue;
 		s = kprog_storage(p, v);
 		sv = GV(g, s);
-		if (!b[s] && !sv->data && sv->kind != VK_INPUT && sv->producer < 0 &&
-		    !sv->is_output && s >= nval0)
-			b[s] = 1;   /* the lowering's scratch: one per item */
 		if (!b[s] && (k->buf[i].access & KA_WRITE))
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "kernel %s (%s) writes "
 			                 "'%s', which does not depend on the dynamic dim "
@@ -505,6 +771,26 @@ dyn_peel(Ctx *c, Graph *g, KProgram *p, const char *dim,
 		if (b[v])
 			b[s] = 1;
 	}
+	/* the lowering's scratch written by a kernel that loops over the
+	 * items is one per item, and a kernel touching it loops too (scratch
+	 * that only other kernels write, packed weights say, is shared) */
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (int i = 0; i < p->nkernel; i++) {
+			const KKernel *k = p->kernel[i];
+			if (!touches_batch(p, k, b))
+				continue;
+			for (int j = 0; j < k->nbuf; j++) {
+				int v = k->buf[j].value, s;
+				if (k->buf[j].space != KS_GLOBAL || v < 0 ||
+				    !(k->buf[j].access & KA_WRITE))
+					continue;
+				s = kprog_storage(p, v);
+				if (!b[s] && is_scratch(g, s, nval0))
+					b[s] = changed = 1;
+			}
+		}
+	}
 	for (int i = 0; i < p->nkernel && !rc; i++)
 		rc = peel_kernel(c, g, p, p->kernel[i], dim, b, nval0);
 	/* the shapes get the dim back */
@@ -512,10 +798,12 @@ dyn_peel(Ctx *c, Graph *g, KProgram *p, const char *dim,
 		Value *val = GV(g, v);
 		if (!b[v])
 			continue;
-		if (v < nval0) {
+		if (v < nval0 && (val->dim[0] == 1 || val->kind == VK_INPUT ||
+		                  val->is_output)) {
 			val->dim[0] = -1;
 			val->sym[0] = dim;
 		} else {
+			/* (and a value whose axis 0 holds several rows per item) */
 			/* scratch of one item: [dim, its elements] */
 			int64_t n = value_numel(val);
 			if (n < 0) {

@@ -365,7 +365,13 @@ main(int argc, char **argv)
 		static const char *const nodim[] = { "no input", "M", NULL };
 		static const char *const gpu[] = { "target gpu", "--dim N=VALUE", NULL };
 		refused(dir, "reduce_batch", "N", NULL, red);
+		static const char *const rs[] = { "fold_batch", "Reshape", "fixes axis 0", NULL };
+		static const char *const cc[] = { "twice", "Concat", "along the batch", NULL };
+		static const char *const ga[] = { "item0", "Gather", "along the batch", NULL };
 		refused(dir, "transpose", "N", NULL, tr);
+		refused(dir, "reshape_fixed", "N", NULL, rs);
+		refused(dir, "concat_batch", "N", NULL, cc);
+		refused(dir, "gather_batch", "N", NULL, ga);
 		refused(dir, "batch", "M", NULL, nodim);
 		refused(dir, "batch", "N", &target_gpu, gpu);
 	}

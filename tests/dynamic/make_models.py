@@ -9,6 +9,9 @@ not run this.
                    y3 = ReduceMax(Exp(x - 1), axes=[1], keepdims=1)  f32[N,1,7]
   reduce_batch/  ReduceSum over axis 0: must be refused
   transpose/     Transpose of x: must be refused
+  reshape_fixed/ Reshape of x to [5, -1] (the batch leaves axis 0): refused
+  concat_batch/  Concat of x and x along axis 0: refused
+  gather_batch/  Gather of x's item 0 (axis 0): refused
 """
 import os
 import numpy as np
@@ -53,3 +56,17 @@ save("reduce_batch", [
 save("transpose", [
     h.make_node("Transpose", ["x"], ["y"], name="swap", perm=[1, 0, 2]),
 ], [x], [h.make_tensor_value_info("y", T.FLOAT, [5, "N", 7])])
+
+save("reshape_fixed", [
+    h.make_node("Reshape", ["x", "shape"], ["y"], name="fold_batch"),
+], [x], [h.make_tensor_value_info("y", T.FLOAT, [5, None])],
+   [("shape", np.array([5, -1], np.int64))])
+
+save("concat_batch", [
+    h.make_node("Concat", ["x", "x"], ["y"], name="twice", axis=0),
+], [x], [h.make_tensor_value_info("y", T.FLOAT, [None, 5, 7])])
+
+save("gather_batch", [
+    h.make_node("Gather", ["x", "first"], ["y"], name="item0", axis=0),
+], [x], [h.make_tensor_value_info("y", T.FLOAT, [1, 5, 7])],
+   [("first", np.array([0], np.int64))])
