@@ -87,12 +87,51 @@ static const char harness_src[] =
 "    fclose(f); }\n"
 "  return 0; }\n";
 
+/* The harness for --dynamic: the same with the dim's value first instead
+ * of the arena's size (the arena is model_arena_bytes(N)), and the byte
+ * counts of every input and output last (the generated tables say -1). */
+static const char dyn_harness_src[] =
+"#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n"
+"int model_run_v(const int64_t *dims, const void *const *in, void *const *out, void *arena);\n"
+"int64_t model_arena_bytes(int64_t n);\n"
+"static void *slurp(const char *p, int64_t want) {\n"
+"  FILE *f = fopen(p, \"rb\"); char *b = malloc(want > 0 ? want : 1); int64_t n;\n"
+"  if (!f || !b) exit(10);\n"
+"  n = (int64_t)fread(b, 1, want > 0 ? want : 1, f);\n"
+"  if (n != want || fgetc(f) != EOF) exit(11);\n"
+"  fclose(f); return b; }\n"
+"int main(int argc, char **argv) {\n"
+"  int64_t dims[1], ab, *nb; int nin, nout, i; void **in, **out; char *arena;\n"
+"  if (argc < 4) return 12;\n"
+"  dims[0] = atoll(argv[1]); nin = atoi(argv[2]); nout = atoi(argv[3]);\n"
+"  if (argc != 4 + 2 * (nin + nout)) return 12;\n"
+"  in = calloc(nin + 1, sizeof *in); out = calloc(nout + 1, sizeof *out);\n"
+"  nb = calloc(nin + nout + 1, sizeof *nb);\n"
+"  for (i = 0; i < nin + nout; i++) nb[i] = atoll(argv[4 + nin + nout + i]);\n"
+"  for (i = 0; i < nin; i++) in[i] = slurp(argv[4 + i], nb[i]);\n"
+"  for (i = 0; i < nout; i++) out[i] = calloc(1, nb[nin + i] + 1);\n"
+"  if ((ab = model_arena_bytes(dims[0])) < 0) {\n"
+"    fprintf(stderr, \"model_arena_bytes(%lld) is %lld\\n\", (long long)dims[0], (long long)ab); return 16; }\n"
+"  if (!(arena = malloc(ab + 128))) return 13;\n"
+"  arena += 64 - (uintptr_t)arena % 64;\n"
+"  if ((i = model_run_v(dims, (const void *const *)in, out, arena))) {\n"
+"    fprintf(stderr, \"the model returned status %d\\n\", i); return 14; }\n"
+"  for (i = 0; i < nout; i++) {\n"
+"    FILE *f = fopen(argv[4 + nin + i], \"wb\");\n"
+"    if (!f || (int64_t)fwrite(out[i], 1, nb[nin + i], f) != nb[nin + i]) return 15;\n"
+"    fclose(f); }\n"
+"  return 0; }\n";
+
+/* The name --dynamic gives the leading input dim (one no model uses). */
+#define DYN_DIM "burncc_check_batch"
+
 typedef struct Opts {
 	int jobs;
 	int quiet_pass;
 	int extreme;       /* --extreme: also run on inputs of extreme values */
 	int grad;          /* --grad: gradient checks (check_grad.c) */
 	int target_given;  /* --target was on the command line */
+	int dynamic;       /* --dynamic: the leading input dim symbolic (DYN_DIM) */
 	const char *keep;
 	const char *cc;
 	const Backend *be;  /* --target: what the cases compile for */
@@ -780,19 +819,23 @@ static int strings_read(const char *path, const char **out, int64_t n)
 	return k != n || i != len;
 }
 
-static int run_built(const Compiled *m, const char *wd, const void *const *in,
-                     const int64_t *nbytes, void *const *out, char *res, size_t n)
+/* run_built for a model with the dynamic dim DYN_DIM (dyn_harness_src)
+ * at value dim, or (dim < 0) a static one: the byte counts of the outputs
+ * are value_nbytes of m's outputs, which the caller has bound to dim. */
+static int run_built_dim(const Compiled *m, const char *wd, int64_t dim,
+                         const void *const *in, const int64_t *nbytes,
+                         void *const *out, char *res, size_t n)
 {
 	char bin[1200], ab[32], ni[16], no[16], log[1200], p[1200];
 	int nin = m->g->nin, nout = m->g->nout, k = 0, rc, bad = 0;
-	char **argv = calloc((size_t)(6 + nin + nout), sizeof *argv);
+	char **argv = calloc((size_t)(6 + 2 * (nin + nout)), sizeof *argv);
 
 	if (!argv) {
 		snprintf(res, n, "FAIL: out of memory");
 		return 1;
 	}
 	snprintf(bin, sizeof bin, "%s/model", wd);
-	snprintf(ab, sizeof ab, "%lld", (long long)m->plan.arena_bytes);
+	snprintf(ab, sizeof ab, "%lld", (long long)(dim >= 0 ? dim : m->plan.arena_bytes));
 	snprintf(ni, sizeof ni, "%d", nin);
 	snprintf(no, sizeof no, "%d", nout);
 	argv[k++] = bin; argv[k++] = ab; argv[k++] = ni; argv[k++] = no;
@@ -807,6 +850,11 @@ static int run_built(const Compiled *m, const char *wd, const void *const *in,
 	}
 	for (int i = 0; i < nout && !bad; i++) {
 		snprintf(p, sizeof p, "%s/out%d.bin", wd, i);
+		bad = !(argv[k++] = strdup(p));
+	}
+	for (int i = 0; dim >= 0 && i < nin + nout && !bad; i++) {
+		snprintf(p, sizeof p, "%lld", (long long)(i < nin ? nbytes[i]
+		         : value_nbytes(GV(m->g, m->g->out[i - nin]))));
 		bad = !(argv[k++] = strdup(p));
 	}
 	if (bad) {
@@ -851,9 +899,16 @@ done:
 	return bad;
 }
 
+static int run_built(const Compiled *m, const char *wd, const void *const *in,
+                     const int64_t *nbytes, void *const *out, char *res, size_t n)
+{
+	return run_built_dim(m, wd, -1, in, nbytes, out, res, n);
+}
+
 /* Write and compile check's harness (harness_src) in work: the object's
  * path into obj.  0, or -1 when the compiler fails. */
-static int build_harness(const char *cc, const char *work, char *obj, size_t nobj)
+static int build_harness_src(const char *cc, const char *work, const char *text,
+                             size_t len, char *obj, size_t nobj)
 {
 	char src[700], log[700];
 	char *av[] = { (char *)cc, "-std=c99", "-O1", "-c", "-o", obj, src, NULL };
@@ -861,8 +916,13 @@ static int build_harness(const char *cc, const char *work, char *obj, size_t nob
 	snprintf(src, sizeof src, "%s/harness.c", work);
 	snprintf(obj, nobj, "%s/harness.o", work);
 	snprintf(log, sizeof log, "%s/harness.log", work);
-	return write_file(src, harness_src, sizeof harness_src - 1) || run(av, log, 120)
-	       ? -1 : 0;
+	return write_file(src, text, (int64_t)len) || run(av, log, 120) ? -1 : 0;
+}
+
+static int build_harness(const char *cc, const char *work, char *obj, size_t nobj)
+{
+	return build_harness_src(cc, work, harness_src, sizeof harness_src - 1, obj,
+	                         nobj);
 }
 
 /* The cache key of a C build: the generated files, the compiler, the
@@ -955,6 +1015,51 @@ int check_run_once(Ctx *c, const Backend *be, const Compiled *m, const char *mod
 	return bad ? burn_fail(c, BURN_ERR_IO, "%s", res + 6) : BURN_OK;
 }
 
+/* --dynamic: make axis 0 of every graph input (in[i] the data of input i,
+ * the frozen ones made constants) the dim DYN_DIM, and the declared
+ * outputs' axis 0 unknown.  0, or 1 with "REFUSED: why" in res when the
+ * inputs do not share a leading dim. */
+static int dyn_setup(Graph *g, const Tensor *in, const char *frozen, int nin,
+                     char *res, size_t n)
+{
+	int64_t d0 = -1;
+
+	for (int i = 0, j = 0; i < nin; i++) {
+		const Value *v;
+		if (frozen[i])
+			continue;
+		if (j >= g->nin)
+			break;
+		v = GV(g, g->in[j++]);
+		if (v->decl != VD_TENSOR || dtype_is_string(v->dtype) ||
+		    dtype_is_packed(v->dtype) || v->rank < 1) {
+			snprintf(res, n, "REFUSED: input '%s' is not a numeric tensor with "
+			         "a leading axis", v->name);
+			return 1;
+		}
+		if (d0 >= 0 && in[i].dim[0] != d0) {
+			snprintf(res, n, "REFUSED: the inputs' leading dims differ (%lld "
+			         "and %lld at '%s')", (long long)d0, (long long)in[i].dim[0],
+			         v->name);
+			return 1;
+		}
+		d0 = in[i].dim[0];
+	}
+	if (d0 < 0) {
+		snprintf(res, n, "REFUSED: no graph input left to batch");
+		return 1;
+	}
+	for (int j = 0; j < g->nin; j++)
+		GV(g, g->in[j])->sym[0] = DYN_DIM;
+	for (int i = 0; g->out_decl && i < g->nout; i++) {
+		if (g->out_decl[i].rank >= 1) {
+			g->out_decl[i].dim[0] = -1;
+			g->out_decl[i].sym[0] = NULL;
+		}
+	}
+	return 0;
+}
+
 /* Run the case in dir; writes "PASS" or "FAIL: reason" into res. */
 static void run_case(const Opts *o, const char *dir, const char *wd,
                      char *res, size_t n)
@@ -970,6 +1075,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	void **outs = NULL;
 	DimBind bind[64];
 	char *frozen = NULL;   /* inputs made constants */
+	char *dynout = NULL;   /* --dynamic: outputs sized by the dim */
 	RandOut *ro = NULL;    /* per output: does it depend on random draws */
 	int nbind = 0, nin;
 	SetFiles fin, fout;    /* the data files, sequences flat */
@@ -1032,9 +1138,12 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	 * axes, count or size (the error names it) is frozen to the test's
 	 * value and the case compiled again */
 	for (int tries = 0;; tries++) {
-		CompileOpts co = { 0, bind, 1, 0, o->be->target, 0, NULL, o->nwant,
-		                   o->want };
+		static const char *const dynv[] = { DYN_DIM };
+		CompileOpts co = { 0, bind, 1, 0, o->be->target, o->dynamic, dynv,
+		                   o->nwant, o->want };
 		Graph *gg = g;
+		if (o->dynamic && dyn_setup(gg, in, frozen, nin, res, n))
+			goto out;
 		/* the symbolic dims of the inputs still inputs (burncc rejects a
 		 * --dim that binds nothing); names copied, g is consumed below */
 		nbind = 0;
@@ -1047,7 +1156,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 				int dup = 0;
 				for (int b = 0; b < nbind && v->sym[d]; b++)
 					dup |= !strcmp(bind[b].name, v->sym[d]);
-				if (!v->sym[d] || dup)
+				if (!v->sym[d] || dup || !strcmp(v->sym[d], DYN_DIM))
 					continue;
 				if (!(bind[nbind].name = arena_strdup(&a, v->sym[d]))) {
 					snprintf(res, n, "FAIL: out of memory");
@@ -1065,7 +1174,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			break;
 		q = strstr(c.msg, "('");
 		if (tries >= 8 || !strstr(c.msg, "must be a constant") || !q)
-			goto fail_ctx;
+			goto compile_failed;
 		q += 2;
 		for (k = 0; q[k] && q[k] != '\'' && k < (int)sizeof name - 1; k++)
 			name[k] = q[k];
@@ -1127,15 +1236,23 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 		snprintf(res, n, "FAIL: out of memory");
 		goto out;
 	}
+	if (!(dynout = calloc((size_t)m->g->nout + 1, 1))) {
+		snprintf(res, n, "FAIL: out of memory");
+		goto out;
+	}
 	for (int i = 0; i < m->g->nout; i++) {
-		int64_t nb = value_nbytes(GV(m->g, m->g->out[i]));
-		if (nb < 0 || !(outs[i] = calloc((size_t)nb + 1, 1))) {
+		const Value *v = GV(m->g, m->g->out[i]);
+		int64_t nb = value_nbytes(v);
+		/* --dynamic: the outputs of the dim get their sizes per data set */
+		dynout[i] = v->rank > 0 && v->sym[0] && !strcmp(v->sym[0], DYN_DIM);
+		if (!dynout[i] && (nb < 0 || !(outs[i] = calloc((size_t)nb + 1, 1)))) {
 			snprintf(res, n, "FAIL: cannot allocate output %d", i);
 			goto out;
 		}
 	}
 	for (int s = 0;; s++) {
 		int k = 0, nout;
+		int64_t dim = -1;
 		snprintf(set, sizeof set, "%s/test_data_set_%d", dir, s);
 		if (!exists(set))
 			break;
@@ -1167,8 +1284,30 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 				continue;
 			ins[k] = t->data;
 			inb[k++] = t->nbytes;
+			if (o->dynamic && (t->rank < 1 || (dim >= 0 && t->dim[0] != dim))) {
+				snprintf(res, n, "FAIL: data set %d: the inputs' leading dims "
+				         "differ", s);
+				goto out;
+			}
+			dim = t->rank > 0 ? t->dim[0] : -1;
 		}
-		if (run_built(m, wd, ins, inb, outs, res, n))
+		/* --dynamic: the dim is the inputs' leading dim, the outputs
+		 * sized for it */
+		for (int i = 0; o->dynamic && i < m->g->nout; i++) {
+			Value *v = GV(m->g, m->g->out[i]);
+			int64_t nb;
+			if (!dynout[i])
+				continue;
+			v->dim[0] = dim;
+			v->sym[0] = NULL;
+			free(outs[i]);
+			nb = value_nbytes(v);
+			if (nb < 0 || !(outs[i] = calloc((size_t)nb + 1, 1))) {
+				snprintf(res, n, "FAIL: cannot allocate output %d", i);
+				goto out;
+			}
+		}
+		if (run_built_dim(m, wd, o->dynamic ? dim : -1, ins, inb, outs, res, n))
 			goto out;
 		for (int i = 0; i < nout; i++) {
 			const Tensor *e = &fout.t[i];
@@ -1248,6 +1387,13 @@ out_argv:
 			goto out;
 	}
 	goto out;
+compile_failed:
+	/* --dynamic: what the mode refuses is counted apart from failures (a
+	 * static shape the case needs shows in a plain check too) */
+	if (o->dynamic) {
+		snprintf(res, n, "REFUSED: %s", c.msg[0] ? c.msg : burn_code_name(c.code));
+		goto out;
+	}
 fail_ctx:
 	snprintf(res, n, "FAIL: %s", c.msg[0] ? c.msg : burn_code_name(c.code));
 out:
@@ -1259,6 +1405,7 @@ out:
 	free(inb);
 	free(in);
 	free(frozen);
+	free(dynout);
 	set_files_free(&fin);
 	set_files_free(&fout);
 	if (g)
@@ -1401,7 +1548,7 @@ int check_main(int argc, char **argv)
 	Opts o = { 0 };
 	Case *cs = NULL;
 	int n = 0, cap = 0, next = 0, running = 0, printed = 0;
-	int pass = 0, fail = 0, unexp_fail = 0, unexp_pass = 0, skip = 0;
+	int pass = 0, fail = 0, unexp_fail = 0, unexp_pass = 0, skip = 0, refused = 0;
 	const char *xfail = NULL, *xfails[4];
 	int every = 1, batch = 1, nxfail = 0;
 	pid_t *pids;
@@ -1465,6 +1612,8 @@ int check_main(int argc, char **argv)
 			o.grad = 1;
 		} else if (!strcmp(argv[i], "--extreme")) {
 			o.extreme = 1;
+		} else if (!strcmp(argv[i], "--dynamic")) {
+			o.dynamic = 1;
 		} else if (!strcmp(argv[i], "--schedule") && i + 1 < argc) {
 			Ctx sc;
 			burn_ctx_init(&sc, NULL);
@@ -1518,7 +1667,25 @@ int check_main(int argc, char **argv)
 	}
 	if (o.grad && !o.target_given && backend_find("llvm"))
 		o.be = backend_find("llvm");   /* in process: no C compiler */
-	if (!o.be->run && !o.grad && build_harness(o.cc, o.work, o.harness, sizeof o.harness)) {
+	if (o.dynamic && (o.grad || o.extreme)) {
+		fprintf(stderr, "burncc: check: --dynamic goes with neither --grad "
+		        "nor --extreme so far\n");
+		return check_done(&o, cs, n, 2);
+	}
+	if (o.dynamic && (o.be->run || !o.be->emit_module)) {
+		fprintf(stderr, "burncc: check: --dynamic runs the generated C; target "
+		        "%s %s\n", o.be->name, o.be->run ? "runs in process, without "
+		        "run-time dims so far" : "does not write C");
+		return check_done(&o, cs, n, 2);
+	}
+	if (o.dynamic && build_harness_src(o.cc, o.work, dyn_harness_src,
+	                                   sizeof dyn_harness_src - 1, o.harness,
+	                                   sizeof o.harness)) {
+		fprintf(stderr, "burncc: check: cannot build the harness with %s\n", o.cc);
+		return check_done(&o, cs, n, 1);
+	}
+	if (!o.dynamic && !o.be->run && !o.grad &&
+	    build_harness(o.cc, o.work, o.harness, sizeof o.harness)) {
 		/* the C harness; targets that run in process need no C compiler */
 		fprintf(stderr, "burncc: check: cannot build the harness with %s\n", o.cc);
 		return check_done(&o, cs, n, 1);
@@ -1605,6 +1772,9 @@ int check_main(int argc, char **argv)
 			if (!strncmp(k->res, "SKIP: ", 6)) {
 				skip++;
 				printf("SKIP %s: %s\n", k->name, k->res + 6);
+			} else if (!strncmp(k->res, "REFUSED: ", 9)) {
+				refused++;
+				printf("REFUSED %s: %s\n", k->name, k->res + 9);
 			} else if (ok) {
 				pass++;
 				if (k->xfail) {
@@ -1635,7 +1805,10 @@ int check_main(int argc, char **argv)
 	if (xfail)
 		printf("expected failures: %d; unexpected failures: %d; unexpected passes: %d\n",
 		       fail - unexp_fail, unexp_fail, unexp_pass);
-	if (skip)
+	if (o.dynamic)   /* refused: compiled only with static shapes */
+		printf("%d passed, %d failed, %d refused by --dynamic, %d skipped\n",
+		       pass, fail, refused, skip);
+	else if (skip)
 		printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
 	else
 		printf("%d passed, %d failed\n", pass, fail);
