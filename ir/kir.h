@@ -163,6 +163,15 @@ struct KCaps {
 	                             * fma is emulated exactly (legalize.c,
 	                             * fma64_soft) and f64 fmod's steps take
 	                             * 26-bit quotients with split products */
+	unsigned char sel_f32;      /* legalize's branch-free selects of f32
+	                             * values (exp, tanh: NaN and range arms)
+	                             * as selects, which the target's compiler
+	                             * keeps without a branch (PTX selp, GLSL's
+	                             * ?:); clear: as masks of the values' bits,
+	                             * which gcc vectorizes.  The H200's driver
+	                             * 580 JIT crashed (signal 11 in
+	                             * cuModuleLoadDataEx) on PTX of the mask
+	                             * form feeding selp (ELU, LSTM, softcap) */
 };
 
 /* What the interpreter and the C renderer compute by themselves: the f32

@@ -609,7 +609,8 @@ horner(L *l, KRef x, const float *c, int n)
 }
 
 /* c ? a : b for f32 a and b, by their bits: no select for a C compiler
- * to turn into a branch.  gcc (under -ftrapping-math) moves a value used
+ * to turn into a branch (a plain select where the target keeps one,
+ * KCaps.sel_f32).  gcc (under -ftrapping-math) moves a value used
  * only in one arm of a ?: into that arm, and then cannot if-convert the
  * arm when it holds a compare or a float->int conversion, so the loop
  * around is not vectorized; exp's and tanh's arms do. */
@@ -617,7 +618,11 @@ static KRef
 bsel(L *l, KRef c, KRef a, KRef b)
 {
 	KB *kb = &l->kb;
-	KRef m = bin(l, KO_SUB, ci(l, DT_U32, 0), kb_cast(kb, DT_U32, c));
+	KRef m;
+
+	if (l->caps && l->caps->sel_f32)
+		return sel(l, c, a, b);
+	m = bin(l, KO_SUB, ci(l, DT_U32, 0), kb_cast(kb, DT_U32, c));
 
 	return kb_un(kb, KO_FROMBITS, bin(l, KO_BOR, bin(l, KO_BAND, kb_un(kb, KO_BITS, a), m),
 	                                  bin(l, KO_BAND, kb_un(kb, KO_BITS, b),

@@ -35,7 +35,7 @@ const Target target_vulkan = {
 	/* KCaps otherwise clear; exp in its plain form: the fused
 	 * multiply-add form measured up to 15 ulps off on lavapipe at
 	 * |x| ~ 40-60 (the sweep's vulkan variants, docs/NUMERICS.md) */
-	.ops = { .exp_plain = 1 },
+	.ops = { .exp_plain = 1, .sel_f32 = 1 },
 	.tune = {
 		/* one output element a thread (tile 1x1: M*N threads, each
 		 * looping over K, a fused epilogue applied per element):

@@ -53,6 +53,8 @@ const Target target_cuda = {
 	.ops = {
 		.isnan = 1, .isinf = 1,  /* testp */
 		.f16 = 1, .bf16 = 1,     /* cvt.f32.f16, cvt.rn.f16.f32, bf16 */
+		.sel_f32 = 1,            /* selp (kir.h: the mask form crashed
+		                          * driver 580's JIT) */
 		/* libm, libm_f64 clear: no math library in PTX, so exp, log
 		 * and friends (f32) and exp, log, pow (f64) arrive as kernel IR */
 	},
