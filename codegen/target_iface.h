@@ -49,6 +49,12 @@ typedef struct Backend {
 	 * may be one stream).  Returns status. */
 	int (*emit_module)(Ctx *c, const Compiled *m, const ModuleOpts *o,
 	                   FILE *src, FILE *hdr);
+	/* Write m as a host C module for -o where the target's own module is
+	 * not C (cuda: the PTX embedded, run through libburn's runtime,
+	 * include/burn_cuda.h); NULL where -o writes emit_module's output or
+	 * nothing.  Returns status. */
+	int (*emit_host)(Ctx *c, const Compiled *m, const ModuleOpts *o,
+	                 FILE *src, FILE *hdr);
 	/* Load m and run it once: inputs and outputs in graph order, arena
 	 * of m->plan.arena_bytes.  NULL for targets that only write files. */
 	int (*run)(Ctx *c, const Compiled *m, const void *const *in,

@@ -558,7 +558,7 @@ static int emit_to_files(Ctx *c, Compiled *m, const Backend *be, const char *out
 		o.version = BURNCC_VERSION;
 		file_sha256(model, sha);
 		o.model_sha256 = sha[0] ? sha : NULL;
-		rc = be->emit_module(c, m, &o, of[0].f, of[1].f);
+		rc = (be->emit_host ? be->emit_host : be->emit_module)(c, m, &o, of[0].f, of[1].f);
 	}
 	for (int i = 0; i < n && !rc; i++)
 		rc = out_close(c, &of[i]);
@@ -844,9 +844,8 @@ int main(int argc, char **argv)
 		          "--emit=ptx: target cuda)", emit);
 	if (out && wasm_out_wanted(out) && strcmp(be->name, "wasm"))
 		die_usage("-o FILE.wasm is for --target wasm", out);
-	if (out && be->ext && strcmp(be->ext, "c"))
-		die_usage("-o writes a C module; this target has none yet (use "
-		          "--emit=ptx for the cuda target's PTX)", be->name);
+	if (out && be->ext && strcmp(be->ext, "c") && !be->emit_host)
+		die_usage("-o writes a C module; this target has none yet", be->name);
 	if (name) {
 		c_ident(name, prefix, sizeof prefix);
 		if (strcmp(prefix, name))

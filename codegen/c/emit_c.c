@@ -143,6 +143,18 @@ static int put_comment(FILE *f, const char *str)
 	return col;
 }
 
+static void put_source(FILE *f, const char *path);
+
+int emit_c_comment(FILE *f, const char *s)
+{
+	return put_comment(f, s);
+}
+
+void emit_c_source(FILE *f, const char *path)
+{
+	put_source(f, path);
+}
+
 /* The name shown for the model: its last path component, as comment text. */
 static void put_source(FILE *f, const char *path)
 {
@@ -313,6 +325,11 @@ static int includable(const char *s)
 		    (q[0] == '?' && q[1] == '?') || (q[0] == '/' && (q[1] == '/' || q[1] == '*')))
 			return 0;
 	return 1;
+}
+
+int emit_c_includable(const char *s)
+{
+	return includable(s);
 }
 
 /* The parameter identifier of a symbolic dim named name. */

@@ -59,6 +59,18 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 void emit_c_data(FILE *f, const char *id, const char *attr, int dtype,
                  const void *data, int64_t nb);
 
+/* Text from the model in a comment of generated C (or of PTX, which has
+ * C's comments): escaped so that it cannot end the comment, start a line
+ * or form a trigraph (emit_c.c says how); the caller puts no `*`, `/` or
+ * `?` right before or after it.  Returns the characters written. */
+int emit_c_comment(FILE *f, const char *s);
+/* " from NAME": the model file's last path component, as comment text. */
+void emit_c_source(FILE *f, const char *path);
+
+/* Whether s can stand in #include "s" (printable ASCII, no quote,
+ * backslash, trigraph or comment start). */
+int emit_c_includable(const char *s);
+
 /* Turn s into a C identifier (letters, digits, _; no leading digit). */
 void c_ident(const char *s, char *buf, size_t n);
 

@@ -47,6 +47,8 @@ typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent, *CUgraph, 
 	X(MemFree, "cuMemFree_v2", (CudaPtr)) \
 	X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CudaPtr, const void *, size_t)) \
 	X(MemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CudaPtr, size_t)) \
+	X(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", (CudaPtr, const void *, size_t, CUstream)) \
+	X(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", (void *, CudaPtr, size_t, CUstream)) \
 	X(MemsetD8, "cuMemsetD8_v2", (CudaPtr, unsigned char, size_t)) \
 	X(MemsetD8Async, "cuMemsetD8Async", (CudaPtr, unsigned char, size_t, CUstream)) \
 	X(StreamCreate, "cuStreamCreate", (CUstream *, unsigned)) \
@@ -469,6 +471,22 @@ int
 cuda_dtoh(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n)
 {
 	CUresult r = n ? d->MemcpyDtoH(dst, src, n) : 0;
+
+	return r ? cufail(c, d, r, "copy from the device") : BURN_OK;
+}
+
+int
+cuda_htod_async(Ctx *c, CudaDev *d, CudaPtr dst, const void *src, size_t n)
+{
+	CUresult r = n ? d->MemcpyHtoDAsync(dst, src, n, NULL) : 0;
+
+	return r ? cufail(c, d, r, "copy to the device") : BURN_OK;
+}
+
+int
+cuda_dtoh_async(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n)
+{
+	CUresult r = n ? d->MemcpyDtoHAsync(dst, src, n, NULL) : 0;
 
 	return r ? cufail(c, d, r, "copy from the device") : BURN_OK;
 }

@@ -79,6 +79,11 @@ int cuda_alloc(Ctx *c, CudaDev *d, size_t bytes, CudaPtr *out);
 void cuda_free(CudaDev *d, CudaPtr p);
 int cuda_htod(Ctx *c, CudaDev *d, CudaPtr dst, const void *src, size_t n);
 int cuda_dtoh(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n);
+/* The same queued on the default stream (host modules' run_async): the
+ * call may return before the copy is done, so src and dst stay valid
+ * until a cuda_sync. */
+int cuda_htod_async(Ctx *c, CudaDev *d, CudaPtr dst, const void *src, size_t n);
+int cuda_dtoh_async(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n);
 int cuda_memset0(Ctx *c, CudaDev *d, CudaPtr dst, size_t n);
 int cuda_dtod(Ctx *c, CudaDev *d, CudaPtr dst, CudaPtr src, size_t n);
 
