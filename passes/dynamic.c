@@ -68,7 +68,14 @@ enum BatchRule {
 	BR_GATHER,     /* data batched (axis != 0) or indices (axis 0) */
 	BR_UNSQUEEZE,  /* no new axis 0 */
 	BR_SQUEEZE,    /* axis 0 stays */
-	BR_EXPAND      /* the shape does not widen axis 0 */
+	BR_EXPAND,     /* the shape does not widen axis 0 */
+	BR_AXIS,       /* along one axis (attribute axis, or CumSum's input
+	                * 1), not axis 0; the other inputs unbatched */
+	BR_LAST2,      /* Trilu: over the last two axes, so rank >= 3 */
+	BR_PAD,        /* no padding on axis 0 */
+	BR_TILE,       /* repeats[0] = 1 */
+	BR_QUANT,      /* a scale per element of an axis other than 0 */
+	BR_GATHER_EL   /* GatherElements: data and indices batched, axis != 0 */
 };
 
 static const struct { int op, rule; } batch_rules[] = {
@@ -93,6 +100,12 @@ static const struct { int op, rule; } batch_rules[] = {
 	{ OP_Slice, BR_SLICE }, { OP_Split, BR_SPLIT }, { OP_Gather, BR_GATHER },
 	{ OP_Unsqueeze, BR_UNSQUEEZE }, { OP_Squeeze, BR_SQUEEZE },
 	{ OP_Expand, BR_EXPAND },
+	{ OP_ConvTranspose, BR_DATA0 }, { OP_DepthToSpace, BR_DATA0 },
+	{ OP_SpaceToDepth, BR_DATA0 },
+	{ OP_LpNormalization, BR_AXIS }, { OP_TopK, BR_AXIS },
+	{ OP_CumSum, BR_AXIS }, { OP_Trilu, BR_LAST2 }, { OP_Pad, BR_PAD },
+	{ OP_Tile, BR_TILE }, { OP_QuantizeLinear, BR_QUANT },
+	{ OP_DequantizeLinear, BR_QUANT }, { OP_GatherElements, BR_GATHER_EL },
 };
 
 static int
@@ -152,11 +165,23 @@ dyn_check_graph(Ctx *c, const Graph *g, int ndyn, const char *const *dyn,
 		inb[i] = v->rank > 0 && v->sym[0] && !strcmp(v->sym[0], dyn[0]);
 		tainted[g->in[i]] = inb[i];
 	}
+	/* a sequence bound to data holds its elements, graph inputs too */
+	for (int v = 0; v < g->nval; v++)
+		for (int e = 0; GV(g, v)->kind == VK_SEQ && e < GV(g, v)->nelem; e++)
+			if (GV(g, v)->elem[e] >= 0 && tainted[GV(g, v)->elem[e]])
+				tainted[v] = 1;
 	for (int i = 0; i < g->nnode && !rc; i++) {
 		const Node *n = &g->node[i];
 		int hit = 0;
 		if (n->dead)
 			continue;
+		/* a subgraph reads outer values by name, not as the node's
+		 * inputs: this walk does not follow the batch into it */
+		if (op_table[n->op].cls == OC_CONTROL) {
+			rc = refuse(c, g, n, dyn[0], "its subgraphs may read batched "
+			            "values, which this mode does not follow yet");
+			break;
+		}
 		for (int k = 0; k < n->nin; k++)
 			hit |= n->in[k] >= 0 && tainted[n->in[k]];
 		if (!hit)
@@ -433,6 +458,81 @@ rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 		    (m > 0 && names_axis0(l, m, x->rank)))
 			return refuse(c, g, n, dim, "it removes the batch axis");
 		return BURN_OK;
+	case BR_AXIS: {
+		int64_t a;
+		for (int k = 1; k < n->nin; k++)
+			if (input(g, n, k, b, &by), by)
+				return refuse(c, g, n, dim, "the batch reaches an input "
+				              "other than the data");
+		if (n->op == OP_CumSum) {
+			if (int_list(g, n, NULL, 1, l, 1) != 1)
+				return refuse(c, g, n, dim, "its axis is not a constant");
+			a = l[0];
+		} else {
+			a = attr_int(n, "axis", -1);
+		}
+		if (a == 0 || a == -(int64_t)x->rank)
+			return refuse(c, g, n, dim, "it works along the batch axis");
+		return BURN_OK;
+	}
+	case BR_LAST2:
+		for (int k = 1; k < n->nin; k++)
+			if (input(g, n, k, b, &by), by)
+				return refuse(c, g, n, dim, "its k depends on the data");
+		if (x->rank < 3)
+			return refuse(c, g, n, dim, "the batch is one of the two axes it "
+			              "works over");
+		return BURN_OK;
+	case BR_PAD: {
+		int64_t ax[BURN_MAX_RANK];
+		int na;
+		for (int k = 1; k < n->nin; k++)
+			if (input(g, n, k, b, &by), by)
+				return refuse(c, g, n, dim, "its pads depend on the data");
+		m = int_list(g, n, "pads", 1, l, 2 * BURN_MAX_RANK);
+		na = int_list(g, n, NULL, 3, ax, BURN_MAX_RANK);
+		if (na == -1)
+			for (na = 0; na < x->rank; na++)
+				ax[na] = na;
+		if (m < 0 || na < 0 || m != 2 * na)
+			return refuse(c, g, n, dim, "its pads are not constant");
+		for (int i = 0; i < na; i++)
+			if ((ax[i] == 0 || ax[i] == -(int64_t)x->rank) &&
+			    (l[i] != 0 || l[i + na] != 0))
+				return refuse(c, g, n, dim, "it pads the batch axis");
+		return BURN_OK;
+	}
+	case BR_TILE:
+		if (input(g, n, 1, b, &by), by)
+			return refuse(c, g, n, dim, "its repeats depend on the data");
+		if (int_list(g, n, NULL, 1, l, BURN_MAX_RANK) < 1 || l[0] != 1)
+			return refuse(c, g, n, dim, "it repeats along the batch axis");
+		return BURN_OK;
+	case BR_QUANT: {
+		int64_t a = attr_int(n, "axis", 1);
+		for (int k = 1; k < n->nin; k++)
+			if (input(g, n, k, b, &by), by)
+				return refuse(c, g, n, dim, "the batch reaches the scale or "
+				              "zero point");
+		y = input(g, n, 1, b, &by);
+		if (y && value_numel(y) != 1 && (a == 0 || a == -(int64_t)x->rank))
+			return refuse(c, g, n, dim, "its scales run along the batch "
+			              "axis");
+		return BURN_OK;
+	}
+	case BR_GATHER_EL: {
+		int64_t a = attr_int(n, "axis", 0);
+		y = input(g, n, 1, b, &by);
+		if (!bx || !by)
+			return refuse(c, g, n, dim, "the data or the indices lack the "
+			              "batch");
+		if (x->dim[0] != y->dim[0])
+			return refuse(c, g, n, dim, "a batched operand broadcasts along "
+			              "axis 0");
+		if (a == 0 || a == -(int64_t)x->rank)
+			return refuse(c, g, n, dim, "it gathers along the batch axis");
+		return BURN_OK;
+	}
 	case BR_EXPAND:
 		if (input(g, n, 1, b, &by), by)
 			return refuse(c, g, n, dim, "its shape depends on the data");

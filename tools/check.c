@@ -1015,42 +1015,39 @@ int check_run_once(Ctx *c, const Backend *be, const Compiled *m, const char *mod
 	return bad ? burn_fail(c, BURN_ERR_IO, "%s", res + 6) : BURN_OK;
 }
 
-/* --dynamic: make axis 0 of every graph input (in[i] the data of input i,
- * the frozen ones made constants) the dim DYN_DIM, and the declared
- * outputs' axis 0 unknown.  0, or 1 with "REFUSED: why" in res when the
- * inputs do not share a leading dim. */
+/* --dynamic: make axis 0 the dim DYN_DIM on the first graph input (in[i]
+ * the data of input i, the frozen ones made constants) and on every other
+ * input whose leading dim has the same size (the rest keep their shapes:
+ * weights, indices, scalars), and the declared outputs' axis 0 unknown.
+ * 0, or 1 with "REFUSED: why" in res when the first input has no leading
+ * axis. */
 static int dyn_setup(Graph *g, const Tensor *in, const char *frozen, int nin,
                      char *res, size_t n)
 {
 	int64_t d0 = -1;
 
-	for (int i = 0, j = 0; i < nin; i++) {
-		const Value *v;
+	for (int i = 0, j = 0; i < nin && j < g->nin; i++) {
+		Value *v;
 		if (frozen[i])
 			continue;
-		if (j >= g->nin)
-			break;
 		v = GV(g, g->in[j++]);
 		if (v->decl != VD_TENSOR || dtype_is_string(v->dtype) ||
 		    dtype_is_packed(v->dtype) || v->rank < 1) {
+			if (d0 >= 0)
+				continue;
 			snprintf(res, n, "REFUSED: input '%s' is not a numeric tensor with "
 			         "a leading axis", v->name);
 			return 1;
 		}
-		if (d0 >= 0 && in[i].dim[0] != d0) {
-			snprintf(res, n, "REFUSED: the inputs' leading dims differ (%lld "
-			         "and %lld at '%s')", (long long)d0, (long long)in[i].dim[0],
-			         v->name);
-			return 1;
-		}
-		d0 = in[i].dim[0];
+		if (d0 < 0)
+			d0 = in[i].dim[0];
+		if (in[i].dim[0] == d0)
+			v->sym[0] = DYN_DIM;
 	}
 	if (d0 < 0) {
 		snprintf(res, n, "REFUSED: no graph input left to batch");
 		return 1;
 	}
-	for (int j = 0; j < g->nin; j++)
-		GV(g, g->in[j])->sym[0] = DYN_DIM;
 	for (int i = 0; g->out_decl && i < g->nout; i++) {
 		if (g->out_decl[i].rank >= 1) {
 			g->out_decl[i].dim[0] = -1;
@@ -1058,6 +1055,14 @@ static int dyn_setup(Graph *g, const Tensor *in, const char *frozen, int nin,
 		}
 	}
 	return 0;
+}
+
+/* Whether graph input j of the compiled g has the dim DYN_DIM. */
+static int dyn_in(const Graph *g, int j)
+{
+	const Value *v = GV(g, g->in[j]);
+
+	return v->rank > 0 && v->sym[0] && !strcmp(v->sym[0], DYN_DIM);
 }
 
 /* Run the case in dir; writes "PASS" or "FAIL: reason" into res. */
@@ -1282,14 +1287,16 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			const Tensor *t = s > 0 ? &fin.t[i] : &in[i];
 			if (frozen[i])
 				continue;
+			if (o->dynamic && dyn_in(m->g, k)) {
+				if (dim >= 0 && t->dim[0] != dim) {
+					snprintf(res, n, "FAIL: data set %d: the batched inputs' "
+					         "leading dims differ", s);
+					goto out;
+				}
+				dim = t->dim[0];
+			}
 			ins[k] = t->data;
 			inb[k++] = t->nbytes;
-			if (o->dynamic && (t->rank < 1 || (dim >= 0 && t->dim[0] != dim))) {
-				snprintf(res, n, "FAIL: data set %d: the inputs' leading dims "
-				         "differ", s);
-				goto out;
-			}
-			dim = t->rank > 0 ? t->dim[0] : -1;
 		}
 		/* --dynamic: the dim is the inputs' leading dim, the outputs
 		 * sized for it */
