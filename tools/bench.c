@@ -22,6 +22,7 @@
 #include "tools/bench.h"
 #include "tools/compile.h"
 #include "codegen/target_iface.h"
+#include "tools/autotune.h"
 
 static int
 cmp_d(const void *a, const void *b)
@@ -31,24 +32,11 @@ cmp_d(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void
-fill(void *p, int dt, int64_t n, uint64_t *s)
-{
-	for (int64_t i = 0; i < n; i++) {
-		*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-		double u = (double)(*s >> 11) / 9007199254740992.0 * 6 - 3;
-		if (dt == DT_F32)
-			((float *)p)[i] = (float)u;
-		else if (dt == DT_F64)
-			((double *)p)[i] = u;
-	}
-}
-
 static int
 usage(void)
 {
 	fprintf(stderr, "usage: burncc bench MODEL.onnx --target T [--runs N] [--dim NAME=V ...]\n"
-	        "                    [--schedule KERNEL=STEPS | FILE ...] [--profile]\n");
+	        "                    [--schedule KERNEL=STEPS | FILE ...] [--profile] [--autotune]\n");
 	return 2;
 }
 
@@ -56,7 +44,7 @@ int
 bench_main(int argc, char **argv)
 {
 	const char *model = NULL, *target = "cuda";
-	int runs = 20, nbind = 0, rc = 1, profile = 0;
+	int runs = 20, nbind = 0, rc = 1, profile = 0, tune = 0;
 	DimBind bind[32];
 	const Backend *be;
 	Compiled *m = NULL;
@@ -64,7 +52,6 @@ bench_main(int argc, char **argv)
 	double *ms = NULL, *cp = NULL;
 	char dev[200] = "";
 	int64_t bytes = 0, big = 0;
-	uint64_t seed = 42;
 	KWant *want = NULL;
 	int nwant = 0;
 	Arena want_arena;
@@ -77,6 +64,8 @@ bench_main(int argc, char **argv)
 			target = argv[++i];
 		else if (!strcmp(argv[i], "--profile"))
 			profile = 1;
+		else if (!strcmp(argv[i], "--autotune"))
+			tune = 1;
 		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
 			runs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--dim") && i + 1 < argc && nbind < 32) {
@@ -114,25 +103,36 @@ bench_main(int argc, char **argv)
 	burn_ctx_init(&c, model);
 	{
 		CompileOpts o = { nbind, bind, 0, 0, be->target, 0, NULL, nwant, want };
+		if (tune) {
+			/* the schedules timed here (or found in the cache) */
+			TuneResult tr[64];
+			int ntr = 0;
+			if (burn_autotune(&c, model, &o, be, 10, &want_arena, &want, &nwant, tr, 64, &ntr))
+				goto fail;
+			for (int i = 0; i < ntr; i++) {
+				if (tr[i].candidates)
+					printf("autotune: %s: %s (%.4f ms; default %.4f ms; %d timed)\n",
+					       tr[i].kernel, tr[i].steps, tr[i].ms, tr[i].default_ms,
+					       tr[i].candidates);
+				else
+					printf("autotune: %s: %s (from the cache)\n", tr[i].kernel,
+					       tr[i].steps);
+			}
+			o.want = want;
+			o.nwant = nwant;
+		}
 		if (burn_compile_file(&c, model, &o, &m))
 			goto fail;
 	}
-	in = calloc((size_t)m->g->nin + 1, sizeof *in);
 	ms = calloc((size_t)runs, sizeof *ms);
 	cp = calloc((size_t)runs, sizeof *cp);
-	if (!in || !ms || !cp) {
-		fprintf(stderr, "burncc bench: out of memory\n");
+	if (!(in = bench_inputs(m)) || !ms || !cp) {
+		fprintf(stderr, "burncc bench: %s: an input without a static size, or out of "
+		        "memory\n", model);
 		goto out;
 	}
 	for (int i = 0; i < m->g->nin; i++) {
-		const Value *v = GV(m->g, m->g->in[i]);
-		int64_t nb = value_nbytes(v);
-		if (nb < 0 || !(in[i] = calloc((size_t)nb + 1, 1))) {
-			fprintf(stderr, "burncc bench: %s: input '%s': no static size or out of "
-			        "memory\n", model, v->name);
-			goto out;
-		}
-		fill(in[i], v->dtype, value_numel(v), &seed);
+		int64_t nb = value_nbytes(GV(m->g, m->g->in[i]));
 		bytes += nb;
 		big = nb > big ? nb : big;
 	}
@@ -184,10 +184,8 @@ bench_main(int argc, char **argv)
 fail:
 	fprintf(stderr, "burncc bench: %s\n", c.msg);
 out:
-	if (in && m)
-		for (int i = 0; i < m->g->nin; i++)
-			free(in[i]);
-	free(in);
+	if (m)
+		free_inputs(m, in);
 	free(ms);
 	free(cp);
 	if (m)

@@ -29,6 +29,7 @@
 #include "tools/train.h"
 #include "tools/run_model.h"
 #include "tools/bench.h"
+#include "tools/autotune.h"
 #include "tools/wasm_build.h"
 #ifdef BURN_HAVE_VULKAN
 #include "codegen/vulkan/spirv.h"
@@ -653,7 +654,7 @@ int main(int argc, char **argv)
 	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL, *entry = NULL;
 	const char *dump = getenv("BURNCC_DUMP");
 	const Backend *be = backend_list[0];
-	int stats = 0, verify = 0, no_fuse = 0, nbind = 0, ndyn = 0, freestanding = 0;
+	int stats = 0, autotune = 0, verify = 0, no_fuse = 0, nbind = 0, ndyn = 0, freestanding = 0;
 	int rng_counter = 0;
 	int blob = 0;                   /* --weights=blob */
 	const char *blob_file = NULL;   /* --weights-file FILE */
@@ -783,6 +784,8 @@ int main(int argc, char **argv)
 				arena_free(&want_arena);
 				return report(&sc);
 			}
+		} else if (!strcmp(a, "--autotune")) {
+			autotune = 1;
 		} else if (!strcmp(a, "--stats")) {
 			stats = 1;
 		} else if (!strcmp(a, "--verify")) {
@@ -869,6 +872,27 @@ int main(int argc, char **argv)
 		CompileOpts o = { nbind, bind, verify, no_fuse, be->target, ndyn, dyn,
 		                  nwant, want, rng_counter };
 		char *caret = NULL;
+		if (autotune) {
+			/* the mma schedules timed on this machine's GPU (or read
+			 * from the cache), then compiled as --schedule would */
+			TuneResult tr[64];
+			int ntr = 0;
+			if (dsl_is_script(model) || !be->profile)
+				die_usage("--autotune: an ONNX model for a target with a device "
+				          "timer (cuda)", be->name);
+			if (burn_autotune(&c, model, &o, be, 10, &want_arena, &want, &nwant, tr, 64,
+			                  &ntr)) {
+				free(bind);
+				arena_free(&want_arena);
+				readset_free(&rs);
+				return report(&c);
+			}
+			for (int t = 0; t < ntr; t++)
+				fprintf(stderr, "burncc: autotune: %s: %s%s\n", tr[t].kernel, tr[t].steps,
+				        tr[t].candidates ? "" : " (from the cache)");
+			o.nwant = nwant;
+			o.want = want;
+		}
 		if (dsl_is_script(model) ? dsl_compile_file(&c, model, entry, &o, &m, &caret) ||
 		                           burn_check_stack(&c, m, max_stack)
 		                         : burn_compile_file_bounded(&c, model, &o, max_stack, &m)) {
