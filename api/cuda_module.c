@@ -23,6 +23,11 @@ struct burn_cuda_state {
 	CudaPtr *argv;
 	const void *const *pend_in;  /* run_async's buffers, for wait's */
 	void *const *pend_out;       /* host copies */
+	CudaGraph *graph;        /* the launches, captured at the first run
+	                          * (the buffers are the state's, so it stays
+	                          * valid); NULL: not yet, or launched one by
+	                          * one ($BURNCC_CUDA_GRAPH=0) */
+	int nograph;
 };
 
 /* Everything state_open made, given back (a failed open leaves nothing
@@ -31,6 +36,7 @@ static void
 state_release(burn_cuda_state *s)
 {
 	if (s->d) {
+		cuda_graph_free(s->d, s->graph);
 		for (int i = 0; s->w && i < s->m->nweight; i++)
 			cuda_free(s->d, s->w[i]);
 		for (int i = 0; s->in && i < s->m->nin; i++)
@@ -46,6 +52,7 @@ state_release(burn_cuda_state *s)
 	s->argp = NULL;
 	s->arena = s->spill = 0;
 	s->mod = NULL;
+	s->graph = NULL;
 	s->open = 0;
 }
 
@@ -149,7 +156,59 @@ bind(burn_cuda_state *s, const burn_cuda_arg *a, CudaPtr *p)
 	            "tables are damaged)");
 }
 
-/* The inputs in, every launch, the outputs out (queued when async). */
+/* Every launch, in order, on the current queue. */
+static int
+launch_all(burn_cuda_state *s)
+{
+	const burn_cuda_module *m = s->m;
+	Ctx *c = &s->c;
+
+	for (int i = 0; i < m->nlaunch; i++) {
+		const burn_cuda_launch *l = &m->launch[i];
+		for (int a = 0; a < l->narg; a++) {
+			TRY(bind(s, &l->arg[a], &s->argv[a]));
+			s->argp[a] = &s->argv[a];
+		}
+		s->argv[l->narg] = s->spill;
+		s->argp[l->narg] = &s->argv[l->narg];
+		/* each kernel's local buffers start zeroed (render_ptx.h) */
+		if (l->spill_zero > 0)
+			TRY(cuda_memset0(c, s->d, s->spill, (size_t)l->spill_zero));
+		TRY(cuda_launch(c, s->d, s->mod, l->entry, l->grid, l->block, l->shared, s->argp));
+	}
+	return BURN_OK;
+}
+
+/* The launches as one CUDA graph: captured at the first run, replayed
+ * after (one submission instead of a launch a kernel: what a small model
+ * spends its time on).  A capture that fails falls back to launching. */
+static int
+launch_graph(burn_cuda_state *s)
+{
+	Ctx *c = &s->c;
+	int rc;
+
+	if (!s->graph && !s->nograph) {
+		const char *e = getenv("BURNCC_CUDA_GRAPH");
+		s->nograph = (e && *e == '0') || s->m->nlaunch < 2;
+		if (!s->nograph) {
+			rc = cuda_capture_begin(c, s->d);
+			if (!rc) {
+				int lr = launch_all(s);
+				rc = cuda_capture_end(c, s->d, !lr, &s->graph) || lr;
+			}
+			if (rc) {        /* launch one by one from now on */
+				s->nograph = 1;
+				s->graph = NULL;
+				c->code = BURN_OK;
+				c->msg[0] = 0;
+			}
+		}
+	}
+	return s->graph ? cuda_graph_launch(c, s->d, s->graph) : launch_all(s);
+}
+
+/* The inputs in, the launches, the outputs out (queued when async). */
 static int
 enqueue(burn_cuda_state *s, const void *const *in, void *const *out, int async)
 {
@@ -164,19 +223,7 @@ enqueue(burn_cuda_state *s, const void *const *in, void *const *out, int async)
 		TRY((async ? cuda_htod_async : cuda_htod)(c, s->d, s->in[i], in[i],
 		                                          (size_t)m->in_bytes[i]));
 	}
-	for (int i = 0; i < m->nlaunch; i++) {
-		const burn_cuda_launch *l = &m->launch[i];
-		for (int a = 0; a < l->narg; a++) {
-			TRY(bind(s, &l->arg[a], &s->argv[a]));
-			s->argp[a] = &s->argv[a];
-		}
-		s->argv[l->narg] = s->spill;
-		s->argp[l->narg] = &s->argv[l->narg];
-		/* each kernel's local buffers start zeroed (render_ptx.h) */
-		if (l->spill_zero > 0)
-			TRY(cuda_memset0(c, s->d, s->spill, (size_t)l->spill_zero));
-		TRY(cuda_launch(c, s->d, s->mod, l->entry, l->grid, l->block, l->shared, s->argp));
-	}
+	TRY(launch_graph(s));
 	for (int i = 0; i < m->nout; i++) {
 		const burn_cuda_output *o = &m->out[i];
 		if (!out[i] && o->bytes)
