@@ -59,6 +59,12 @@ typedef struct Backend {
 	 * of m->plan.arena_bytes.  NULL for targets that only write files. */
 	int (*run)(Ctx *c, const Compiled *m, const void *const *in,
 	           void *const *out, void *arena);
+	/* The same for a program with run-time dims (--dynamic-dim): dims[i]
+	 * the value of m->plan.dims[i], inputs and outputs sized for them,
+	 * arena the plan's at them (plan_arena_at; NULL: the target allocates
+	 * it).  NULL where the target runs static shapes only. */
+	int (*run_dims)(Ctx *c, const Compiled *m, const int64_t *dims,
+	                const void *const *in, void *const *out, void *arena);
 	/* Time m on its device (burncc bench): after an untimed run, `runs`
 	 * runs of the kernels alone (inputs resident), ms[i] each, measured
 	 * by the device's own clock; copy_ms[i]: the device copying the

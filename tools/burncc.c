@@ -167,7 +167,7 @@ static const char usage[] =
 "                   input (and of the inputs of that size) symbolic\n"
 "                   (--dynamic-dim), run with the data's value bound at\n"
 "                   run time; what the mode refuses prints as REFUSED,\n"
-"                   apart from failures (targets that write C)\n"
+"                   apart from failures (targets that write C, llvm)\n"
 "  --keep DIR       keep the generated files of each case under DIR\n"
 "  --target NAME    compile the cases for that target (default: c); a\n"
 "                   target that runs in process (gpu: the interpreter;\n"

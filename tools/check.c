@@ -599,28 +599,38 @@ static int bind_inputs(Ctx *c, Graph *g, const SetFiles *f)
 /* A target that runs in process (Backend.run; the gpu target: its
  * schedules run by the interpreter with GPU semantics) instead of writing
  * C: every data set through be->run, no C compiler involved. */
+static int dyn_in(const Graph *g, int j);
+static int dyn_bind_outputs(Graph *g, const char *dynout, int64_t dim,
+                            void **out, char *res, size_t n);
+
 static void run_sets_in_process(const Backend *be, Compiled *m, const char *dir,
                                 int nin, const Tensor *in0, const char *frozen,
                                 const RandOut *ro, SetFiles *fin, SetFiles *fout,
-                                Arena *a, Ctx *c, char *res, size_t n)
+                                Arena *a, Ctx *c, int dynamic, char *res, size_t n)
 {
 	char set[1024], why[600];
 	const void **in = calloc((size_t)m->g->nin + 1, sizeof *in);
 	void **out = calloc((size_t)m->g->nout + 1, sizeof *out);
+	char *dynout = calloc((size_t)m->g->nout + 1, 1);
 
-	if (!in || !out) {
+	if (!in || !out || !dynout) {
 		snprintf(res, n, "FAIL: out of memory");
 		goto done;
 	}
 	for (int i = 0; i < m->g->nout; i++) {
-		int64_t nb = value_nbytes(GV(m->g, m->g->out[i]));
-		if (nb < 0 || !(out[i] = calloc((size_t)nb + 1, 1))) {
+		const Value *v = GV(m->g, m->g->out[i]);
+		int64_t nb = value_nbytes(v);
+		/* --dynamic: the outputs of the dim get their sizes per data set */
+		dynout[i] = dynamic && v->rank > 0 && v->sym[0] &&
+		            !strcmp(v->sym[0], DYN_DIM);
+		if (!dynout[i] && (nb < 0 || !(out[i] = calloc((size_t)nb + 1, 1)))) {
 			snprintf(res, n, "FAIL: cannot allocate output %d", i);
 			goto done;
 		}
 	}
 	for (int s = 0;; s++) {
 		int k = 0, nout;
+		int64_t dim = -1;
 		snprintf(set, sizeof set, "%s/test_data_set_%d", dir, s);
 		if (!exists(set))
 			break;
@@ -647,12 +657,27 @@ static void run_sets_in_process(const Backend *be, Compiled *m, const char *dir,
 			}
 		}
 		for (int i = 0; i < nin; i++) {
+			const Tensor *t = s > 0 ? &fin->t[i] : &in0[i];
 			if (frozen[i])
 				continue;
-			in[k++] = s > 0 ? fin->t[i].data : in0[i].data;
+			if (dynamic && dyn_in(m->g, k)) {
+				if (dim >= 0 && t->dim[0] != dim) {
+					snprintf(res, n, "FAIL: data set %d: the batched inputs' "
+					         "leading dims differ", s);
+					goto done;
+				}
+				dim = t->dim[0];
+			}
+			in[k++] = t->data;
 		}
-		if (be->run(c, m, in, out, NULL))
+		if (dynamic) {
+			if (dyn_bind_outputs(m->g, dynout, dim, out, res, n))
+				goto done;
+			if (be->run_dims(c, m, &dim, in, out, NULL))
+				goto fail_ctx;
+		} else if (be->run(c, m, in, out, NULL)) {
 			goto fail_ctx;
+		}
 		for (int i = 0; i < nout; i++) {
 			const Tensor *e = &fout->t[i];
 			if (compare_out(ro, m->g, i, (const void *const *)out, e,
@@ -671,6 +696,7 @@ done:
 			free(out[i]);
 	free(out);
 	free(in);
+	free(dynout);
 }
 
 /* "FAIL: " and c's message into res; returns 1. */
@@ -1065,6 +1091,29 @@ static int dyn_in(const Graph *g, int j)
 	return v->rank > 0 && v->sym[0] && !strcmp(v->sym[0], DYN_DIM);
 }
 
+/* --dynamic, for one data set: the outputs with the dim (dynout[i]) get
+ * it bound to dim in g (what value_nbytes and the comparison read) and
+ * out[i] reallocated for that size.  0, or 1 with "FAIL: why" in res. */
+static int dyn_bind_outputs(Graph *g, const char *dynout, int64_t dim,
+                            void **out, char *res, size_t n)
+{
+	for (int i = 0; i < g->nout; i++) {
+		Value *v = GV(g, g->out[i]);
+		int64_t nb;
+		if (!dynout[i])
+			continue;
+		v->dim[0] = dim;
+		v->sym[0] = NULL;
+		free(out[i]);
+		nb = value_nbytes(v);
+		if (nb < 0 || !(out[i] = calloc((size_t)nb + 1, 1))) {
+			snprintf(res, n, "FAIL: cannot allocate output %d", i);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Run the case in dir; writes "PASS" or "FAIL: reason" into res. */
 static void run_case(const Opts *o, const char *dir, const char *wd,
                      char *res, size_t n)
@@ -1230,7 +1279,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	}
 	if (o->be->run) {
 		run_sets_in_process(o->be, m, dir, nin, in, frozen, ro, &fin, &fout, &a, &c,
-		                    res, n);
+		                    o->dynamic, res, n);
 		goto out; 	}
 	if (build_module(o->be, m, model, o->cc, o->harness, wd, &c, res, n))
 		goto out;
@@ -1300,20 +1349,8 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 		}
 		/* --dynamic: the dim is the inputs' leading dim, the outputs
 		 * sized for it */
-		for (int i = 0; o->dynamic && i < m->g->nout; i++) {
-			Value *v = GV(m->g, m->g->out[i]);
-			int64_t nb;
-			if (!dynout[i])
-				continue;
-			v->dim[0] = dim;
-			v->sym[0] = NULL;
-			free(outs[i]);
-			nb = value_nbytes(v);
-			if (nb < 0 || !(outs[i] = calloc((size_t)nb + 1, 1))) {
-				snprintf(res, n, "FAIL: cannot allocate output %d", i);
-				goto out;
-			}
-		}
+		if (o->dynamic && dyn_bind_outputs(m->g, dynout, dim, outs, res, n))
+			goto out;
 		if (run_built_dim(m, wd, o->dynamic ? dim : -1, ins, inb, outs, res, n))
 			goto out;
 		for (int i = 0; i < nout; i++) {
@@ -1679,13 +1716,13 @@ int check_main(int argc, char **argv)
 		        "nor --extreme so far\n");
 		return check_done(&o, cs, n, 2);
 	}
-	if (o.dynamic && (o.be->run || !o.be->emit_module)) {
-		fprintf(stderr, "burncc: check: --dynamic runs the generated C; target "
-		        "%s %s\n", o.be->name, o.be->run ? "runs in process, without "
-		        "run-time dims so far" : "does not write C");
+	if (o.dynamic && (o.be->run ? !o.be->run_dims : !o.be->emit_module)) {
+		fprintf(stderr, "burncc: check: --dynamic: target %s %s\n", o.be->name,
+		        o.be->run ? "runs in process, without run-time dims so far"
+		        : "neither writes C nor runs in process");
 		return check_done(&o, cs, n, 2);
 	}
-	if (o.dynamic && build_harness_src(o.cc, o.work, dyn_harness_src,
+	if (o.dynamic && !o.be->run && build_harness_src(o.cc, o.work, dyn_harness_src,
 	                                   sizeof dyn_harness_src - 1, o.harness,
 	                                   sizeof o.harness)) {
 		fprintf(stderr, "burncc: check: cannot build the harness with %s\n", o.cc);

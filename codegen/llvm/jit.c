@@ -679,16 +679,26 @@ int
 llvm_jit_run(Ctx *c, const LlvmJit *j, const Compiled *m, const void *const *in,
              void *const *out, void *arena)
 {
+	return llvm_jit_run_dims(c, j, m, NULL, in, out, arena);
+}
+
+int
+llvm_jit_run_dims(Ctx *c, const LlvmJit *j, const Compiled *m,
+                  const int64_t *dimv, const void *const *in, void *const *out,
+                  void *arena)
+{
 	const KProgram *p = &m->prog;
 	const Graph *g = m->g;
 	LaunchMem mem;
 	void **bufs = NULL, *own = NULL;
-	int64_t *dims = NULL;
+	int64_t *dims = NULL, abytes = m->plan.arena_bytes;
 	int maxb = 1, maxd = 1, rc = BURN_OK;
 
-	if (m->plan.ndims > 0)
+	if (m->plan.ndims > 0 && !dimv)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: dims known at run "
 		                 "time (bind them: --dim)");
+	if (m->plan.ndims > 0)
+		TRY(plan_arena_at(c, &m->plan, dimv, &abytes));
 	if (m->plan.nkernels != p->nkernel || !j || j->nkernel != p->nkernel)
 		return burn_fail(c, BURN_ERR_INTERNAL, "llvm: %d launches for %d kernels",
 		                 m->plan.nkernels, p->nkernel);
@@ -700,14 +710,14 @@ llvm_jit_run(Ctx *c, const LlvmJit *j, const Compiled *m, const void *const *in,
 	}
 	bufs = calloc((size_t)maxb, sizeof *bufs);
 	dims = calloc((size_t)maxd, sizeof *dims);
-	if (!arena && m->plan.arena_bytes > 0) {
-		size_t nb = ((size_t)m->plan.arena_bytes + BURN_ARENA_ALIGN - 1) /
+	if (!arena && abytes > 0) {
+		size_t nb = ((size_t)abytes + BURN_ARENA_ALIGN - 1) /
 		            BURN_ARENA_ALIGN * BURN_ARENA_ALIGN;
 		arena = own = aligned_alloc(BURN_ARENA_ALIGN, nb);
 		if (own)
 			memset(own, 0, nb);
 	}
-	if (!bufs || !dims || (!arena && m->plan.arena_bytes > 0)) {
+	if (!bufs || !dims || (!arena && abytes > 0)) {
 		rc = burn_fail(c, BURN_ERR_NOMEM, "llvm: out of memory");
 		goto done;
 	}
@@ -715,19 +725,19 @@ llvm_jit_run(Ctx *c, const LlvmJit *j, const Compiled *m, const void *const *in,
 		rc = burn_fail(c, BURN_ERR_INVALID, "llvm: arena misaligned");
 		goto done;
 	}
-	mem = (LaunchMem){in, out, arena, m->plan.arena_bytes};
+	mem = (LaunchMem){in, out, arena, abytes};
 	for (int k = 0; k < p->nkernel && !rc; k++) {
 		int skip = 0;
-		rc = launch_skip(c, g, &m->plan, &m->plan.launch[k], NULL, &mem, &skip);
+		rc = launch_skip(c, g, &m->plan, &m->plan.launch[k], dimv, &mem, &skip);
 		if (!rc && !skip)
 			rc = launch_bind(c, g, &m->plan, p->kernel[k], &m->plan.launch[k],
-			                 NULL, &mem, bufs, dims);
+			                 dimv, &mem, bufs, dims);
 		if (!rc && !skip)
 			j->fn[k](bufs, dims);
 	}
 	/* outputs no kernel wrote: constants and inputs passed through */
 	if (!rc)
-		rc = launch_passthrough(c, g, &m->plan, NULL, in, out);
+		rc = launch_passthrough(c, g, &m->plan, dimv, in, out);
 done:
 	free(bufs);
 	free(dims);
@@ -736,24 +746,32 @@ done:
 }
 
 /* The backend's run: compile (through the disk cache in
- * $BURNCC_CACHE_DIR when set: burncc check --cache-dir), run, free. */
+ * $BURNCC_CACHE_DIR when set: burncc check --cache-dir), run at dims
+ * (NULL: a program without run-time dims), free. */
 static int
-llvm_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
-         void *arena)
+llvm_run_dims(Ctx *c, const Compiled *m, const int64_t *dims,
+              const void *const *in, void *const *out, void *arena)
 {
 	LlvmJitOpts o = { .cache_dir = getenv("BURNCC_CACHE_DIR") };
 	LlvmJit *j;
 	int rc;
 
-	if (m->plan.ndims > 0)
+	if (m->plan.ndims > 0 && !dims)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: dims known at run "
 		                 "time (bind them: --dim)");
 	if (o.cache_dir && !*o.cache_dir)
 		o.cache_dir = NULL;
 	TRY(llvm_jit_compile_opts(c, &m->prog, &o, &j));
-	rc = llvm_jit_run(c, j, m, in, out, arena);
+	rc = llvm_jit_run_dims(c, j, m, dims, in, out, arena);
 	llvm_jit_free(j);
 	return rc;
+}
+
+static int
+llvm_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
+         void *arena)
+{
+	return llvm_run_dims(c, m, NULL, in, out, arena);
 }
 
 const Backend backend_llvm = {
@@ -764,4 +782,5 @@ const Backend backend_llvm = {
 	.ext = "ll",
 	.render_kernel = render_llvm_kernel,
 	.run = llvm_run,
+	.run_dims = llvm_run_dims,
 };

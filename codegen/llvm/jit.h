@@ -76,5 +76,11 @@ int llvm_jit_optimised_ir(Ctx *c, const KProgram *p, char **out);
  * for the call).  What the llvm backend's run does after compiling. */
 int llvm_jit_run(Ctx *c, const LlvmJit *j, const Compiled *m,
                  const void *const *in, void *const *out, void *arena);
+/* The same at run-time dims: dims[i] the value of m->plan.dims[i] (NULL
+ * when m has none), the arena m->plan's evaluated at them (plan_arena_at;
+ * NULL: allocated for the call). */
+int llvm_jit_run_dims(Ctx *c, const LlvmJit *j, const Compiled *m,
+                      const int64_t *dims, const void *const *in,
+                      void *const *out, void *arena);
 
 #endif
