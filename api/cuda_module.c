@@ -192,6 +192,7 @@ launch_graph(burn_cuda_state *s)
 		const char *e = getenv("BURNCC_CUDA_GRAPH");
 		s->nograph = (e && *e == '0') || s->m->nlaunch < 2;
 		if (!s->nograph) {
+			void *q = cuda_queue(s->d, NULL);   /* a capture has its own */
 			rc = cuda_capture_begin(c, s->d);
 			if (!rc) {
 				int lr = launch_all(s);
@@ -203,6 +204,7 @@ launch_graph(burn_cuda_state *s)
 				c->code = BURN_OK;
 				c->msg[0] = 0;
 			}
+			cuda_queue(s->d, q);
 		}
 	}
 	return s->graph ? cuda_graph_launch(c, s->d, s->graph) : launch_all(s);
@@ -279,15 +281,52 @@ burn_cuda_run(burn_cuda_state *s, const void *const *in, void *const *out)
 }
 
 int
-burn_cuda_run_async(burn_cuda_state *s, const void *const *in, void *const *out)
+burn_cuda_run_async(burn_cuda_state *s, void *stream, const void *const *in,
+                    void *const *out)
 {
+	void *q;
+	int rc;
+
 	TRY(start(s));
 	s->pend_in = NULL;
 	s->pend_out = NULL;
-	TRY(enqueue(s, in, out, 1));
+	q = cuda_queue(s->d, stream);
+	rc = enqueue(s, in, out, 1);
+	cuda_queue(s->d, q);
+	TRY(rc);
 	s->pend_in = in;
 	s->pend_out = out;
 	return BURN_OK;
+}
+
+int
+burn_cuda_stream_create(burn_cuda_state *s, void **stream)
+{
+	*stream = NULL;
+	TRY(start(s));
+	return cuda_stream_new(&s->c, s->d, stream);
+}
+
+void
+burn_cuda_stream_destroy(burn_cuda_state *s, void *stream)
+{
+	if (s && s->d)
+		cuda_stream_free(s->d, stream);
+}
+
+int
+burn_cuda_host_alloc(burn_cuda_state *s, size_t bytes, void **p)
+{
+	*p = NULL;
+	TRY(start(s));
+	return cuda_host_alloc(&s->c, s->d, bytes, p);
+}
+
+void
+burn_cuda_host_free(burn_cuda_state *s, void *p)
+{
+	if (s && s->d)
+		cuda_host_free(s->d, p);
 }
 
 int

@@ -87,13 +87,21 @@ int burn_cuda_open(const burn_cuda_module *m, burn_cuda_state **out);
  * outputs copied back; returns when the outputs are written.  in[i] and
  * out[i] hold in_bytes[i] and out[i].bytes bytes. */
 int burn_cuda_run(burn_cuda_state *s, const void *const *in, void *const *out);
-/* Enqueue the same on the device's queue and return at once: the inputs
- * are read and the outputs written by the time burn_cuda_wait returns,
- * so both must stay valid until then (the copies of pageable host memory
- * may make the driver wait for part of the work). */
-int burn_cuda_run_async(burn_cuda_state *s, const void *const *in, void *const *out);
-/* Wait for the work burn_cuda_run_async enqueued. */
+/* Enqueue the same on stream (a CUstream; NULL: the default stream)
+ * and return at once: the inputs are read and the outputs written by the
+ * time burn_cuda_wait returns, so both must stay valid until then.
+ * Copies of pinned host memory (burn_cuda_host_alloc) are asynchronous;
+ * of pageable memory the driver may wait for part of the work. */
+int burn_cuda_run_async(burn_cuda_state *s, void *stream, const void *const *in,
+                        void *const *out);
+/* Wait for the work burn_cuda_run_async enqueued (the whole device). */
 int burn_cuda_wait(burn_cuda_state *s);
+/* A stream of one's own, for burn_cuda_run_async (no CUDA headers
+ * needed), and pinned host memory for its inputs and outputs. */
+int burn_cuda_stream_create(burn_cuda_state *s, void **stream);
+void burn_cuda_stream_destroy(burn_cuda_state *s, void *stream);
+int burn_cuda_host_alloc(burn_cuda_state *s, size_t bytes, void **p);
+void burn_cuda_host_free(burn_cuda_state *s, void *p);
 /* The last failure's message ("" after success). */
 const char *burn_cuda_message(const burn_cuda_state *s);
 /* The device's buffers back to the pool, the module unloaded. */

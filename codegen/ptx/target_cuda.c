@@ -214,7 +214,7 @@ emit_header(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *h)
 		emit_c_comment(h, GV(g, g->out[i])->name);
 		fprintf(h, "\n");
 	}
-	fprintf(h, " */\n#ifndef %s_H_\n#define %s_H_\n#include <stdint.h>\n"
+	fprintf(h, " */\n#ifndef %s_H_\n#define %s_H_\n#include <stddef.h>\n#include <stdint.h>\n"
 	        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
 	        "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n"
 	        "#define %s_ARENA_BYTES 0   /* the arena is on the device */\n\n",
@@ -225,16 +225,24 @@ emit_header(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *h)
 	        P, g->nin ? g->nin : 1, P, g->nout ? g->nout : 1);
 	fprintf(h, "int %s_run(", P);
 	print_params(h, g);
-	fprintf(h, ");\nint %s_run_async(", P);
+	fprintf(h, ");\n/* stream: a CUstream (%s_stream_new makes one), NULL the default */\n"
+	        "int %s_run_async(void *stream, ", P, P);
 	print_params(h, g);
-	fprintf(h, ");\nint %s_run_async_v(const void *const *inputs, void *const *outputs);\n"
+	fprintf(h, ");\nint %s_run_async_v(void *stream, const void *const *inputs, "
+	        "void *const *outputs);\n"
 	        "int %s_wait(void);\n"
+	        "/* Pinned host memory (copies from and to it do not wait) and\n"
+	        " * streams, through libburn (no CUDA headers needed). */\n"
+	        "int %s_host_alloc(size_t bytes, void **p);\n"
+	        "void %s_host_free(void *p);\n"
+	        "int %s_stream_new(void **stream);\n"
+	        "void %s_stream_free(void *stream);\n"
 	        "/* As %s_run, the inputs and outputs as arrays in the order above;\n"
 	        " * arena is unused (NULL or anything: the C target's signature). */\n"
 	        "int %s_run_v(const void *const *inputs, void *const *outputs, void *arena);\n"
 	        "const char *%s_message(void);\n"
 	        "void %s_release(void);\n\n"
-	        "#ifdef __cplusplus\n}\n#endif\n#endif\n", P, P, P, P, P, P);
+	        "#ifdef __cplusplus\n}\n#endif\n#endif\n", P, P, P, P, P, P, P, P, P, P);
 	return ferror(h) ? burn_fail(c, BURN_ERR_IO, "write error") : BURN_OK;
 }
 
@@ -392,24 +400,32 @@ emit_host(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *f, FILE *h)
 	        "int\n%s_run_v(const void *const *inputs, void *const *outputs, void *arena)\n{\n"
 	        "\tint rc = %s_ready();\n\n\t(void)arena;\n"
 	        "\treturn rc ? rc : burn_cuda_run(%s_state, inputs, outputs);\n}\n\n"
-	        "int\n%s_run_async_v(const void *const *inputs, void *const *outputs)\n{\n"
+	        "int\n%s_run_async_v(void *stream, const void *const *inputs, void *const *outputs)\n{\n"
 	        "\tint rc = %s_ready();\n\n"
-	        "\treturn rc ? rc : burn_cuda_run_async(%s_state, inputs, outputs);\n}\n\n",
+	        "\treturn rc ? rc : burn_cuda_run_async(%s_state, stream, inputs, outputs);\n}\n\n",
 	        P, P, P, P, P, P, P, P, P, P);
 	for (int async = 0; async < 2; async++) {
 		fprintf(f, "int\n%s_run%s(", P, async ? "_async" : "");
+		if (async)
+			fprintf(f, "void *stream, ");
 		print_params(f, g);
 		fprintf(f, ")\n{\n");
 		print_arrays(f, g);
 		fprintf(f, "\tint rc = %s_ready();\n\n"
-		        "\treturn rc ? rc : burn_cuda_run%s(%s_state, in, out);\n}\n\n",
-		        P, async ? "_async" : "", P);
+		        "\treturn rc ? rc : burn_cuda_run%s(%s_state, %sin, out);\n}\n\n",
+		        P, async ? "_async" : "", P, async ? "stream, " : "");
 	}
 	fprintf(f, "int\n%s_wait(void)\n{\n\treturn %s_state ? burn_cuda_wait(%s_state) : 0;\n}\n\n"
 	        "const char *\n%s_message(void)\n{\n"
 	        "\treturn %s_state ? burn_cuda_message(%s_state) : \"\";\n}\n\n"
-	        "void\n%s_release(void)\n{\n\tburn_cuda_close(%s_state);\n\t%s_state = NULL;\n}\n",
-	        P, P, P, P, P, P, P, P, P);
+	        "void\n%s_release(void)\n{\n\tburn_cuda_close(%s_state);\n\t%s_state = NULL;\n}\n\n"
+	        "int\n%s_host_alloc(size_t bytes, void **p)\n{\n\tint rc = %s_ready();\n\n"
+	        "\t*p = NULL;\n\treturn rc ? rc : burn_cuda_host_alloc(%s_state, bytes, p);\n}\n\n"
+	        "void\n%s_host_free(void *p)\n{\n\tburn_cuda_host_free(%s_state, p);\n}\n\n"
+	        "int\n%s_stream_new(void **stream)\n{\n\tint rc = %s_ready();\n\n"
+	        "\t*stream = NULL;\n\treturn rc ? rc : burn_cuda_stream_create(%s_state, stream);\n}\n\n"
+	        "void\n%s_stream_free(void *stream)\n{\n\tburn_cuda_stream_destroy(%s_state, stream);\n}\n",
+	        P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
 	if (ferror(f))
 		rc = burn_fail(c, BURN_ERR_IO, "write error");
 out:

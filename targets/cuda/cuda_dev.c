@@ -52,6 +52,9 @@ typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent, *CUgraph, 
 	X(MemsetD8, "cuMemsetD8_v2", (CudaPtr, unsigned char, size_t)) \
 	X(MemsetD8Async, "cuMemsetD8Async", (CudaPtr, unsigned char, size_t, CUstream)) \
 	X(StreamCreate, "cuStreamCreate", (CUstream *, unsigned)) \
+	X(StreamDestroy, "cuStreamDestroy_v2", (CUstream)) \
+	X(MemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned)) \
+	X(MemFreeHost, "cuMemFreeHost", (void *)) \
 	X(StreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream, int)) \
 	X(StreamEndCapture, "cuStreamEndCapture", (CUstream, CUgraph *)) \
 	X(GraphInstantiate, "cuGraphInstantiateWithFlags", (CUgraphExec *, CUgraph, \
@@ -478,7 +481,7 @@ cuda_dtoh(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n)
 int
 cuda_htod_async(Ctx *c, CudaDev *d, CudaPtr dst, const void *src, size_t n)
 {
-	CUresult r = n ? d->MemcpyHtoDAsync(dst, src, n, NULL) : 0;
+	CUresult r = n ? d->MemcpyHtoDAsync(dst, src, n, d->cur) : 0;
 
 	return r ? cufail(c, d, r, "copy to the device") : BURN_OK;
 }
@@ -486,9 +489,52 @@ cuda_htod_async(Ctx *c, CudaDev *d, CudaPtr dst, const void *src, size_t n)
 int
 cuda_dtoh_async(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n)
 {
-	CUresult r = n ? d->MemcpyDtoHAsync(dst, src, n, NULL) : 0;
+	CUresult r = n ? d->MemcpyDtoHAsync(dst, src, n, d->cur) : 0;
 
 	return r ? cufail(c, d, r, "copy from the device") : BURN_OK;
+}
+
+void *
+cuda_queue(CudaDev *d, void *stream)
+{
+	void *old = d->cur;
+
+	d->cur = stream;
+	return old;
+}
+
+int
+cuda_stream_new(Ctx *c, CudaDev *d, void **out)
+{
+	CUstream st = NULL;
+	CUresult r = d->StreamCreate(&st, 0);
+
+	*out = st;
+	return r ? cufail(c, d, r, "creating a stream") : BURN_OK;
+}
+
+void
+cuda_stream_free(CudaDev *d, void *stream)
+{
+	if (stream && !d->lost)
+		d->StreamDestroy(stream);
+}
+
+int
+cuda_host_alloc(Ctx *c, CudaDev *d, size_t n, void **out)
+{
+	CUresult r = d->MemHostAlloc(out, n ? n : 1, 0);
+
+	if (r)
+		*out = NULL;
+	return r ? cufail(c, d, r, "allocating pinned host memory") : BURN_OK;
+}
+
+void
+cuda_host_free(CudaDev *d, void *p)
+{
+	if (p)
+		d->MemFreeHost(p);
 }
 
 int
@@ -555,7 +601,7 @@ cuda_capture_end(Ctx *c, CudaDev *d, int ok, CudaGraph **out)
 int
 cuda_graph_launch(Ctx *c, CudaDev *d, CudaGraph *g)
 {
-	CUresult r = d->GraphLaunch(g->x, NULL);
+	CUresult r = d->GraphLaunch(g->x, d->cur);
 
 	return r ? cufail(c, d, r, "launching the model's graph") : BURN_OK;
 }

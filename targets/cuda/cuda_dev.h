@@ -79,12 +79,24 @@ int cuda_alloc(Ctx *c, CudaDev *d, size_t bytes, CudaPtr *out);
 void cuda_free(CudaDev *d, CudaPtr p);
 int cuda_htod(Ctx *c, CudaDev *d, CudaPtr dst, const void *src, size_t n);
 int cuda_dtoh(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n);
-/* The same queued on the default stream (host modules' run_async): the
- * call may return before the copy is done, so src and dst stay valid
- * until a cuda_sync. */
+/* The same queued on the current queue (cuda_queue; host modules'
+ * run_async): the call may return before the copy is done, so src and
+ * dst stay valid until a cuda_sync. */
 int cuda_htod_async(Ctx *c, CudaDev *d, CudaPtr dst, const void *src, size_t n);
 int cuda_dtoh_async(Ctx *c, CudaDev *d, void *dst, CudaPtr src, size_t n);
 int cuda_memset0(Ctx *c, CudaDev *d, CudaPtr dst, size_t n);
+
+/* Queues: cuda_queue makes stream (a CUstream; NULL: the default
+ * stream) the one later launches, memsets, async copies and graph
+ * launches go to, and returns the one before (not during a capture).
+ * cuda_stream_new / _free make and drop a stream of one's own. */
+void *cuda_queue(CudaDev *d, void *stream);
+int cuda_stream_new(Ctx *c, CudaDev *d, void **out);
+void cuda_stream_free(CudaDev *d, void *stream);
+/* Pinned (page-locked) host memory: copies from and to it are truly
+ * asynchronous.  Returns status. */
+int cuda_host_alloc(Ctx *c, CudaDev *d, size_t n, void **out);
+void cuda_host_free(CudaDev *d, void *p);
 int cuda_dtod(Ctx *c, CudaDev *d, CudaPtr dst, CudaPtr src, size_t n);
 
 /* Run work(c, arg), which enqueues, between two events on the default

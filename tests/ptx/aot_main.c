@@ -3,8 +3,9 @@
  * (ctest cuda_aot, tests/ptx/aot.sh): model_run_v on the inputs in the
  * files named first, again (the module's device buffers reused: the
  * same bytes), then model_run_async_v + model_wait on the same
- * inputs (the same bytes again); the outputs go to the files named
- * after.  Exit 77 when the run says there is no CUDA driver or GPU.
+ * inputs, on the default stream and then on a stream of its own from
+ * and to pinned memory (the same bytes again); the outputs go to the
+ * files named after.  Exit 77 when the run says there is no CUDA driver or GPU.
  *
  *     ./run in0.bin ... out0.bin ...
  */
@@ -64,7 +65,7 @@ main(int argc, char **argv)
 		}
 	for (int i = 0; i < MODEL_NUM_OUTPUTS; i++)
 		memset(again[i], 0xff, (size_t)model_output_bytes[i]);
-	if ((rc = model_run_async_v(in, again)) || (rc = model_wait())) {
+	if ((rc = model_run_async_v(NULL, in, again)) || (rc = model_wait())) {
 		fprintf(stderr, "run_async: status %d: %s\n", rc, model_message());
 		return 1;
 	}
@@ -73,6 +74,39 @@ main(int argc, char **argv)
 			fprintf(stderr, "output %d: run_async + wait differs from run\n", i);
 			return 1;
 		}
+	/* on a stream of its own, from and to pinned memory */
+	{
+		void *st = NULL, *pin[MODEL_NUM_INPUTS + MODEL_NUM_OUTPUTS + 1];
+		int k = 0;
+		if ((rc = model_stream_new(&st))) {
+			fprintf(stderr, "stream_new: status %d: %s\n", rc, model_message());
+			return 1;
+		}
+		for (int i = 0; i < MODEL_NUM_INPUTS + MODEL_NUM_OUTPUTS && !rc; i++, k++) {
+			int64_t n = i < MODEL_NUM_INPUTS ? model_input_bytes[i]
+			                                 : model_output_bytes[i - MODEL_NUM_INPUTS];
+			if ((rc = model_host_alloc((size_t)n, &pin[i])))
+				break;
+			if (i < MODEL_NUM_INPUTS)
+				memcpy(pin[i], in[i], (size_t)n);
+			else
+				memset(pin[i], 0xff, (size_t)n);
+		}
+		if (rc || (rc = model_run_async_v(st, (const void *const *)pin,
+		                                  pin + MODEL_NUM_INPUTS)) ||
+		    (rc = model_wait())) {
+			fprintf(stderr, "run_async on a stream: status %d: %s\n", rc, model_message());
+			return 1;
+		}
+		for (int i = 0; i < MODEL_NUM_OUTPUTS; i++)
+			if (memcmp(out[i], pin[MODEL_NUM_INPUTS + i], (size_t)model_output_bytes[i])) {
+				fprintf(stderr, "output %d: run_async on a stream differs from run\n", i);
+				return 1;
+			}
+		for (int i = 0; i < k; i++)
+			model_host_free(pin[i]);
+		model_stream_free(st);
+	}
 	for (int i = 0; i < MODEL_NUM_OUTPUTS; i++) {
 		FILE *f = fopen(argv[1 + MODEL_NUM_INPUTS + i], "wb");
 		if (!f || fwrite(out[i], (size_t)model_output_bytes[i], 1, f) != 1 || fclose(f))

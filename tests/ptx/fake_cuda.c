@@ -65,3 +65,6 @@ int cuStreamCreate(void**s,unsigned f){*s=(void*)1;return 0;}
 int cuStreamEndCapture(void*s,void**g){*g=(void*)1;return 0;}
 int cuMemcpyHtoDAsync_v2(P d,const void*s,size_t n,void*st){memcpy((void*)d,s,n);return 0;}
 int cuMemcpyDtoHAsync_v2(void*d,P s,size_t n,void*st){memcpy(d,(void*)s,n);return 0;}
+int cuStreamDestroy_v2(void*s){return 0;}
+int cuMemHostAlloc(void**p,size_t n,unsigned f){*p=malloc(n);return *p?0:2;}
+int cuMemFreeHost(void*p){free(p);return 0;}
