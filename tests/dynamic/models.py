@@ -6,6 +6,8 @@ outputs) and on a stacked batch of 3 items (each item's output must be what
 that item alone gives at N=1).
 
   models.py BURNCC MODELS WORK [TARGET] [--seed-bug]
+  models.py --make-only MODELS WORK   only write WORK/NAME/model.onnx
+                                      (bench/dynamic.sh)
 
 The ONNX files fix their batch (mlp 4, lenet 2, squeezenet1_1 1, bert_tiny
 2); this script makes it symbolic (axis 0 of every input and output becomes
@@ -209,6 +211,12 @@ def one(burncc, models, work, name, target, seed_bug):
 
 
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--make-only":
+        for name in ("mlp", "lenet", "squeezenet1_1", "bert_tiny"):
+            os.makedirs(os.path.join(sys.argv[3], name), exist_ok=True)
+            make_model(os.path.join(sys.argv[2], name),
+                       os.path.join(sys.argv[3], name, "model.onnx"))
+        return 0
     if len(sys.argv) < 4:
         print(__doc__)
         return 2
