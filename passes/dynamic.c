@@ -75,7 +75,10 @@ enum BatchRule {
 	BR_PAD,        /* no padding on axis 0 */
 	BR_TILE,       /* repeats[0] = 1 */
 	BR_QUANT,      /* a scale per element of an axis other than 0 */
-	BR_GATHER_EL   /* GatherElements: data and indices batched, axis != 0 */
+	BR_GATHER_EL,  /* GatherElements: data and indices batched, axis != 0 */
+	BR_ATTN,       /* Attention: Q, K, V batched; a mask or cache input
+	                * batched alike or broadcast along axis 0 */
+	BR_RESIZE      /* Resize: scale 1 on axis 0, no size given for it */
 };
 
 static const struct { int op, rule; } batch_rules[] = {
@@ -106,6 +109,8 @@ static const struct { int op, rule; } batch_rules[] = {
 	{ OP_CumSum, BR_AXIS }, { OP_Trilu, BR_LAST2 }, { OP_Pad, BR_PAD },
 	{ OP_Tile, BR_TILE }, { OP_QuantizeLinear, BR_QUANT },
 	{ OP_DequantizeLinear, BR_QUANT }, { OP_GatherElements, BR_GATHER_EL },
+	{ OP_RMSNormalization, BR_LAYERNORM }, { OP_Attention, BR_ATTN },
+	{ OP_Resize, BR_RESIZE },
 };
 
 static int
@@ -532,6 +537,48 @@ rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 		if (a == 0 || a == -(int64_t)x->rank)
 			return refuse(c, g, n, dim, "it gathers along the batch axis");
 		return BURN_OK;
+	}
+	case BR_ATTN:
+		for (int k = 0; k < n->nin; k++) {
+			const Value *v = input(g, n, k, b, &by);
+			if (!v || value_numel(v) == 0)
+				continue;
+			if (k < 3 && !by)
+				return refuse(c, g, n, dim, "Q, K or V lacks the batch");
+			if (by && (v->rank < 1 || v->dim[0] != o->dim[0]))
+				return refuse(c, g, n, dim, "a batched operand broadcasts "
+				              "along axis 0");
+			if (!by && v->rank >= 4 && v->dim[0] != 1)
+				return refuse(c, g, n, dim, "an operand without the batch "
+				              "has an axis 0 of its own");
+		}
+		return BURN_OK;
+	case BR_RESIZE: {
+		const Value *sc = input(g, n, 2, b, &by);
+		const Value *sz = input(g, n, 3, b, &by);
+		int a0 = 0;   /* the position of axis 0 in scales or sizes */
+		for (int k = 1; k < n->nin; k++)
+			if (input(g, n, k, b, &by), by)
+				return refuse(c, g, n, dim, "its scales or sizes depend on "
+				              "the data");
+		if (g->opset < 11 || !strcmp(attr_str(n, "coordinate_transformation_mode",
+		                                      ""), "tf_crop_and_resize"))
+			return refuse(c, g, n, dim, "only Resize-11 and later, without "
+			              "tf_crop_and_resize, so far");
+		m = int_list(g, n, "axes", -1, l, BURN_MAX_RANK);
+		if (m > 0) {
+			a0 = -1;
+			for (int i = 0; i < m; i++)
+				if (l[i] == 0 || l[i] == -(int64_t)x->rank)
+					a0 = i;
+		}
+		if (a0 < 0)
+			return BURN_OK;   /* axis 0 not resized */
+		if (sc && value_numel(sc) > a0 && sc->data &&
+		    value_get_f(sc, a0) == 1.0 && (!sz || value_numel(sz) == 0))
+			return BURN_OK;
+		return refuse(c, g, n, dim, "it resizes the batch axis (or gives "
+		              "its size)");
 	}
 	case BR_EXPAND:
 		if (input(g, n, 1, b, &by), by)
