@@ -48,7 +48,8 @@ burn_ctx_create(const burn_options *o, burn_ctx **out)
 		ctx->opt = *o;
 	if (ctx->opt.max_pending <= 0)
 		ctx->opt.max_pending = 4096;
-	if (ctx->opt.memory_cap < 0 || ctx->opt.threads < 0 || ctx->opt.cache_bytes < 0) {
+	if (ctx->opt.memory_cap < 0 || ctx->opt.threads < 0 || ctx->opt.cache_bytes < 0 ||
+	    (ctx->opt.device != BURN_DEVICE_CPU && ctx->opt.device != BURN_DEVICE_CUDA)) {
 		free(ctx);
 		return BURN_STATUS_INVALID;
 	}
@@ -236,7 +237,7 @@ burn_dtype burn_tensor_dtype(const burn_tensor *t) { return t ? (burn_dtype)t->d
 int burn_tensor_rank(const burn_tensor *t) { return t ? t->rank : -1; }
 const int64_t *burn_tensor_dims(const burn_tensor *t) { return t ? t->dim : NULL; }
 int64_t burn_tensor_numel(const burn_tensor *t) { return t ? t->numel : -1; }
-burn_device burn_tensor_device(const burn_tensor *t) { return BURN_DEVICE_CPU; }
+burn_device burn_tensor_device(const burn_tensor *t) { return t->ctx->opt.device; }
 
 int
 burn_tensor_symbolic(const burn_tensor *t)

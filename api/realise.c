@@ -71,6 +71,8 @@ struct Prog {
 	uint64_t *sig;
 	Compiled *m;
 	LlvmJit *jit;
+	const Backend *dev;  /* a device target that runs m itself (cuda:
+	                      * Backend.run), or NULL: the kernels here */
 	int nkernel, maxbuf;
 	KBind *kb;
 	int nin, nout;
@@ -589,7 +591,8 @@ bindings(burn_ctx *ctx, Prog *p, int nn)
 static int
 compile(burn_ctx *ctx, int nout, int nn, int nleaf, int nsig, uint64_t hash, Prog **out)
 {
-	const Backend *be = backend_find(EAGER_TARGET);
+	const Backend *be = backend_find(ctx->opt.device == BURN_DEVICE_CUDA ? "cuda"
+	                                                                     : EAGER_TARGET);
 	CompileOpts o = { 0 };
 #ifdef BURN_HAVE_LLVM
 	LlvmJitOpts jo = { 0 };
@@ -602,8 +605,9 @@ compile(burn_ctx *ctx, int nout, int nn, int nleaf, int nsig, uint64_t hash, Pro
 	int rc;
 
 	*out = NULL;
-	if (!be)
-		return burn_fail(&ctx->c, BURN_ERR_INTERNAL, "no %s target", EAGER_TARGET);
+	if (!be || (ctx->opt.device == BURN_DEVICE_CUDA && !be->run))
+		return burn_fail(&ctx->c, BURN_ERR_INTERNAL, "no %s target",
+		                 ctx->opt.device == BURN_DEVICE_CUDA ? "cuda" : EAGER_TARGET);
 	TRY(cut_graph(ctx, nout, nn, nleaf, -1, NULL, &g));
 	if (!(p = calloc(1, sizeof *p)) ||
 	    !(p->sig = malloc(sizeof *p->sig * (size_t)nsig))) {
@@ -620,11 +624,13 @@ compile(burn_ctx *ctx, int nout, int nn, int nleaf, int nsig, uint64_t hash, Pro
 	rc = burn_compile_graph(&ctx->c, g, &o, &p->m);
 	/* burn_options.cache_dir NULL is the default directory ("" to the
 	 * JIT), "" no disk cache (NULL to the JIT) */
+	if (ctx->opt.device == BURN_DEVICE_CUDA)
+		p->dev = be;    /* the driver's JIT loads the PTX at the first run */
 #ifdef BURN_HAVE_LLVM
 	jo.cache_dir = !ctx->opt.cache_dir ? "" : *ctx->opt.cache_dir ?
 	               ctx->opt.cache_dir : NULL;
 	jo.cache_max_bytes = ctx->opt.cache_bytes;
-	if (!rc)
+	if (!rc && !p->dev)
 		rc = llvm_jit_compile_opts(&ctx->c, &p->m->prog, &jo, &p->jit);
 #endif
 	ctx->c.file = NULL;
@@ -728,6 +734,15 @@ api_prog_exec(burn_ctx *ctx, Prog *p, void **in, void **outp)
 	void *bufs[64], **bp = bufs;
 	int rc = BURN_OK;
 
+	if (p->dev) {
+		/* the device's run: inputs copied in, the launches, the
+		 * outputs (and those no kernel wrote) copied back */
+		TRY(p->dev->run(&ctx->c, p->m, (const void *const *)in, outp, NULL));
+		ctx->st.syncs++;
+		ctx->st.kernels_run += p->nkernel;
+		ctx->st.last_kernels = p->nkernel;
+		return BURN_OK;
+	}
 	if (p->maxbuf > 64 && !(bp = calloc((size_t)p->maxbuf + 1, sizeof *bp)))
 		return burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory");
 	if (p->arena_bytes > ctx->scratch_bytes) {

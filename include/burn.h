@@ -70,6 +70,11 @@ typedef enum burn_dtype {
 
 typedef enum burn_device {
 	BURN_DEVICE_CPU = 0,         /* the llvm target, on the host */
+	BURN_DEVICE_CUDA = 1,        /* the cuda target on an NVIDIA GPU: the
+	                              * same fused programs as PTX, run through
+	                              * the driver (libcuda.so.1, opened at the
+	                              * first sync); tensors stay in host
+	                              * memory and are copied at each sync */
 } burn_device;
 
 /* ---- contexts ------------------------------------------------------ */
@@ -85,6 +90,7 @@ typedef struct burn_options {
 	int64_t cache_bytes;     /* disk cache size before eviction; 0: 256 MiB */
 	int max_pending;         /* pending nodes that force a sync; 0: 4096 */
 	int no_fuse;             /* one kernel per op (for comparisons) */
+	burn_device device;      /* where the realised programs run */
 } burn_options;
 
 /* o may be NULL (all defaults).  On failure *out is NULL; a context that
