@@ -22,6 +22,7 @@ static const int mma_cand[][6] = {
 	{ 256, 128, 32, 4, 2, 3 },
 	{ 64, 128, 32, 2, 2, 4 },
 	{ 128, 64, 32, 2, 2, 4 },
+	{ 128, 64, 64, 2, 2, 3 },
 };
 enum { NCAND = sizeof mma_cand / sizeof mma_cand[0] };
 
