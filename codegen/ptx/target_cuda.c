@@ -199,20 +199,17 @@ emit_header(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *h)
 	        " * buffers between runs; %s_release gives them back.\n"
 	        " *\n * Inputs:\n",
 	        P, P, P, P, P, P);
-	for (int i = 0; i < g->nin; i++) {
-		char id[160];
-		param_name(g, 0, i, id, sizeof id);
-		fprintf(h, " *     %-12s %-10s ", id, dtype_ctype(GV(g, g->in[i])->dtype));
-		emit_c_comment(h, GV(g, g->in[i])->name);
-		fprintf(h, "\n");
-	}
-	fprintf(h, " * Outputs:\n");
-	for (int i = 0; i < g->nout; i++) {
-		char id[160];
-		param_name(g, 1, i, id, sizeof id);
-		fprintf(h, " *     %-12s %-10s ", id, dtype_ctype(GV(g, g->out[i])->dtype));
-		emit_c_comment(h, GV(g, g->out[i])->name);
-		fprintf(h, "\n");
+	for (int out = 0; out < 2; out++) {
+		const int *vals = out ? g->out : g->in;
+		if (out)
+			fprintf(h, " * Outputs:\n");
+		for (int i = 0; i < (out ? g->nout : g->nin); i++) {
+			char id[160];
+			param_name(g, out, i, id, sizeof id);
+			fprintf(h, " *     %-12s %-10s ", id, dtype_ctype(GV(g, vals[i])->dtype));
+			emit_c_comment(h, GV(g, vals[i])->name);
+			fprintf(h, "\n");
+		}
 	}
 	fprintf(h, " */\n#ifndef %s_H_\n#define %s_H_\n#include <stddef.h>\n#include <stdint.h>\n"
 	        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
