@@ -572,6 +572,37 @@ static int grad_logsoftmax(AD *a, const Node *n, const int *gout, int *gin)
 	return BURN_OK;
 }
 
+/* x normalised over the axes of mask, cnt elements each (LayerNorm's
+ * and training-mode BatchNorm's statistics): mean, xc = x - mean, rstd =
+ * 1/sqrt(mean(xc^2) + eps) (the population variance), xh = xc rstd; mean
+ * and rstd keep the reduced axes (size 1). */
+typedef struct Norm {
+	int mean, xc, rstd, xh;
+} Norm;
+
+static Norm normalise(AD *a, int x, unsigned mask, int64_t cnt, double eps)
+{
+	Norm s;
+
+	s.mean = mulk(a, ad_rsum(a, x, mask, 1), 1.0 / (double)cnt);
+	s.xc = sub(a, x, s.mean);
+	s.rstd = ad_op1(a, OP_Reciprocal, ad_op1(a, OP_Sqrt,
+	                addk(a, mulk(a, ad_rsum(a, mul(a, s.xc, s.xc), mask, 1),
+	                             1.0 / (double)cnt), eps)));
+	s.xh = mul(a, s.xc, s.rstd);
+	return s;
+}
+
+/* The gradient through xh of normalise's s, given gxh (the gradient of
+ * xh): rstd (gxh - mean(gxh) - xh mean(gxh xh)), means over mask. */
+static int normalise_grad(AD *a, const Norm *s, int gxh, unsigned mask, int64_t cnt)
+{
+	int m1 = mulk(a, ad_rsum(a, gxh, mask, 1), 1.0 / (double)cnt);
+	int m2 = mulk(a, ad_rsum(a, mul(a, gxh, s->xh), mask, 1), 1.0 / (double)cnt);
+
+	return mul(a, s->rstd, sub(a, sub(a, gxh, m1), mul(a, s->xh, m2)));
+}
+
 /*
  * LayerNormalization over the axes from `axis` on (N elements each):
  * xc = x - mean, rstd = 1/sqrt(mean(xc^2) + eps), xh = xc rstd,
@@ -586,27 +617,20 @@ static int grad_layernorm(AD *a, const Node *n, const int *gout, int *gin)
 	int64_t ax = attr_int(n, "axis", -1), cnt;
 	double eps = attr_float(n, "epsilon", 1e-5);
 	unsigned mask = 0;
-	int mean, xc, rstd, xh, gx = -1;
+	int gx = -1;
+	Norm s;
 
 	if (ax < 0)
 		ax += r;
 	for (int i = (int)ax; i < r; i++)
 		mask |= 1u << i;
 	cnt = count_of(a, x, mask);
-	mean = mulk(a, ad_rsum(a, x, mask, 1), 1.0 / (double)cnt);
-	xc = sub(a, x, mean);
-	rstd = ad_op1(a, OP_Reciprocal, ad_op1(a, OP_Sqrt,
-	              addk(a, mulk(a, ad_rsum(a, mul(a, xc, xc), mask, 1),
-	                           1.0 / (double)cnt), eps)));
-	xh = mul(a, xc, rstd);
+	s = normalise(a, x, mask, cnt, eps);
 	if (G >= 0) {
-		int gxh = mul(a, G, X(1));
-		int m1 = mulk(a, ad_rsum(a, gxh, mask, 1), 1.0 / (double)cnt);
-		int m2 = mulk(a, ad_rsum(a, mul(a, gxh, xh), mask, 1), 1.0 / (double)cnt);
 		if (W(0))
-			gx = mul(a, rstd, sub(a, sub(a, gxh, m1), mul(a, xh, m2)));
+			gx = normalise_grad(a, &s, mul(a, G, X(1)), mask, cnt);
 		if (W(1))
-			gin[1] = ad_unbroadcast(a, mul(a, G, xh), X(1));
+			gin[1] = ad_unbroadcast(a, mul(a, G, s.xh), X(1));
 		if (n->nin > 2 && X(2) >= 0 && W(2))
 			gin[2] = ad_unbroadcast(a, G, X(2));
 	}
@@ -615,8 +639,8 @@ static int grad_layernorm(AD *a, const Node *n, const int *gout, int *gin)
 		gx = gx < 0 ? t : add(a, gx, t);
 	}
 	if (W(0) && n->nout > 2 && gout[2] >= 0) {
-		int r3 = mul(a, rstd, mul(a, rstd, rstd));
-		int t = mul(a, mulk(a, mul(a, gout[2], r3), -1.0 / (double)cnt), xc);
+		int r3 = mul(a, s.rstd, mul(a, s.rstd, s.rstd));
+		int t = mul(a, mulk(a, mul(a, gout[2], r3), -1.0 / (double)cnt), s.xc);
 		gx = gx < 0 ? t : add(a, gx, t);
 	}
 	if (W(0))
@@ -638,11 +662,12 @@ static int grad_layernorm(AD *a, const Node *n, const int *gout, int *gin)
  */
 static int grad_batchnorm_train(AD *a, const Node *n, const int *gout, int *gin)
 {
-	int x = X(0), r = RANK(x), gx = -1, mean, xc, rstd, xh, sc;
+	int x = X(0), r = RANK(x), gx = -1, sc;
 	int g1 = n->nout > 1 ? gout[1] : -1, g2 = n->nout > 2 ? gout[2] : -1;
 	int64_t d[BURN_MAX_RANK], cnt;
 	double eps = attr_float(n, "epsilon", 1e-5), m = attr_float(n, "momentum", 0.9);
 	unsigned mask = 0;
+	Norm s;
 
 	for (int i = 0; i < r; i++) {
 		d[i] = i == 1 ? DIM(x, 1) : 1;
@@ -652,21 +677,13 @@ static int grad_batchnorm_train(AD *a, const Node *n, const int *gout, int *gin)
 	cnt = count_of(a, x, mask);
 	if (cnt <= 0)
 		return burn_fail(a->c, BURN_ERR_SHAPE, "no elements per channel");
-	mean = mulk(a, ad_rsum(a, x, mask, 1), 1.0 / (double)cnt);
-	xc = sub(a, x, mean);
-	rstd = ad_op1(a, OP_Reciprocal, ad_op1(a, OP_Sqrt,
-	              addk(a, mulk(a, ad_rsum(a, mul(a, xc, xc), mask, 1),
-	                           1.0 / (double)cnt), eps)));
-	xh = mul(a, xc, rstd);
+	s = normalise(a, x, mask, cnt, eps);
 	sc = ad_reshape(a, X(1), r, d);
 	if (G >= 0) {
-		int gxh = mul(a, G, sc);
-		int m1 = mulk(a, ad_rsum(a, gxh, mask, 1), 1.0 / (double)cnt);
-		int m2 = mulk(a, ad_rsum(a, mul(a, gxh, xh), mask, 1), 1.0 / (double)cnt);
 		if (W(0))
-			gx = mul(a, rstd, sub(a, sub(a, gxh, m1), mul(a, xh, m2)));
+			gx = normalise_grad(a, &s, mul(a, G, sc), mask, cnt);
 		if (W(1))
-			gin[1] = ad_rsum(a, mul(a, G, xh), mask, 0);
+			gin[1] = ad_rsum(a, mul(a, G, s.xh), mask, 0);
 		if (W(2))
 			gin[2] = ad_rsum(a, G, mask, 0);
 	}
@@ -676,7 +693,7 @@ static int grad_batchnorm_train(AD *a, const Node *n, const int *gout, int *gin)
 		gx = gx < 0 ? t : add(a, gx, t);
 	}
 	if (W(0) && g2 >= 0) {
-		int t = mul(a, mulk(a, ad_reshape(a, g2, r, d), 2 * (1 - m) / (double)cnt), xc);
+		int t = mul(a, mulk(a, ad_reshape(a, g2, r, d), 2 * (1 - m) / (double)cnt), s.xc);
 		gx = gx < 0 ? t : add(a, gx, t);
 	}
 	if (W(0))
