@@ -1,5 +1,6 @@
 /*
- * onnx.h - the ONNX frontend: ModelProto bytes -> graph IR.
+ * onnx.h - the ONNX frontend: ModelProto bytes -> graph IR (and back,
+ * onnx_save_file).
  *
  * The messages are declared in frontend/onnx.proto (our own subset of ONNX's
  * schema, same field numbers) and decoded by protobuf-c.  Everything the
@@ -27,5 +28,19 @@ int onnx_load_value_file(Ctx *c, const char *path, Arena *a, int decl, int *kind
                          Tensor **ts, int *n);
 int onnx_load_tensor_file(Ctx *c, const char *path, Arena *a, Tensor *t,
                           const char **name);
+
+/*
+ * The other way (frontend/onnx_save.c): g, inferred (every graph input's
+ * and output's dtype known), as ONNX ModelProto bytes: its live nodes, its
+ * constants as initializers, its inputs and outputs with their types, the
+ * default domain at g->opset.  g is only read.  onnx_save_bytes returns
+ * malloc'd bytes in *out (the caller frees them); onnx_save_file writes
+ * them to PATH.tmp, then renames it over path, so path is never a
+ * half-written model.  A graph ONNX cannot hold as written (subgraph
+ * attributes, strings, another domain's ops) is refused, naming the node
+ * or value.
+ */
+int onnx_save_bytes(Ctx *c, const Graph *g, uint8_t **out, size_t *len);
+int onnx_save_file(Ctx *c, const Graph *g, const char *path);
 
 #endif

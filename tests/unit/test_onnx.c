@@ -1,7 +1,8 @@
 /*
  * test_onnx.c - the ONNX frontend (frontend/onnx_load.c): the shared models
  * and test data load with the right inputs, shapes and constants; bad files
- * and hand-built bad models fail with the right code and message.
+ * and hand-built bad models fail with the right code and message.  The
+ * writer (frontend/onnx_save.c): the models written and read back.
  *
  * Hand-built models are protobuf-c structs packed to bytes (Model below), so
  * each test states only what differs from "x f32[2,3] -> nodes -> y".
@@ -790,4 +791,116 @@ Test(onnx, mutations)
 			cr_assert_null(g);
 	}
 	free(buf);
+}
+
+/* ---- writing (frontend/onnx_save.c) ---------------------------------- */
+
+#include "passes/passes.h"
+
+static char *
+ir_text(const Graph *g)
+{
+	char *s = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&s, &n);
+
+	cr_assert(f);
+	ir_print(f, g, -1);
+	fclose(f);
+	return s;
+}
+
+/* The lines of IR text t that are (want_const) or are not constants. */
+static char *
+ir_lines(const char *t, int want_const)
+{
+	char *out = calloc(strlen(t) + 1, 1), *o = out;
+
+	cr_assert(out);
+	while (*t) {
+		const char *e = strchr(t, '\n');
+		size_t n = e ? (size_t)(e - t) + 1 : strlen(t);
+		int is_const = strstr(t, " = const ") && strstr(t, " = const ") < t + n;
+		if (is_const == want_const) {
+			memcpy(o, t, n);
+			o += n;
+		}
+		t += n;
+	}
+	return out;
+}
+
+/* The four models, inferred, written and read back: the same graph IR
+ * text (nodes, attributes, names, types), and each constant read back is
+ * one of the graph's, bytes and all (the graph keeps the constants that
+ * folding left unused; the file holds only those the nodes read). */
+Test(onnx_save, roundtrip_models)
+{
+	static const char *names[] = { "mlp", "lenet", "squeezenet1_1", "bert_tiny" };
+	char path[512];
+
+	for (int i = 0; i < 4; i++) {
+		Ctx c;
+		Graph *g, *g2;
+		uint8_t *buf;
+		size_t len;
+		char *t1, *t2;
+		burn_ctx_init(&c, NULL);
+		snprintf(path, sizeof path, MODELS "/%s/model.onnx", names[i]);
+		cr_assert_eq(onnx_load_file(&c, path, &g), BURN_OK, "%s", c.msg);
+		cr_assert_eq(pass_infer_fold(&c, g), BURN_OK, "%s", c.msg);
+		cr_assert_eq(onnx_save_bytes(&c, g, &buf, &len), BURN_OK, "%s: %s", names[i], c.msg);
+		cr_assert_eq(onnx_load_bytes(&c, buf, len, NULL, &g2), BURN_OK, "%s: %s", names[i],
+		             c.msg);
+		cr_assert_eq(pass_infer_fold(&c, g2), BURN_OK, "%s", c.msg);
+		t1 = ir_text(g);
+		t2 = ir_text(g2);
+		{
+			char *n1 = ir_lines(t1, 0), *n2 = ir_lines(t2, 0), *k2 = ir_lines(t2, 1);
+			const char *l = k2;
+			cr_assert_str_eq(n1, n2, "%s: the graph read back differs", names[i]);
+			while (*l) {
+				const char *e = strchr(l, '\n');
+				char *line = strndup(l, e ? (size_t)(e - l + 1) : strlen(l));
+				cr_assert(strstr(t1, line), "%s: constant not in the graph: %.200s",
+				          names[i], line);
+				free(line);
+				l += e ? e - l + 1 : (long)strlen(l);
+			}
+			cr_assert(strlen(k2) > 0, "%s: no constants read back", names[i]);
+			free(n1);
+			free(n2);
+			free(k2);
+		}
+		free(t1);
+		free(t2);
+		free(buf);
+		graph_destroy(g);
+		graph_destroy(g2);
+	}
+}
+
+/* What ONNX cannot hold as written is refused, naming the value. */
+Test(onnx_save, refused)
+{
+	Ctx c;
+	Graph *g = graph_create("t");
+	uint8_t *buf = NULL;
+	size_t len;
+	int x, y;
+
+	burn_ctx_init(&c, NULL);
+	g->opset = 17;
+	x = graph_add_value(g, "x");
+	y = graph_add_value(g, "y");
+	GV(g, x)->kind = VK_INPUT;
+	GV(g, x)->rank = 1;
+	GV(g, x)->dim[0] = 2;
+	graph_add_input(g, x);
+	graph_add_node(g, OP_Relu, "r", 1, &x, 1, &y);
+	graph_add_output(g, y);
+	cr_assert_eq(onnx_save_bytes(&c, g, &buf, &len), BURN_ERR_UNSUPPORTED);
+	cr_assert(strstr(c.msg, "value 'x': untyped"), "%s", c.msg);
+	cr_assert_null(buf);
+	graph_destroy(g);
 }
