@@ -69,6 +69,21 @@ void dsl_vm_interrupt(DslVm *vm);
  * parameters.
  */
 int dsl_vm_trace(DslVm *vm, const char *entry, Graph **out);
+/* The same, and *src (malloc'd, the graph's nval entries; the caller frees
+ * it): for each constant the tensor the script held it in (borrowed, valid
+ * while the vm holds it: a layer's parameter ...), NULL for other values. */
+int dsl_vm_trace_src(DslVm *vm, const char *entry, Graph **out, burn_tensor ***src);
+/*
+ * Give a tensor the script holds new values (train()'s trained parameters):
+ * every reference the vm's bindings and running frames hold to old (a
+ * bound tensor, a layer's parameter, an element of a list or module,
+ * nested) becomes one to a new tensor of old's dtype and shape holding a
+ * copy of data (numel elements of that dtype).  Tensors are values, so
+ * old itself is not written: a handle held outside the vm, or a copy made
+ * before, keeps the old values.  *out_n: the references changed (0 when
+ * the vm holds none, e.g. an imported model's weight, kept by the import).
+ */
+int dsl_vm_set_tensor(DslVm *vm, burn_tensor *old, const void *data, int *out_n);
 
 /*
  * Training mode (0 off, the default) for what dsl_vm_trace traces: each

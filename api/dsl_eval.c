@@ -1244,6 +1244,65 @@ dsl_vm_set_train(DslVm *vm, DslTrainFn fn, void *arg)
 	vm->train_arg = arg;
 }
 
+/* Make every reference to old reachable from v (a tensor, a layer's
+ * parameter, a list's or module's element) one to nt; returns how many.
+ * Values form no cycles (an Obj is made from values that exist); depth
+ * bounds the walk anyway. */
+static int
+swap_tensor(Val *v, burn_tensor *old, burn_tensor *nt, int depth)
+{
+	int n = 0;
+
+	if (depth > 64)
+		return 0;
+	switch (v->kind) {
+	case VK_TENSOR:
+		if (v->t == old) {
+			burn_release(v->t);
+			v->t = burn_retain(nt);
+			n++;
+		}
+		break;
+	case VK_LIST:
+	case VK_MODULE:
+		for (int i = 0; i < v->o->n; i++)
+			n += swap_tensor(&v->o->v[i], old, nt, depth + 1);
+		break;
+	case VK_LAYER:
+		for (int k = 0; k < 2; k++)
+			if (v->o->param[k] == old) {
+				burn_release(v->o->param[k]);
+				v->o->param[k] = burn_retain(nt);
+				n++;
+			}
+		break;
+	default:
+		break;
+	}
+	return n;
+}
+
+int
+dsl_vm_set_tensor(DslVm *vm, burn_tensor *old, const void *data, int *out_n)
+{
+	burn_tensor *nt = NULL;
+	burn_status st;
+	int n = 0;
+
+	*out_n = 0;
+	burn_ctx_init(&vm->c, NULL);
+	if ((st = burn_from_buffer(vm->bc, burn_tensor_dtype(old), burn_tensor_rank(old),
+	                           burn_tensor_dims(old), data, &nt)))
+		return vm_burn(vm, (DslPos){ 0, 0 }, st, "set a tensor");
+	for (int i = 0; i < vm->nglob; i++)
+		n += swap_tensor(&vm->glob[i].v, old, nt, 0);
+	for (int i = 0; i < vm->nloc; i++)
+		n += swap_tensor(&vm->loc[i].v, old, nt, 0);
+	burn_release(nt);
+	*out_n = n;
+	return BURN_OK;
+}
+
 void
 dsl_vm_set_training(DslVm *vm, int on)
 {
@@ -1397,6 +1456,12 @@ dsl_vm_interrupt(DslVm *vm)
 int
 dsl_vm_trace(DslVm *vm, const char *entry, Graph **out)
 {
+	return dsl_vm_trace_src(vm, entry, out, NULL);
+}
+
+int
+dsl_vm_trace_src(DslVm *vm, const char *entry, Graph **out, burn_tensor ***src)
+{
 	Val f = { 0 }, res = { 0 }, *arg = NULL;
 	burn_tensor **in = NULL, *outs[64];
 	const DslNode *fn;
@@ -1404,6 +1469,8 @@ dsl_vm_trace(DslVm *vm, const char *entry, Graph **out)
 	burn_status st;
 
 	*out = NULL;
+	if (src)
+		*src = NULL;
 	burn_ctx_init(&vm->c, NULL);
 	drop_noise(vm);
 	entry = entry ? entry : "main";
@@ -1459,7 +1526,8 @@ dsl_vm_trace(DslVm *vm, const char *entry, Graph **out)
 	}
 	for (int i = 0; i < vm->nnoise; i++)   /* training mode's Dropouts */
 		in[fn->nparam + i] = vm->noise[i];
-	if (!rc && (st = burn_trace(vm->bc, fn->nparam + vm->nnoise, in, nout, outs, out)))
+	if (!rc && (st = burn_trace_src(vm->bc, fn->nparam + vm->nnoise, in, nout, outs, out,
+	                                src)))
 		rc = vm_burn(vm, fn->pos, st, "trace");
 	val_drop(res);
 	for (int i = 0; i < fn->nparam; i++) {

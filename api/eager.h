@@ -41,6 +41,12 @@ int burn_tensor_symbolic(const burn_tensor *t);
  * an error for the outputs to depend on a placeholder not in inputs. */
 burn_status burn_trace(burn_ctx *ctx, int nin, burn_tensor *const *inputs,
                        int nout, burn_tensor *const *outs, Graph **g);
+/* burn_trace, and *src (malloc'd, g's nval entries; the caller frees it):
+ * for each constant of g read from a tensor, that tensor (borrowed: valid
+ * while it lives), NULL for every other value.  src may be NULL. */
+burn_status burn_trace_src(burn_ctx *ctx, int nin, burn_tensor *const *inputs,
+                           int nout, burn_tensor *const *outs, Graph **g,
+                           burn_tensor ***src);
 
 /*
  * Inline g (e.g. an ONNX model from onnx_load, after graph_toposort) into

@@ -329,10 +329,11 @@ api_prog_free(Prog *p)
 
 
 /* The cut as a standalone graph: leaves that are constants stay
- * constants (copied), the others are inputs in leaf order. */
+ * constants (copied), the others are inputs in leaf order.  src (NULL, or
+ * trace_nin + nleaf entries): each constant's tensor, by value index. */
 static int
 cut_graph(burn_ctx *ctx, int nout, int nn, int nleaf, int trace_nin,
-          const int *trace_in, Graph **out)
+          const int *trace_in, Graph **out, burn_tensor **src)
 {
 	const Graph *pg = ctx->pg;
 	Graph *g;
@@ -382,6 +383,14 @@ cut_graph(burn_ctx *ctx, int nout, int nn, int nleaf, int trace_nin,
 			/* traced: realised tensors are constants */
 			const void *d = pv->data ? pv->data : ctx->pv[lv].buf->data;
 			rc = graph_set_const(&ctx->c, g, v, pv->dtype, pv->rank, pv->dim, d);
+			if (src) {
+				/* a realised tensor's leaf knows no tensor: find it */
+				burn_tensor *t = ctx->pv[lv].t;
+				for (t = t ? t : ctx->live; t && !src[v]; t = t->next)
+					if (t == ctx->pv[lv].t ||
+					    (t->epoch == ctx->epoch && t->val == lv))
+						src[v] = t;
+			}
 		} else {
 			GV(g, v)->dtype = pv->dtype;
 			value_copy_shape(GV(g, v), pv);
@@ -608,7 +617,7 @@ compile(burn_ctx *ctx, int nout, int nn, int nleaf, int nsig, uint64_t hash, Pro
 	if (!be || (ctx->opt.device == BURN_DEVICE_CUDA && !be->run))
 		return burn_fail(&ctx->c, BURN_ERR_INTERNAL, "no %s target",
 		                 ctx->opt.device == BURN_DEVICE_CUDA ? "cuda" : EAGER_TARGET);
-	TRY(cut_graph(ctx, nout, nn, nleaf, -1, NULL, &g));
+	TRY(cut_graph(ctx, nout, nn, nleaf, -1, NULL, &g, NULL));
 	if (!(p = calloc(1, sizeof *p)) ||
 	    !(p->sig = malloc(sizeof *p->sig * (size_t)nsig))) {
 		free(p);
@@ -998,8 +1007,16 @@ burn_status
 burn_trace(burn_ctx *ctx, int nin, burn_tensor *const *inputs, int nout,
            burn_tensor *const *outs, Graph **gout)
 {
+	return burn_trace_src(ctx, nin, inputs, nout, outs, gout, NULL);
+}
+
+burn_status
+burn_trace_src(burn_ctx *ctx, int nin, burn_tensor *const *inputs, int nout,
+               burn_tensor *const *outs, Graph **gout, burn_tensor ***srcout)
+{
 	int *ph = NULL, nn, nleaf, nsig, no, rc = BURN_OK;
 	Graph *g = NULL;
+	burn_tensor **src = NULL;
 
 	if (!ctx)
 		return BURN_STATUS_INVALID;
@@ -1007,6 +1024,8 @@ burn_trace(burn_ctx *ctx, int nin, burn_tensor *const *inputs, int nout,
 	if (!gout || nin < 0 || nout <= 0 || (nin && !inputs) || !outs)
 		return api_status(burn_fail(&ctx->c, BURN_ERR_INVALID, "trace: bad arguments"));
 	*gout = NULL;
+	if (srcout)
+		*srcout = NULL;
 	if (!(ph = malloc(sizeof *ph * (size_t)(nin + 1))))
 		return api_status(burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory"));
 	for (int i = 0; i < nin && !rc; i++) {
@@ -1065,11 +1084,32 @@ burn_trace(burn_ctx *ctx, int nin, burn_tensor *const *inputs, int nout,
 			(void)nsig;
 		}
 	}
+	if (!rc && srcout) {
+		/* the constants are among the first nin + nleaf values */
+		*srcout = NULL;
+		if (!(src = calloc((size_t)(nin + nleaf + 1), sizeof *src)))
+			rc = burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory");
+	}
 	if (!rc)
-		rc = cut_graph(ctx, nout, nn, nleaf, nin, ph, &g);
+		rc = cut_graph(ctx, nout, nn, nleaf, nin, ph, &g, src);
 	free(ph);
-	if (rc)
+	if (!rc && src) {
+		burn_tensor **s2 = realloc(src, sizeof *src * (size_t)(g->nval + 1));
+		if (!s2) {
+			graph_destroy(g);
+			rc = burn_fail(&ctx->c, BURN_ERR_NOMEM, "out of memory");
+		} else {
+			src = s2;
+			for (int v = nin + nleaf; v < g->nval; v++)
+				src[v] = NULL;
+		}
+	}
+	if (rc) {
+		free(src);
 		return api_status(rc);
+	}
+	if (srcout)
+		*srcout = src;
 	/* name the outputs out0, out1, ... */
 	for (int j = 0; j < g->nout; j++) {
 		char nm[32];

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include "passes/passes.h"
 #include "passes/autodiff.h"
 #include "passes/optim.h"
@@ -93,6 +94,10 @@ static const char train_usage[] =
 "                   renamed over FILE, so FILE is always whole)\n"
 "  --load FILE      resume from a --save checkpoint of the same model and\n"
 "                   optimiser: continues after its step, as if never stopped\n"
+"  --save-onnx FILE when --save writes, the trained model as ONNX: the\n"
+"                   evaluation (eval mode: Dropout the identity) with the\n"
+"                   trained parameters as initializers (a temporary file\n"
+"                   renamed over FILE); burncc compiles it like any model\n"
 "  --no-dashboard   plain log lines even on a terminal\n"
 "  --check-nan      check every step's new parameters and states for NaN and\n"
 "                   infinity, not only the loss; either way, a non-finite\n"
@@ -158,6 +163,9 @@ typedef struct Model {
 	int nn;
 	int noise[MAX_NOISE];
 	int64_t noise_n[MAX_NOISE];
+	/* train() in a script: the tensor each parameter was read from (a
+	 * layer's weight ...; borrowed from the vm), or NULL */
+	burn_tensor *src[MAX_PARAM];
 } Model;
 
 /* Load the model as a graph whose parameters are inputs, inferred.  init
@@ -168,12 +176,13 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 	Graph *g = NULL;
 	Value *x, *y;
 	int nn = 0, noise[MAX_NOISE];
+	burn_tensor **src = NULL;
 
 	*out = NULL;
 	if (vm) {
 		int rc;
 		dsl_vm_set_training(vm, training);
-		rc = dsl_vm_trace(vm, entry, &g);
+		rc = dsl_vm_trace_src(vm, entry, &g, &src);
 		dsl_vm_set_training(vm, 0);
 		if (rc) {
 			const char *ofile = c->file;
@@ -214,6 +223,7 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 			burn_fail(c, BURN_ERR_LIMIT, "%s: more than %d parameters", path, MAX_PARAM);
 			goto fail;
 		}
+		md->src[md->np] = src ? src[i] : NULL;
 		md->pbytes[md->np] = value_nbytes(v);
 		snprintf(md->pname[md->np], sizeof md->pname[0], "%s", v->name);
 		md->prank[md->np] = v->rank;
@@ -259,9 +269,11 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 		          path);
 		goto fail;
 	}
+	free(src);
 	*out = g;
 	return BURN_OK;
 fail:
+	free(src);
 	graph_destroy(g);
 	return c->code;
 }
@@ -323,6 +335,7 @@ static int prog_run(Ctx *c, const Prog *p, const void *const *in, void *const *o
 
 typedef struct Opts {
 	const char *model, *data, *entry, *losses, *save, *load;
+	const char *save_onnx;    /* --save-onnx: the trained model as ONNX */
 	const char *out, *eval_out; /* -o, --eval-o: write the AOT step, the
 	                             * evaluation, as C instead of training */
 	int epochs, dashboard;
@@ -759,6 +772,80 @@ typedef struct NanHunt {
 	double val;
 } NanHunt;
 
+/* train() in a script: the trained parameters into the script's tensors
+ * they came from (me: the evaluation's load, whose src are the vm's). */
+static int params_back(Ctx *c, const Opts *o, const Model *me, void *const *param)
+{
+	int kept = 0;
+
+	for (int i = 0; i < me->np; i++) {
+		int n = 0;
+		if (me->src[i] && dsl_vm_set_tensor(o->vm, me->src[i], param[i], &n))
+			return burn_fail(c, BURN_ERR_INTERNAL, "%s", dsl_vm_message(o->vm));
+		kept += !n;
+	}
+	if (kept)
+		fprintf(stderr, "train: %d of %d parameters are not the script's own (an "
+		        "imported model's weights): they keep their values there\n", kept,
+		        me->np);
+	return BURN_OK;
+}
+
+/* ---- the trained model as ONNX ----------------------------------------------- */
+
+/*
+ * --save-onnx: the evaluation graph (eval mode, inferred) whose parameters,
+ * inputs in load_model's graph, are constants again, their data replaced by
+ * the trained values at each export.  load_model puts the parameters right
+ * after x among the inputs; eval mode has no Dropout noise inputs.
+ */
+static int export_load(Ctx *c, const Opts *o, const Model *md, Graph **out, Model *mx)
+{
+	Graph *g = NULL;
+
+	*out = NULL;
+	TRY(load_model(c, o->vm, o->model, o->entry, 0, &g, mx, NULL));
+	if (mx->np != md->np || g->nin != 1 + mx->np) {
+		graph_destroy(g);
+		return burn_fail(c, BURN_ERR_INTERNAL, "the model changed between loads");
+	}
+	for (int i = 0; i < mx->np; i++) {
+		Value *v = GV(g, mx->param[i]);
+		if (mx->pbytes[i] != md->pbytes[i] || g->in[1 + i] != mx->param[i]) {
+			graph_destroy(g);
+			return burn_fail(c, BURN_ERR_INTERNAL, "the model changed between loads");
+		}
+		if (!(v->data = arena_alloc(&g->arena, (size_t)mx->pbytes[i]))) {
+			graph_destroy(g);
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		}
+		memset(v->data, 0, (size_t)mx->pbytes[i]);
+		v->kind = VK_CONST;
+	}
+	g->nin = 1;
+	*out = g;
+	return BURN_OK;
+}
+
+/* Whether paths a and b name one file (the same name, or both exist and
+ * are the same inode). */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !strcmp(a, b) || (!stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev &&
+	                         sa.st_ino == sb.st_ino);
+}
+
+/* Write g (export_load's) with the parameters param to path. */
+static int export_save(Ctx *c, Graph *g, const Model *mx, void *const *param,
+                       const char *path)
+{
+	for (int i = 0; i < mx->np; i++)
+		memcpy(GV(g, mx->param[i])->data, param[i], (size_t)mx->pbytes[i]);
+	return onnx_save_file(c, g, path);
+}
+
 /* The index of the first non-finite of n values of dtype dt at d, or -1. */
 static int64_t first_nonfinite(int dt, const void *d, int64_t n, double *val)
 {
@@ -1172,8 +1259,8 @@ done:
 static int train(Ctx *c, const Opts *o)
 {
 	const Backend *be = backend_find("llvm");
-	Graph *g = NULL, *ge = NULL;
-	Model md, me;
+	Graph *g = NULL, *ge = NULL, *gx = NULL;
+	Model md, me, mx;
 	Data d;
 	Prog step = { 0 }, ev = { 0 };
 	void *init[MAX_PARAM] = { 0 }, *pb[2][MAX_PARAM] = { { 0 } };
@@ -1191,6 +1278,10 @@ static int train(Ctx *c, const Opts *o)
 	memset(&d, 0, sizeof d);
 	if (!be)
 		be = backend_find("c");   /* no LLVM: the interpreter runs it */
+	if (o->save_onnx && (same_file(o->save_onnx, o->model) ||
+	                     (o->save && same_file(o->save_onnx, o->save))))
+		return burn_fail(c, BURN_ERR_INVALID, "--save-onnx %s is the %s", o->save_onnx,
+		                 same_file(o->save_onnx, o->model) ? "model" : "--save checkpoint");
 	/* data first: a bad file fails before anything is compiled */
 	if ((rc = load_pair(c, o->data, "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
 	                    &d.xtr, &d.ytr)) ||
@@ -1245,6 +1336,15 @@ static int train(Ctx *c, const Opts *o)
 	ge = NULL;
 	if (rc)
 		goto done;
+	if (o->save_onnx) {
+		/* the model ONNX is to hold, refused now rather than after the run */
+		uint8_t *bytes;
+		size_t len;
+		if ((rc = export_load(c, o, &md, &gx, &mx)) ||
+		    (rc = onnx_save_bytes(c, gx, &bytes, &len)))
+			goto done;
+		free(bytes);
+	}
 	fprintf(stderr, "train: %s: %d parameters, batch %lld, %lld classes; train step "
 	        "%d kernels, evaluation %d; compiled in %.2f s (%s)\n", o->model, md.np,
 	        (long long)md.B, (long long)md.K, step.m->prog.nkernel, ev.m->prog.nkernel,
@@ -1375,9 +1475,12 @@ static int train(Ctx *c, const Opts *o)
 				dash = NULL;
 				if (o->save && (rc = ck_save(c, &ck, o->save, pb[cur], sb[cur], ep - 1, t)))
 					break;
-				printf("train: quit at step %lld (epoch %d)%s%s\n", (long long)t, ep,
-				       o->save ? ": checkpoint saved to " : "; no --save, nothing saved",
-				       o->save ? o->save : "");
+				if (gx && (rc = export_save(c, gx, &mx, pb[cur], o->save_onnx)))
+					break;
+				printf("train: quit at step %lld (epoch %d)%s%s%s%s\n", (long long)t, ep,
+				       o->save ? ": checkpoint saved to " : gx ? "" : "; no --save, nothing saved",
+				       o->save ? o->save : "", gx ? o->save ? ", the model to " :
+				       ": the model saved to " : "", gx ? o->save_onnx : "");
 				break;
 			}
 			tt = now_s() - t1;
@@ -1413,16 +1516,21 @@ static int train(Ctx *c, const Opts *o)
 			}
 			if (o->save && (rc = ck_save(c, &ck, o->save, pb[cur], sb[cur], ep, t)))
 				break;
+			if (gx && (rc = export_save(c, gx, &mx, pb[cur], o->save_onnx)))
+				break;
 			if (o->max_steps && t >= o->max_steps)
 				break;
 		}
 		dash_close(dash);
+		if (!rc && o->vm)
+			rc = params_back(c, o, &me, pb[cur]);
 	}
 done:
 	if (lf && fclose(lf) && !rc)
 		rc = burn_fail(c, BURN_ERR_IO, "%s: write failed", o->losses);
 	graph_destroy(g);
 	graph_destroy(ge);
+	graph_destroy(gx);
 	if (step.m)
 		prog_free(&step);
 	if (ev.m)
@@ -1500,7 +1608,8 @@ static int parse_opt(Opts *o, Names *nm, const char *a, const char *what,
 	}
 	{
 		static const char *const known[] = {
-			"--data", "--entry", "--losses", "--save", "--load", "-o", "--eval-o",
+			"--data", "--entry", "--losses", "--save", "--load", "--save-onnx", "-o",
+			"--eval-o",
 			"--optimizer", "--lr-schedule", "--loss", "--lr", "--momentum",
 			"--weight-decay", "--beta1", "--beta2", "--eps", "--alpha",
 			"--label-smoothing", "--clip-norm", "--lr-gamma", "--lr-step", "--warmup",
@@ -1529,6 +1638,8 @@ static int parse_opt(Opts *o, Names *nm, const char *a, const char *what,
 		o->save = val;
 	else if (!strcmp(a, "--load"))
 		o->load = val;
+	else if (!strcmp(a, "--save-onnx"))
+		o->save_onnx = val;
 	else if (!strcmp(a, "-o"))
 		o->out = val;
 	else if (!strcmp(a, "--eval-o"))
@@ -1762,6 +1873,10 @@ int train_main(int argc, char **argv)
 	}
 	if (!o.model || (!o.data && !o.out)) {
 		fputs(train_usage, stderr);
+		return 2;
+	}
+	if (o.out && o.save_onnx) {
+		fprintf(stderr, "burncc train: --save-onnx saves a training run's model, not -o's\n");
 		return 2;
 	}
 	if (o.eval_out && (!o.out || !strcmp(o.eval_out, o.out))) {
