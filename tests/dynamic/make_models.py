@@ -12,6 +12,9 @@ not run this.
   reshape_fixed/ Reshape of x to [5, -1] (the batch leaves axis 0): refused
   concat_batch/  Concat of x and x along axis 0: refused
   gather_batch/  Gather of x's item 0 (axis 0): refused
+  merge_rows/    x f32[N,4,6] -> Reshape [-1,6] (4 rows per item), Relu,
+                 MatMul by W[6,5], Reshape [-1,4,5], Softmax: a case for
+                 burncc check --dynamic (test_data_set_0: N = 3, numpy)
 """
 import os
 import numpy as np
@@ -70,3 +73,26 @@ save("gather_batch", [
     h.make_node("Gather", ["x", "first"], ["y"], name="item0", axis=0),
 ], [x], [h.make_tensor_value_info("y", T.FLOAT, [1, 5, 7])],
    [("first", np.array([0], np.int64))])
+
+rng = np.random.default_rng(12)
+WM = rng.standard_normal((6, 5)).astype(np.float32)
+save("merge_rows", [
+    h.make_node("Reshape", ["x6", "rows"], ["a"], name="to_rows"),
+    h.make_node("Relu", ["a"], ["r"], name="relu"),
+    h.make_node("MatMul", ["r", "w"], ["m"], name="matmul"),
+    h.make_node("Reshape", ["m", "back"], ["y"], name="to_items"),
+    h.make_node("Softmax", ["y"], ["z"], name="softmax", axis=-1),
+], [h.make_tensor_value_info("x6", T.FLOAT, ["N", 4, 6])],
+   [h.make_tensor_value_info("z", T.FLOAT, ["N", 4, 5])],
+   [("rows", np.array([-1, 6], np.int64)), ("w", WM),
+    ("back", np.array([-1, 4, 5], np.int64))])
+X6 = rng.standard_normal((3, 4, 6)).astype(np.float32)
+Z = (np.maximum(X6.reshape(-1, 6), 0) @ WM).reshape(3, 4, 5)
+Z = np.exp(Z - Z.max(-1, keepdims=True))
+Z = (Z / Z.sum(-1, keepdims=True)).astype(np.float32)
+ds = os.path.join(here, "merge_rows", "test_data_set_0")
+os.makedirs(ds, exist_ok=True)
+with open(os.path.join(ds, "input_0.pb"), "wb") as f:
+    f.write(nh.from_array(X6, "x6").SerializeToString())
+with open(os.path.join(ds, "output_0.pb"), "wb") as f:
+    f.write(nh.from_array(Z, "z").SerializeToString())
