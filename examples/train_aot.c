@@ -186,7 +186,13 @@ int main(int argc, char **argv)
 		}
 		s[k][NP * NS] = NULL;
 	}
-	arena = arena_new(STEP_ARENA_BYTES, STEP_ARENA_ALIGN);
+#if STEP_TRAIN_NOISE
+	if ((uint64_t)seed != STEP_TRAIN_SEED)
+		fprintf(stderr, "train_aot: the Dropout masks come from seed %llu (burncc train "
+		        "-o --seed), the shuffle from --seed %lld\n",
+		        (unsigned long long)STEP_TRAIN_SEED, (long long)seed);
+#endif
+	arena = arena_new(STEP_TRAIN_ARENA_BYTES, STEP_ARENA_ALIGN);
 	earena = arena_new(STEP_EVAL_ARENA_BYTES, STEP_EVAL_ARENA_ALIGN);
 	perm = malloc(sizeof *perm * (size_t)ntrain);
 	x = malloc(sizeof *x * B * F);

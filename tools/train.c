@@ -1032,6 +1032,22 @@ static int train_api(Ctx *c, const Opts *o, const Optim *op, const Model *md,
 	        "#define %s_TRAIN_START_EPOCH %lld\n#define %s_TRAIN_START_STEP %lld\n\n", up, np,
 	        up, ns, up, nk, up, (long long)md->B, up, (long long)md->feat, up,
 	        (long long)md->K, up, (long long)epoch, up, (long long)start);
+	{
+		/* Dropout's noise: in the arena after the program's scratch */
+		int64_t nf = 0;
+		for (int k = 0; k < md->nn; k++)
+			nf += md->noise_n[k];
+		fprintf(fh, "/* Dropout in training mode: %d layers, whose masks come from %lld\n"
+		        " * uniform numbers per step, drawn by %s_train_step from the seed\n"
+		        " * (burncc train -o's --seed) and t as burncc train draws them, into\n"
+		        " * its arena after %s_run's scratch: give %s_train_step an arena of\n"
+		        " * %s_TRAIN_ARENA_BYTES. */\n"
+		        "#define %s_TRAIN_NOISE %d\n#define %s_TRAIN_SEED %lluull\n"
+		        "#define %s_TRAIN_NOISE_OFFSET ((%s_ARENA_BYTES + 63) / 64 * 64)\n"
+		        "#define %s_TRAIN_ARENA_BYTES (%s_TRAIN_NOISE_OFFSET + %lld)\n\n",
+		        md->nn, (long long)nf, P, P, P, up, up, md->nn, up,
+		        (unsigned long long)o->seed, up, up, up, up, (long long)(4 * nf));
+	}
 	fprintf(fh, "/* Floats in each parameter (and in each of its states), and its name. */\n"
 	        "extern const int64_t %s_train_numel[%s_TRAIN_PARAMS];\n"
 	        "extern const char *const %s_train_names[%s_TRAIN_PARAMS];\n", P, up, P, up);
@@ -1043,7 +1059,7 @@ static int train_api(Ctx *c, const Opts *o, const Optim *op, const Model *md,
 	        "void %s_train_scalars(int64_t t, float *ks);\n", P);
 	fprintf(fh, "/* Step t (1, 2, ...): x [%lld, %lld] and labels [%lld]; param and state\n"
 	        " * are read, new_param and new_state written (other buffers), *loss\n"
-	        " * set; arena: %s_ARENA_BYTES aligned to %s_ARENA_ALIGN.  Returns\n"
+	        " * set; arena: %s_TRAIN_ARENA_BYTES aligned to %s_ARENA_ALIGN.  Returns\n"
 	        " * %s_run's status (%s_OK = 0). */\n"
 	        "int %s_train_step(int64_t t, const float *x, const int64_t *labels,\n"
 	        "\tfloat *const *param, float *const *state, float *const *new_param,\n"
@@ -1088,6 +1104,19 @@ static int train_api(Ctx *c, const Opts *o, const Optim *op, const Model *md,
 	fprintf(fc, "}\n\n");
 	snprintf(fn, sizeof fn, "%s_train_scalars", P);
 	optim_scalars_c(fc, op, fn);
+	if (md->nn) {
+		/* burncc train's noise (train: splitmix64 from seed * golden ^
+		 * t << 8 ^ k, the top 24 bits over 2^24) */
+		fprintf(fc, "\nstatic uint64_t %s_train_rng(uint64_t *s)\n{\n"
+		        "\tuint64_t z = (*s += 0x9e3779b97f4a7c15ull);\n"
+		        "\tz = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;\n"
+		        "\tz = (z ^ (z >> 27)) * 0x94d049bb133111ebull;\n"
+		        "\treturn z ^ (z >> 31);\n}\n"
+		        "\nstatic const int64_t %s_train_noise_n[%s_TRAIN_NOISE] = {", P, P, up);
+		for (int k = 0; k < md->nn; k++)
+			fprintf(fc, "%s%lld", k ? ", " : "", (long long)md->noise_n[k]);
+		fprintf(fc, "};\n");
+	}
 	fprintf(fc, "\nint %s_train_step(int64_t t, const float *x, const int64_t *labels,\n"
 	        "\tfloat *const *param, float *const *state, float *const *new_param,\n"
 	        "\tfloat *const *new_state, float *loss, void *arena)\n{\n"
@@ -1107,7 +1136,18 @@ static int train_api(Ctx *c, const Opts *o, const Optim *op, const Model *md,
 		        ns, 2 + np + nk, ns, ns, 1 + ns, ns);
 	else
 		fprintf(fc, "\t\t(void)state;\n\t\t(void)new_state;\n");
-	fprintf(fc, "\t}\n\treturn %s_run_v(in, out, arena);\n}\n", P);
+	fprintf(fc, "\t}\n");
+	if (md->nn)
+		fprintf(fc, "\t{\n\t\tfloat *nz = (float *)((unsigned char *)arena + "
+		        "%s_TRAIN_NOISE_OFFSET);\n"
+		        "\t\tfor (i = 0; i < %s_TRAIN_NOISE; i++) {\n"
+		        "\t\t\tuint64_t s = %s_TRAIN_SEED * 0x9E3779B97F4A7C15ull ^ "
+		        "(uint64_t)t << 8 ^ (uint64_t)i;\n"
+		        "\t\t\tfor (int64_t e = 0; e < %s_train_noise_n[i]; e++)\n"
+		        "\t\t\t\tnz[e] = (float)(%s_train_rng(&s) >> 40) * 0x1p-24f;\n"
+		        "\t\t\tin[%d + i] = nz;\n\t\t\tnz += %s_train_noise_n[i];\n\t\t}\n\t}\n",
+		        up, up, up, P, P, 2 + np + nk + np * ns, P);
+	fprintf(fc, "\treturn %s_run_v(in, out, arena);\n}\n", P);
 	if (ferror(fh) || ferror(fc))
 		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	fclose(fh);
@@ -1182,11 +1222,6 @@ static int emit_step(Ctx *c, const Opts *o)
 	co.target = be->target;
 	if ((rc = load_model(c, o->vm, o->model, o->entry, 1, &g, &md, init)))
 		goto done;
-	if (md.nn) {
-		rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "%s: Dropout in training mode is not "
-		               "in the C train step yet (its noise input)", o->model);
-		goto done;
-	}
 	/* the schedule's length needs the steps per epoch: the data's */
 	if (o->data) {
 		int64_t ntrain;
@@ -1218,7 +1253,8 @@ static int emit_step(Ctx *c, const Opts *o)
 	g = NULL;
 	if (rc)
 		goto done;
-	if (m->g->nin != 2 + md.np + nk + md.np * ns || m->g->nout != 1 + md.np * (1 + ns)) {
+	if (m->g->nin != 2 + md.np + nk + md.np * ns + md.nn ||
+	    m->g->nout != 1 + md.np * (1 + ns)) {
 		rc = burn_fail(c, BURN_ERR_INTERNAL, "train step: %d inputs and %d outputs "
 		               "after the passes", m->g->nin, m->g->nout);
 		goto done;

@@ -16,7 +16,9 @@
 #      written by `burncc MODEL --train ... -o`, the issue's spelling;
 #   4. the CNN of examples/cnn_train.burn, 30 steps: the same;
 #   5. -o with --load: a checkpoint's parameters, states and position as
-#      the initial values: the losses of burncc train resumed from it.
+#      the initial values: the losses of burncc train resumed from it;
+#   6. the MLP with Dropout(0.5), 40 steps: the step draws the masks' noise
+#      as burncc train does (the losses differ from those without it).
 set -u
 burncc=$1 src=$2 work=$3
 data=${BURNCC_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
@@ -92,6 +94,22 @@ build sgd $sgd --data "$data" $limits --max-steps 40 &&
 # the CNN (Conv, MaxPool and their gradients rendered as C), 30 steps
 mdl=$src/examples/cnn_train.burn
 build cnn && compare cnn "--train-limit 3200 --test-limit 500 --epochs 1 --max-steps 30 --seed 3"
+mdl=
+
+# Dropout(0.5) after fc2: STEP_train_step draws the masks' noise as burncc
+# train does (from -o's --seed and the step), 40 steps; not the losses
+# without it
+mdl=$work/mlp_dropout.burn
+sed -e 's/    fc3: Linear$/    fc3: Linear,\n    drop: Dropout/' \
+	-e 's/let x = relu(self.fc2(x));/let x = self.drop(relu(self.fc2(x)));/' \
+	-e 's/fc3: Linear(128, 10) }/fc3: Linear(128, 10), drop: Dropout(0.5) }/' "$model" > "$mdl"
+grep -q 'self.drop(' "$mdl" || bad "the Dropout model was not made"
+if build dropout --seed 3; then
+	grep -q 'define STEP_TRAIN_NOISE 1$' "$work/dropout/step.h" || bad "dropout: STEP_TRAIN_NOISE is not 1"
+	compare dropout "$limits --max-steps 40 --seed 3"
+	head -40 "$work/adam.dsl.loss" | cmp -s - "$work/dropout.dsl.loss" &&
+		bad "dropout: the losses are those without Dropout"
+fi
 mdl=
 
 # resume: a checkpoint after one epoch of 3200 images (50 steps), then the
