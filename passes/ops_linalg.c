@@ -3037,7 +3037,36 @@ enum { POOL_MAX, POOL_AVG, POOL_LP };
  * NaN), in a register (a max read back from Y each tap became a branch),
  * as two selects (the || of the general form's one select is a branch in
  * the scalar rest of each row).
+ *
+ * On the CPU form (gemm_cpu), a window of more than one row and column
+ * is taken in two passes per output row, through a private row u of the
+ * JW input columns the row's windows cover:
+ *
+ *   for nc, oh (parallel):
+ *     for j < JW: u[j] = max over kh of X[nc, oh*sh + kh*dh, j]
+ *     for ow: Y[nc, oh, ow] = max over kw of u[ow*sw + kw*dw]
+ *
+ * KH + KW taps an output instead of KH * KW, the first pass along
+ * contiguous input (SqueezeNet's 3x3/2 pools: 0.26 -> 0.08 ms for the
+ * first, 64 x 111 x 111).  Each max starts at its first tap, not at -inf
+ * (the same value: max(-inf, x) is x, NaN included).  Which of two equal
+ * taps is kept can differ (+0 and -0): max is otherwise order-free.
  */
+/* m = xv if first, else the NaN-propagating max of m and xv (xv where
+ * xv > m or xv is NaN), as two selects. */
+static void
+max_tap(KB *kb, int m, KRef xv, int first)
+{
+	KRef mx;
+
+	if (first) {
+		kb_set(kb, m, xv);
+		return;
+	}
+	mx = kb_select(kb, kb_bin(kb, KO_GT, xv, kb_get(kb, m)), xv, kb_get(kb, m));
+	kb_set(kb, m, kb_select(kb, kb_bin(kb, KO_NE, xv, xv), xv, mx));
+}
+
 static int
 lower_maxpool_rows(Lower *lw, Node *n, const Win *w, int dt)
 {
@@ -3056,6 +3085,24 @@ lower_maxpool_rows(Lower *lw, Node *n, const Win *w, int dt)
 	voh = loop(&kb, "oh", OH, KF_PARALLEL);
 	yrow = madd(&kb, mul(&kb, vnc, I(&kb, OH * OW)), voh, OW);
 	xrow = madd(&kb, mul(&kb, vnc, I(&kb, H * W)), voh, w->s[0] * W);
+	if (gemm_cpu(lw) && w->k[0] > 1 && w->k[1] > 1) {
+		int64_t JW = (OW - 1) * w->s[1] + (w->k[1] - 1) * w->d[1] + 1;
+		int u = kb_buf(&kb, dt, JW, -1, KS_LOCAL, KA_RW);
+		KRef vj = loop(&kb, "j", JW, KF_PARALLEL);
+		for (int64_t kh = 0; kh < w->k[0]; kh++)
+			max_tap(&kb, m, kb_load(&kb, bx, add(&kb, add(&kb, xrow, vj),
+			                                     I(&kb, kh * w->d[0] * W))), kh == 0);
+		kb_store(&kb, u, vj, kb_get(&kb, m));
+		kb_end(&kb);
+		vow = loop(&kb, "ow", OW, KF_PARALLEL);
+		for (int64_t kw = 0; kw < w->k[1]; kw++)
+			max_tap(&kb, m, kb_load(&kb, u, add(&kb, mul(&kb, vow, I(&kb, w->s[1])),
+			                                    I(&kb, kw * w->d[1]))), kw == 0);
+		kb_store(&kb, by, add(&kb, yrow, vow), kb_get(&kb, m));
+		close_to(&kb, d0);
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
 	vow = loop(&kb, "ow", OW, KF_PARALLEL);
 	kb_set(&kb, m, kb_const_f(&kb, dt, -INFINITY));
 	for (int64_t kh = 0; kh < w->k[0]; kh++)
