@@ -2033,8 +2033,16 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 	/* pointwise on planes narrower than a tile (MobileNet's last 3x3
 	 * stages: 9 of a tile's 32 columns did work, scalar) with many
 	 * output channels: the transposed product, Y^T (P x M) = X^T W^T,
-	 * W^T constant in B panels, so the tiles run along the channels */
-	if (pw && gemm_cpu(lw) && P < NR && cv->M >= NR)
+	 * W^T constant in B panels, so the tiles run along the channels.
+	 * Also on small planes with long sums (tune.conv_tr_plane,
+	 * conv_tr_k: SqueezeNet's 13 x 13 squeezes and classifier, K 256 to
+	 * 512): no run-time copy of X into panels, no narrow last panel (169
+	 * = 5 x 32 + 9), and the transposed tile stores, a cost per output
+	 * where the copy's is per input, are paid over K (0.05 -> 0.04 ms
+	 * and 0.93 -> 0.86 ms; with K of 64 the stores made the expand
+	 * convs 1.2x slower) */
+	if (pw && gemm_cpu(lw) && cv->M >= NR &&
+	    (P < NR || (P <= tune(lw)->conv_tr_plane && K >= tune(lw)->conv_tr_k)))
 		TRY(gemm_pack_const(lw, n, 1, K, cv->M, 1, K, gemm_nr(lw, &kb, P, &MR, &NR), 1,
 		                    &bpacked, &blast));
 	/* constant weights: A (M x K) in row panels, packed at compile time

@@ -39,6 +39,10 @@ typedef struct TargetTune {
 	                          * tiles of rows (M <= this * gemm_mr) copies
 	                          * only X's last, partial panel, and its
 	                          * tiles read the full ones from X itself */
+	int64_t conv_tr_plane;   /* a pointwise Conv on a plane of at most
+	                          * this many positions ... */
+	int64_t conv_tr_k;       /* ... with at least this many input
+	                          * channels runs transposed, Y^T = X^T W^T */
 	int dot_lanes;           /* partial sums of a float dot product (the C
 	                          * compiler vectorizes across them) */
 	int conv_unroll;         /* unroll Conv's last kernel dim up to this */
@@ -85,6 +89,7 @@ typedef struct TargetTune {
 	.gemm_mr = 8, .gemm_nr = 32, \
 	.gemm_nr_max = 128, .gemm_nr_step = 16, \
 	.gemm_mc = 64, .gemm_pack_tiles = 4, \
+	.conv_tr_plane = 1024, .conv_tr_k = 256, \
 	.dot_lanes = 8, \
 	.conv_unroll = 8, \
 	.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64, \
