@@ -3004,12 +3004,37 @@ lower_gpool(Lower *lw, Node *n)
 	acc = kb_var(&kb, dt, "acc");
 	d0 = kb.depth;
 	vnc = loop(&kb, "nc", nc, KF_PARALLEL);
-	kb_set(&kb, acc, ismax ? kb_const_f(&kb, dt, -INFINITY) : cnum(&kb, dt, 0));
-	vp = loop(&kb, "p", P, 0);
-	xv = kb_load(&kb, bx, madd(&kb, vp, vnc, P));
-	kb_set(&kb, acc, kb_bin(&kb, ismax ? KO_MAX : KO_ADD, kb_get(&kb, acc), xv));
-	if (P != 1)
+	if (!ismax && gemm_cpu(lw) && dtype_is_float(dt) && P >= 2 * tune(lw)->dot_lanes) {
+		/* the sum in `lanes` partial sums (as dot(): the C compiler
+		 * vectorizes across them, not along one float sum; SqueezeNet's
+		 * 1000 x 169 pool took 0.056 ms), then the P % lanes rest */
+		int64_t lanes = step1(lw, &kb, KST_DOT, 0), PL = P / lanes * lanes;
+		int tl = kb_buf(&kb, dt, lanes, -1, KS_LOCAL, KA_RW), dl = kb.depth;
+		KRef l = kb_get(&kb, kb_for(&kb, "l", I(&kb, 0), I(&kb, lanes), KF_PARALLEL));
+		kb_store(&kb, tl, l, cnum(&kb, dt, 0));
 		kb_end(&kb);
+		vp = loop(&kb, "pp", PL / lanes, 0);
+		l = kb_get(&kb, kb_for(&kb, "l", I(&kb, 0), I(&kb, lanes), KF_PARALLEL));
+		kb_store(&kb, tl, l, add(&kb, kb_load(&kb, tl, l),
+		                         kb_load(&kb, bx, madd(&kb, madd(&kb, l, vp, lanes), vnc, P))));
+		close_to(&kb, dl);
+		kb_set(&kb, acc, kb_load(&kb, tl, I(&kb, 0)));
+		l = kb_get(&kb, kb_for(&kb, "l", I(&kb, 1), I(&kb, lanes), 0));
+		kb_set(&kb, acc, add(&kb, kb_get(&kb, acc), kb_load(&kb, tl, l)));
+		kb_end(&kb);
+		if (PL < P) {
+			vp = kb_get(&kb, kb_for(&kb, "p", I(&kb, PL), I(&kb, P), 0));
+			kb_set(&kb, acc, add(&kb, kb_get(&kb, acc), kb_load(&kb, bx, madd(&kb, vp, vnc, P))));
+			kb_end(&kb);
+		}
+	} else {
+		kb_set(&kb, acc, ismax ? kb_const_f(&kb, dt, -INFINITY) : cnum(&kb, dt, 0));
+		vp = loop(&kb, "p", P, 0);
+		xv = kb_load(&kb, bx, madd(&kb, vp, vnc, P));
+		kb_set(&kb, acc, kb_bin(&kb, ismax ? KO_MAX : KO_ADD, kb_get(&kb, acc), xv));
+		if (P != 1)
+			kb_end(&kb);
+	}
 	r = kb_get(&kb, acc);
 	if (!ismax)
 		r = kb_bin(&kb, KO_DIV, r, cnum(&kb, dt, (double)P));
