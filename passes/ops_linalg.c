@@ -2159,12 +2159,11 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
  * from the planes' end to xsz zeroed.
  */
 static void
-conv_planes(KB *kb, const CV *cv, int bx, int bxp, int64_t xsz)
+conv_planes(KB *kb, const CV *cv, int bx, int bxp, int64_t xsz, int64_t Ws)
 {
 	const Win *w = &cv->w;
 	int64_t sh = w->s[0], sw = w->s[1], H = w->in[0], W = w->in[1];
 	int64_t Hs = (H + w->pb[0] + w->pe[0] + sh - 1) / sh;
-	int64_t Ws = (W + w->pb[1] + w->pe[1] + sw - 1) / sw;
 	int64_t plane = Hs * Ws, planes = cv->C * sh * sw * plane;
 	int d0 = kb->depth, dn, dc;
 	KRef vn, vc, vi, vj, base, row;
@@ -2262,7 +2261,7 @@ lower_conv_dw(Lower *lw, Node *n, CV *cv)
 	lower_begin(lw, &kb, n);
 	bx = lower_in(lw, &kb, n, 0);
 	bxp = lower_bind(lw, &kb, xp, KA_WRITE);
-	conv_planes(&kb, cv, bx, bxp, xsz);
+	conv_planes(&kb, cv, bx, bxp, xsz, Ws);
 	lower_end(lw, &kb);
 
 	lower_begin(lw, &kb, n);
@@ -2336,14 +2335,31 @@ lower_conv_igemm(Lower *lw, Node *n, CV *cv)
 	int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
 	int64_t Hs = (H + w->pb[0] + w->pe[0] + sh - 1) / sh;
 	int64_t Ws = (W + w->pb[1] + w->pe[1] + sw - 1) / sw;
-	int64_t K = cv->C * KH * KW, P = OH * OW, NQ = OH * Ws, plane = Hs * Ws;
-	int64_t planes = cv->C * sh * sw * plane, MR, NR, nr, last, alast, tmax = 0, xsz;
-	int64_t xdim[2], ydim[2] = { cv->N * cv->M, NQ }, tdim[1] = { K };
+	int64_t K, P, NQ, plane;
+	int64_t planes, MR, NR, nr, last, alast, tmax = 0, xsz;
+	int64_t xdim[2], ydim[2], tdim[1];
 	int64_t *tab;
 	int xp, y2, tv, bx, bw, bb = -1, by, bxp, by2, btab, apacked, d0, rc;
 	KRef vn, vm, voh, vow;
 	GT t;
 	KB kb;
+
+	/* stride 1 along rows: each row's right padding is the next row's
+	 * left (a row is pl zeros and its W values; a tap right of it reads
+	 * the next row's first pr <= pl columns, zeros, or the zeroed slack
+	 * after the last plane), so Ws is pr narrower and so is the GEMM (13
+	 * x 13 planes: 182 columns for 169 instead of 195, under 192).  It
+	 * needs pr <= (KW-1)*dw too: OW <= Ws, each output its own column. */
+	if (sw == 1 && w->pe[1] > 0 && w->pe[1] <= w->pb[1] && w->pe[1] <= (KW - 1) * w->d[1])
+		Ws -= w->pe[1];
+	K = cv->C * KH * KW;
+	P = OH * OW;
+	NQ = OH * Ws;
+	plane = Hs * Ws;
+	planes = cv->C * sh * sw * plane;
+	ydim[0] = cv->N * cv->M;
+	ydim[1] = NQ;
+	tdim[0] = K;
 
 	/* the offsets table (a constant of K) */
 	if (!(tab = calloc((size_t)K, sizeof *tab)))
@@ -2381,7 +2397,7 @@ lower_conv_igemm(Lower *lw, Node *n, CV *cv)
 	y2 = lower_temp(lw, DT_F32, 2, ydim);
 	bx = lower_in(lw, &kb, n, 0);
 	bxp = lower_bind(lw, &kb, xp, KA_WRITE);
-	conv_planes(&kb, cv, bx, bxp, xsz);
+	conv_planes(&kb, cv, bx, bxp, xsz, Ws);
 	lower_end(lw, &kb);
 
 	/* kernel 2: the GEMM, image by image, into y2 */
