@@ -640,6 +640,17 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 		nib = 2;
 		TB = (mf + 1) / 2;
 	}
+	/* blocks the threads share evenly: three to seven blocks (2:1
+	 * between two threads at three) become one fewer, and the tiles are
+	 * spread over the blocks (12 tiles were blocks of 8 and 4).  The
+	 * blocks grow by at most a third (three to two: SqueezeNet's
+	 * transposed 13 x 13 convs, 21 tiles of 169 positions), and each
+	 * block reads all of B, so fewer blocks also read B fewer times. */
+	if (gemm_cpu(lw) && mf >= 2) {
+		if (nib >= 3 && nib < 8 && nib % 2)
+			nib--;
+		TB = (mf + nib - 1) / nib;
+	}
 	/* one element a tile on a GPU (tile(1,1), a block a row): the fused
 	 * epilogue right after each element, so the row and column loops
 	 * stay one nest of parallel loops that schedule_gpu maps onto M*N
