@@ -3169,9 +3169,7 @@ lower_maxpool_rows(Lower *lw, Node *n, const Win *w, int dt)
 		for (int64_t kw = 0; kw < w->k[1]; kw++) {
 			KRef xv = kb_load(&kb, bx, add(&kb, madd(&kb, xrow, vow, w->s[1]),
 			                               I(&kb, kh * w->d[0] * W + kw * w->d[1])));
-			KRef mx = kb_select(&kb, kb_bin(&kb, KO_GT, xv, kb_get(&kb, m)), xv,
-			                    kb_get(&kb, m));
-			kb_set(&kb, m, kb_select(&kb, kb_bin(&kb, KO_NE, xv, xv), xv, mx));
+			max_tap(&kb, m, xv, 0);
 		}
 	kb_store(&kb, by, add(&kb, yrow, vow), kb_get(&kb, m));
 	close_to(&kb, d0);
