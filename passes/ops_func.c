@@ -59,6 +59,7 @@
 #include <string.h>
 #include "passes.h"
 #include "lower.h"
+#include "autodiff.h"
 
 /* The most elements a computed constant may have (8 bytes each). */
 #define FN_MAX_ELEMS (1 << 24)
@@ -1149,6 +1150,51 @@ static int expand_mel(Fn *f)
 	return rc;
 }
 
+/* ---- Gradient (ai.onnx.preview.training) --------------------------------
+ * Gradient(X1..Xn; xs = [names], y = name) -> dY/dX1..dY/dXn: the autodiff
+ * pass's backward nodes for the loss y (a value computed before this
+ * node, one float element) with respect to the values named in xs, each
+ * copied into the node's output. */
+static int expand_gradient(Fn *f)
+{
+	const Attr *xs = node_attr(f->src, "xs"), *ya = node_attr(f->src, "y");
+	int y, *wrt, *grad, rc = BURN_OK;
+
+	if (!xs || xs->type != AT_STRINGS || !ya || ya->type != AT_STRING)
+		return burn_fail(f->c, BURN_ERR_INVALID, "attributes xs (strings) and y "
+		                 "(a string) expected");
+	if (xs->n != f->n->nout)
+		return burn_fail(f->c, BURN_ERR_INVALID, "%d names in xs, %d outputs", xs->n,
+		                 f->n->nout);
+	if ((y = graph_find_value(f->g, ya->s)) < 0 || !GV(f->g, y)->dtype)
+		return burn_fail(f->c, BURN_ERR_UNSUPPORTED, "y '%s' is not a value computed "
+		                 "before the node", ya->s);
+	if (!dtype_is_float(GV(f->g, y)->dtype) || value_numel(GV(f->g, y)) != 1)
+		return burn_fail(f->c, BURN_ERR_UNSUPPORTED, "y '%s' is not one float "
+		                 "element (only a scalar y is differentiated)", ya->s);
+	wrt = malloc(sizeof *wrt * ((size_t)xs->n + 1));
+	grad = malloc(sizeof *grad * ((size_t)xs->n + 1));
+	if (!wrt || !grad) {
+		free(wrt);
+		free(grad);
+		return nomem(f->c);
+	}
+	for (int j = 0; j < xs->n && !rc; j++)
+		if ((wrt[j] = graph_find_value(f->g, xs->strs[j])) < 0)
+			rc = burn_fail(f->c, BURN_ERR_INVALID, "xs names '%s', no value",
+			               xs->strs[j]);
+	if (!rc)
+		rc = pass_autodiff(f->c, f->g, y, xs->n, wrt, grad);
+	for (int j = 0; j < xs->n && !rc; j++) {
+		int out;
+		if (f->n->out[j] >= 0)
+			rc = fn_add(f, OP_Identity, "dy", 1, &grad[j], f->n->out[j], &out);
+	}
+	free(wrt);
+	free(grad);
+	return rc;
+}
+
 int func_expand(Ctx *c, Graph *g, const Node *n, const Node *src,
                 InferBudget *left)
 {
@@ -1166,6 +1212,7 @@ int func_expand(Ctx *c, Graph *g, const Node *n, const Node *src,
 	case OP_Binarizer:      return expand_binarizer(&f);
 	case OP_ArrayFeatureExtractor: return expand_feature_extractor(&f);
 	case OP_FlexAttention:  return expand_flex_attention(&f);
+	case OP_Gradient:       return expand_gradient(&f);
 	case OP_HannWindow:     return expand_window(&f, 0.5, 0.5, 0);
 	case OP_HammingWindow:  return expand_window(&f, 25.0 / 46, 21.0 / 46, 0);
 	case OP_BlackmanWindow: return expand_window(&f, 0.42, 0.5, 0.08);
