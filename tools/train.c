@@ -168,6 +168,90 @@ typedef struct Model {
 	burn_tensor *src[MAX_PARAM];
 } Model;
 
+/* A new constant f32 scalar of g holding v; -1 if out of memory. */
+static int scalar_f32(Ctx *c, Graph *g, const char *name, float v)
+{
+	int k = graph_add_value(g, name);
+
+	if (k < 0 || graph_set_const(c, g, k, DT_F32, 0, NULL, &v))
+		return -1;
+	return k;
+}
+
+/*
+ * An ONNX model's Dropouts in the train step (training mode, as a script's
+ * Dropout layers, api/dsl.h): each f32 Dropout(x, ratio p) of the inferred
+ * graph g becomes where(u >= p, x / (1 - p), 0), its mask output u >= p,
+ * with u a new f32 value of x's shape named "dropout_noise<k>" (k in node
+ * order), left out of the inputs (build_step appends them), each in
+ * noise[*nn].  The new nodes get their types here; g is sorted again.
+ */
+static int onnx_dropouts(Ctx *c, Graph *g, const char *path, int *noise, int *nn)
+{
+	int n0 = g->nnode;
+
+	for (int i = 0; i < n0; i++) {
+		Node *n = &g->node[i];
+		const Value *x, *r;
+		double p;
+		int u, th, keep, zero, ge, xs, in[3], nd, y, mask, xin, k = *nn;
+		char nm[4][32];
+		if (n->dead || n->op != OP_Dropout)
+			continue;
+		x = NIN(g, n, 0);
+		r = NIN(g, n, 1);
+		p = r ? (r->data ? value_get_f(r, 0) : -1) : attr_float(n, "ratio", 0.5);
+		if (x->dtype != DT_F32 || !(p >= 0 && p < 1) || *nn == MAX_NOISE)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s: node '%s' (Dropout): the "
+			                 "train step takes Dropout on f32 with a constant ratio in "
+			                 "[0, 1), %d of them at most", path, n->name, MAX_NOISE);
+		y = n->out[0];
+		xin = n->in[0];
+		mask = n->nout > 1 ? n->out[1] : -1;
+		n->dead = 1;
+		for (int j = 0; j < 4; j++)
+			snprintf(nm[j], sizeof nm[j], "dropout_%s%d",
+			         (const char *[]){ "noise", "ratio", "keep", "zero" }[j], k);
+		if ((u = graph_add_value(g, nm[0])) < 0 ||
+		    (th = scalar_f32(c, g, nm[1], (float)p)) < 0 ||
+		    (keep = scalar_f32(c, g, nm[2], (float)(1 - p))) < 0 ||
+		    (zero = scalar_f32(c, g, nm[3], 0.0f)) < 0)
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		GV(g, u)->kind = VK_INPUT;
+		GV(g, u)->dtype = DT_F32;
+		value_copy_shape(GV(g, u), GV(g, xin));
+		snprintf(nm[0], sizeof nm[0], "dropout_mask%d", k);
+		if (mask < 0 && (mask = graph_add_value(g, nm[0])) < 0)
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		snprintf(nm[1], sizeof nm[1], "dropout_scaled%d", k);
+		if ((xs = graph_add_value(g, nm[1])) < 0)
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		GV(g, mask)->dtype = DT_BOOL;
+		GV(g, xs)->dtype = DT_F32;
+		value_copy_shape(GV(g, mask), GV(g, xin));
+		value_copy_shape(GV(g, xs), GV(g, xin));
+		in[0] = u, in[1] = th;
+		ge = graph_add_node(g, OP_GreaterOrEqual, nm[0], 2, in, 1, &mask);
+		in[0] = xin, in[1] = keep;
+		nd = graph_add_node(g, OP_Div, nm[1], 2, in, 1, &xs);
+		in[0] = mask, in[1] = xs, in[2] = zero;
+		snprintf(nm[2], sizeof nm[2], "dropout_where%d", k);
+		if (ge < 0 || nd < 0 || graph_add_node(g, OP_Where, nm[2], 3, in, 1, &y) < 0)
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		GV(g, mask)->producer = ge;
+		GV(g, mask)->producer_out = 0;
+		GV(g, xs)->producer = nd;
+		GV(g, xs)->producer_out = 0;
+		GV(g, y)->producer = g->nnode - 1;
+		GV(g, y)->producer_out = 0;
+		noise[(*nn)++] = u;
+	}
+	if (g->nnode == n0)
+		return BURN_OK;
+	graph_compact(g);
+	return graph_toposort(c, g);
+}
+
 /* Load the model as a graph whose parameters are inputs, inferred.  init
  * (if not NULL) gets a malloc'd copy of each parameter's initial data. */
 static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
@@ -246,6 +330,12 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 		for (int i = 1 + nn; i < g->nin; i++)
 			g->in[i - nn] = g->in[i];
 		g->nin -= nn;
+	}
+	if (training && !vm && !dsl_is_script(path)) {
+		if (onnx_dropouts(c, g, path, md->noise, &md->nn))
+			goto fail;
+		for (int k = 0; k < md->nn; k++)
+			md->noise_n[k] = value_numel(GV(g, md->noise[k]));
 	}
 	x = GV(g, md->x);
 	y = GV(g, g->out[0]);

@@ -13,7 +13,9 @@ cross-entropy, its gradient through the mask, the update.  Checked: every
 step's loss, the final parameters, and the test loss after each epoch,
 which is the model without Dropout (eval mode: the identity).  A missing
 scale, an unmasked gradient, a mask in eval or the wrong noise is off by far
-more than the tolerance (2e-5 relative plus 2e-6)."""
+more than the tolerance (2e-5 relative plus 2e-6).  The same model as ONNX
+(Dropout with its ratio input; python3-onnx writes it) gives the same
+losses from the same checkpoint."""
 import json, os, struct, subprocess, sys
 import numpy as np
 
@@ -147,6 +149,42 @@ close("step losses", losses, ref)
 close("test losses (eval: no dropout)", tests, ref_test, 2e-4)   # printed to 4 places
 close("final weight", got[wname], Wd)
 close("final bias", got[bname], bd)
+
+# The same model as ONNX (MatMul, Add, Dropout with its ratio an input),
+# its initializers named as the script's parameters so that the same
+# checkpoint starts it: the same losses (tools/train.c onnx_dropouts).
+try:
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+except ImportError:
+    onnx = None
+    print("no python3-onnx: the ONNX model's Dropout was not checked")
+if onnx is not None:
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", wname], ["h"]),
+         helper.make_node("Add", ["h", bname], ["z"]),
+         helper.make_node("Dropout", ["z", "ratio"], ["y", "mask"])],
+        "drop", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N, H * H])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [N, K])],
+        [numpy_helper.from_array(W, wname), numpy_helper.from_array(b, bname),
+         numpy_helper.from_array(np.array(P, dtype=np.float32), "ratio")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    omodel = os.path.join(work, "drop.onnx")
+    onnx.save(m, omodel)
+    oout = os.path.join(work, "onnx")
+    r = subprocess.run([a if a != model else omodel for a in common] +
+                       ["--epochs", str(STEPS), "--lr", str(LR), "--load", start,
+                        "--save", oout + ".safetensors", "--losses", oout + ".loss"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        print("FAIL onnx run: exit %d: %s" % (r.returncode, r.stderr))
+        bad = 1
+    else:
+        close("the ONNX model's step losses", [float(l.split()[2]) for l in open(oout + ".loss")], ref)
+        close("the ONNX model's test losses", [float(l.split("test loss ")[1].split()[0])
+                                               for l in r.stdout.splitlines() if "test loss " in l],
+              ref_test, 2e-4)
 print("dropout_ref: %s (losses %s)" % ("FAIL" if bad else "OK",
                                        " ".join("%.5f" % l for l in losses)))
 sys.exit(bad)
