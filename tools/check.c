@@ -38,18 +38,22 @@
 #define CASE_TIMEOUT 600   /* seconds for one whole case */
 #define RUN_TIMEOUT 120    /* seconds for one run of the compiled model */
 
+/* The harnesses' reader of an input file of exactly `want` bytes. */
+#define HARNESS_SLURP \
+	"static void *slurp(const char *p, int64_t want) {\n" \
+	"  FILE *f = fopen(p, \"rb\"); char *b = malloc(want > 0 ? want : 1); int64_t n;\n" \
+	"  if (!f || !b) exit(10);\n" \
+	"  n = (int64_t)fread(b, 1, want > 0 ? want : 1, f);\n" \
+	"  if (n != want || fgetc(f) != EOF) exit(11);\n" \
+	"  fclose(f); return b; }\n"
+
 static const char harness_src[] =
 "#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n#include <string.h>\n"
 "typedef struct model_tensor_info { const char *name; int dtype; int rank;\n"
 "    const int64_t *dims; int64_t bytes; } model_tensor_info;\n"
 "extern const model_tensor_info model_inputs[], model_outputs[];\n"
 "int model_run_v(const void *const *in, void *const *out, void *arena);\n"
-"static void *slurp(const char *p, int64_t want) {\n"
-"  FILE *f = fopen(p, \"rb\"); char *b = malloc(want > 0 ? want : 1); int64_t n;\n"
-"  if (!f || !b) exit(10);\n"
-"  n = (int64_t)fread(b, 1, want > 0 ? want : 1, f);\n"
-"  if (n != want || fgetc(f) != EOF) exit(11);\n"
-"  fclose(f); return b; }\n"
+HARNESS_SLURP
 "/* a string tensor's file: its n strings, each NUL-terminated */\n"
 "static void *strings(const char *p, int64_t n) {\n"
 "  FILE *f = fopen(p, \"rb\"); char *b; const char **s; long len; int64_t k = 0, i = 0;\n"
@@ -94,12 +98,7 @@ static const char dyn_harness_src[] =
 "#include <stdio.h>\n#include <stdlib.h>\n#include <stdint.h>\n"
 "int model_run_v(const int64_t *dims, const void *const *in, void *const *out, void *arena);\n"
 "int64_t model_arena_bytes(int64_t n);\n"
-"static void *slurp(const char *p, int64_t want) {\n"
-"  FILE *f = fopen(p, \"rb\"); char *b = malloc(want > 0 ? want : 1); int64_t n;\n"
-"  if (!f || !b) exit(10);\n"
-"  n = (int64_t)fread(b, 1, want > 0 ? want : 1, f);\n"
-"  if (n != want || fgetc(f) != EOF) exit(11);\n"
-"  fclose(f); return b; }\n"
+HARNESS_SLURP
 "int main(int argc, char **argv) {\n"
 "  int64_t dims[1], ab, *nb; int nin, nout, i; void **in, **out; char *arena;\n"
 "  if (argc < 4) return 12;\n"
