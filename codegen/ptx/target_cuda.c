@@ -19,47 +19,70 @@
 #include "../c/emit_c.h"
 #include "../../targets/cuda/cuda_dev.h"
 
-/* The launch list as PTX comments: what each entry's arguments are. */
+/* Call fn for every entry of m's PTX in launch order: kernel i (k), its
+ * segment s of n (seg), the entry's name with prefix.  Returns status
+ * (fn's first failure). */
+typedef int (*EntryFn)(void *arg, const Compiled *m, int i, const KKernel *k,
+                       const PtxSeg *seg, int s, const char *name);
 static int
-emit_launches(Ctx *c, const Compiled *m, const char *prefix, FILE *f)
+each_entry(Ctx *c, const Compiled *m, const char *prefix, EntryFn fn, void *arg)
 {
-	const Graph *g = m->g;
 	PtxSeg *seg = malloc(PTX_MAX_SEG * sizeof *seg);
 	int rc = BURN_OK;
 
 	if (!seg)
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
-	fprintf(f, "// launches, in order (arena %lld bytes):\n", (long long)m->plan.arena_bytes);
 	for (int i = 0; i < m->prog.nkernel && !rc; i++) {
 		const KKernel *k = m->prog.kernel[i];
-		const Launch *l = &m->plan.launch[i];
 		int n;
 		if ((rc = ptx_segments(c, k, seg, PTX_MAX_SEG, &n)))
 			break;
-		for (int s = 0; s < n; s++) {
+		for (int s = 0; s < n && !rc; s++) {
 			char name[160];
 			ptx_entry_name(prefix, k, s, n, name, sizeof name);
-			fprintf(f, "//   %s <<<%lld, %lld>>>(", name, (long long)seg[s].grid,
-			        (long long)seg[s].block);
-			for (int a = 0; a < l->narg; a++) {
-				const LaunchArg *x = &l->arg[a];
-				fprintf(f, "%s", a ? ", " : "");
-				switch (x->kind) {
-				case LK_WEIGHT:
-					fprintf(f, "weight ");
-					emit_c_comment(f, GV(g, x->value)->name);
-					break;
-				case LK_ARENA: fprintf(f, "arena+%lld", (long long)x->offset.c); break;
-				case LK_INPUT: fprintf(f, "input %d", x->index); break;
-				case LK_OUTPUT: fprintf(f, "output %d", x->index); break;
-				}
-			}
-			fprintf(f, "%s)\n", seg[s].spill ? ", spill" : "");
+			rc = fn(arg, m, i, k, &seg[s], s, name);
 		}
 	}
-	fprintf(f, "\n");
 	free(seg);
 	return rc;
+}
+
+/* One entry as a PTX comment: its grid and what its arguments are. */
+static int
+comment_entry(void *arg, const Compiled *m, int i, const KKernel *k, const PtxSeg *seg,
+              int s, const char *name)
+{
+	FILE *f = arg;
+	const Launch *l = &m->plan.launch[i];
+
+	(void)k;
+	(void)s;
+	fprintf(f, "//   %s <<<%lld, %lld>>>(", name, (long long)seg->grid, (long long)seg->block);
+	for (int a = 0; a < l->narg; a++) {
+		const LaunchArg *x = &l->arg[a];
+		fprintf(f, "%s", a ? ", " : "");
+		switch (x->kind) {
+		case LK_WEIGHT:
+			fprintf(f, "weight ");
+			emit_c_comment(f, GV(m->g, x->value)->name);
+			break;
+		case LK_ARENA: fprintf(f, "arena+%lld", (long long)x->offset.c); break;
+		case LK_INPUT: fprintf(f, "input %d", x->index); break;
+		case LK_OUTPUT: fprintf(f, "output %d", x->index); break;
+		}
+	}
+	fprintf(f, "%s)\n", seg->spill ? ", spill" : "");
+	return BURN_OK;
+}
+
+/* The launch list as PTX comments: what each entry's arguments are. */
+static int
+emit_launches(Ctx *c, const Compiled *m, const char *prefix, FILE *f)
+{
+	fprintf(f, "// launches, in order (arena %lld bytes):\n", (long long)m->plan.arena_bytes);
+	TRY(each_entry(c, m, prefix, comment_entry, f));
+	fprintf(f, "\n");
+	return BURN_OK;
 }
 
 static int
@@ -243,6 +266,25 @@ emit_header(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *h)
 	return ferror(h) ? burn_fail(c, BURN_ERR_IO, "write error") : BURN_OK;
 }
 
+/* One row of the host module's launch table. */
+typedef struct RowArg {
+	FILE *f;
+	const char *prefix;
+} RowArg;
+
+static int
+launch_row(void *arg, const Compiled *m, int i, const KKernel *k, const PtxSeg *seg,
+           int s, const char *name)
+{
+	RowArg *r = arg;
+
+	fprintf(r->f, "\t{ \"%s\", %lld, %lld, %lld, %d, %s_a%d, %lld },\n", name,
+	        (long long)seg->grid, (long long)seg->block, (long long)seg->dshared,
+	        m->plan.launch[i].narg, r->prefix, i,
+	        (long long)(s == 0 && seg->spill ? ptx_spill_bytes(k) : 0));
+	return BURN_OK;
+}
+
 /* The host C module: the PTX and the weights as data, the launch list as
  * burn_cuda.h's tables, and run functions calling libburn's cuda runtime. */
 static int
@@ -323,19 +365,10 @@ emit_host(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *f, FILE *h)
 	if (rc)
 		goto out;
 	fprintf(f, "\nstatic const burn_cuda_launch %s_launch[] = {\n", P);
-	for (int i = 0; i < m->prog.nkernel && !rc; i++) {
-		const KKernel *k = m->prog.kernel[i];
-		int n;
-		if ((rc = ptx_segments(c, k, seg, PTX_MAX_SEG, &n)))
-			break;
-		for (int s = 0; s < n; s++) {
-			char name[160];
-			ptx_entry_name(P, k, s, n, name, sizeof name);
-			fprintf(f, "\t{ \"%s\", %lld, %lld, %lld, %d, %s_a%d, %lld },\n", name,
-			        (long long)seg[s].grid, (long long)seg[s].block,
-			        (long long)seg[s].dshared, m->plan.launch[i].narg, P, i,
-			        (long long)(s == 0 && seg[0].spill ? ptx_spill_bytes(k) : 0));
-		}
+	{
+		RowArg ra = { f, P };
+		if ((rc = each_entry(c, m, P, launch_row, &ra)))
+			goto out;
 	}
 	if (!nl)
 		fprintf(f, "\t{ NULL, 0, 0, 0, 0, NULL, 0 }\n");
