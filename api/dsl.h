@@ -91,7 +91,13 @@ int dsl_vm_set_tensor(DslVm *vm, burn_tensor *old, const void *data, int *out_n)
  * 0) with u a new f32 input of x's shape, named "dropout_noise<k>" (k from
  * 0 in the order the layers run), after the function's own inputs: the
  * driver fills u with uniform [0, 1) numbers every step.  Off, Dropout is
- * the identity.
+ * the identity.  Each BatchNorm layer normalises with the batch's
+ * statistics (BatchNormalization, training_mode=1) and its running mean
+ * and variance get new values (momentum m: (1 - m) old + m batch, the
+ * variance unbiased, as PyTorch's): the traced graph outputs them after
+ * the function's outputs, each named "next:" and the name of the constant
+ * holding the old value, for the driver to carry from step to step.  Off,
+ * BatchNorm uses the running statistics.
  */
 void dsl_vm_set_training(DslVm *vm, int on);
 

@@ -53,8 +53,8 @@ obj_free(Obj *o)
 	for (int i = 0; i < o->n; i++)
 		val_drop(o->v[i]);
 	free(o->v);
-	burn_release(o->param[0]);
-	burn_release(o->param[1]);
+	for (int k = 0; k < 4; k++)
+		burn_release(o->param[k]);
 	burn_call_destroy(o->call);
 	if (o->g)
 		graph_destroy(o->g);
@@ -351,7 +351,7 @@ vm_print_val(DslVm *vm, DslPos pos, const Val *v, FILE *f)
 		else if (o->layer == LY_CONV2D)
 			fprintf(f, "(%lld, %lld, kernel_size=[%lld, %lld])", (long long)o->cfg[0],
 			        (long long)o->cfg[1], (long long)o->cfg[2], (long long)o->cfg[3]);
-		else if (o->layer == LY_LAYERNORM)
+		else if (o->layer == LY_LAYERNORM || o->layer == LY_BATCHNORM)
 			fprintf(f, "(%lld)", (long long)o->cfg[0]);
 		else if (o->layer == LY_DROPOUT)
 			fprintf(f, "(%g)", o->fcfg);
@@ -928,9 +928,8 @@ eval_field(DslVm *vm, const DslNode *n, Val *out)
 	TRY(eval(vm, n->a, &a));
 	if (a.kind == VK_MODULE && (fi = field_index(a.o->def, n->name)) >= 0) {
 		*out = val_dup(a.o->v[fi]);
-	} else if (a.kind == VK_LAYER && (!strcmp(n->name, "weight") || !strcmp(n->name, "gamma") ||
-	           !strcmp(n->name, "bias") || !strcmp(n->name, "beta"))) {
-		burn_tensor *t = a.o->param[n->name[0] == 'b'];
+	} else if (a.kind == VK_LAYER && lib_param_index(n->name) >= 0) {
+		burn_tensor *t = a.o->param[lib_param_index(n->name)];
 		if (!t)
 			rc = vm_fail(vm, n->pos, BURN_ERR_INVALID, "this %s has no %s",
 			             lib_layer_name(a.o->layer), n->name);
@@ -1269,7 +1268,7 @@ swap_tensor(Val *v, burn_tensor *old, burn_tensor *nt, int depth)
 			n += swap_tensor(&v->o->v[i], old, nt, depth + 1);
 		break;
 	case VK_LAYER:
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < 4; k++)
 			if (v->o->param[k] == old) {
 				burn_release(v->o->param[k]);
 				v->o->param[k] = burn_retain(nt);
@@ -1315,6 +1314,9 @@ drop_noise(DslVm *vm)
 	for (int i = 0; i < vm->nnoise; i++)
 		burn_release(vm->noise[i]);
 	vm->nnoise = 0;
+	for (int i = 0; i < vm->nstat; i++)
+		burn_release(vm->stat_new[i]);
+	vm->nstat = 0;
 }
 
 void
@@ -1463,9 +1465,9 @@ int
 dsl_vm_trace_src(DslVm *vm, const char *entry, Graph **out, burn_tensor ***src)
 {
 	Val f = { 0 }, res = { 0 }, *arg = NULL;
-	burn_tensor **in = NULL, *outs[64];
+	burn_tensor **in = NULL, *outs[64 + DSL_MAX_STAT], **src2 = NULL;
 	const DslNode *fn;
-	int rc = BURN_OK, nout = 0;
+	int rc = BURN_OK, nout = 0, nfn;
 	burn_status st;
 
 	*out = NULL;
@@ -1526,9 +1528,32 @@ dsl_vm_trace_src(DslVm *vm, const char *entry, Graph **out, burn_tensor ***src)
 	}
 	for (int i = 0; i < vm->nnoise; i++)   /* training mode's Dropouts */
 		in[fn->nparam + i] = vm->noise[i];
+	nfn = nout;
+	for (int i = 0; i < vm->nstat; i++)    /* and BatchNorms */
+		outs[nout++] = vm->stat_new[i];
 	if (!rc && (st = burn_trace_src(vm->bc, fn->nparam + vm->nnoise, in, nout, outs, out,
-	                                src)))
+	                                &src2)))
 		rc = vm_burn(vm, fn->pos, st, "trace");
+	/* a running statistic's new value is named "next:" and the name of
+	 * the constant holding the statistic (api/dsl.h) */
+	for (int i = 0; i < vm->nstat && !rc; i++) {
+		Graph *g = *out;
+		const char *nm = NULL;
+		for (int v = 0; v < g->nval && !nm; v++)
+			if (src2[v] == vm->stat_old[i])
+				nm = GV(g, v)->name;
+		if (!nm || !(GV(g, g->out[nfn + i])->name = arena_printf(&g->arena, "next:%s", nm)))
+			rc = burn_fail(&vm->c, BURN_ERR_INTERNAL, "trace: a BatchNorm's running "
+			               "statistic is not in the traced graph");
+	}
+	if (rc && *out) {
+		graph_destroy(*out);
+		*out = NULL;
+	}
+	if (src && !rc)
+		*src = src2;
+	else
+		free(src2);
 	val_drop(res);
 	for (int i = 0; i < fn->nparam; i++) {
 		burn_release(in[i]);

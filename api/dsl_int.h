@@ -53,6 +53,7 @@ enum ObjKind { OB_LIST = 1, OB_MODULE, OB_LAYER, OB_GRAPH };
 /* Layer kinds: LAYERS(X) X(kind, "Name") */
 #define DSL_LAYERS(X) \
 	X(LY_LINEAR, "Linear") X(LY_CONV2D, "Conv2d") X(LY_LAYERNORM, "LayerNorm") \
+	X(LY_BATCHNORM, "BatchNorm") \
 	X(LY_EMBEDDING, "Embedding") X(LY_DROPOUT, "Dropout") X(LY_GELU, "Gelu") \
 	X(LY_RELU, "Relu") X(LY_SIGMOID, "Sigmoid") X(LY_TANH, "Tanh") \
 	X(LY_SOFTMAX, "Softmax")
@@ -74,9 +75,12 @@ struct Obj {
 	const DslNode *def;
 	/* OB_LAYER */
 	int layer;
-	burn_tensor *param[2];    /* weight/gamma, bias/beta (NULL: none) */
+	burn_tensor *param[4];    /* weight/gamma, bias/beta, BatchNorm's
+	                           * running_mean, running_var (NULL: none);
+	                           * lib_param_index names them */
 	int64_t cfg[8];           /* sizes, stride, padding, ... */
 	double fcfg;              /* epsilon, dropout probability */
+	double fcfg2;             /* BatchNorm's momentum */
 	/* OB_GRAPH */
 	Graph *g;
 	const char *path;
@@ -92,6 +96,8 @@ typedef struct Bind {
 } Bind;
 
 #define DSL_MAX_NOISE 16   /* Dropout layers run by one traced call */
+#define DSL_MAX_STAT 32    /* BatchNorm running statistics (2 a layer)
+                            * updated by one traced call */
 
 struct DslVm {
 	burn_ctx *bc;
@@ -115,6 +121,10 @@ struct DslVm {
 	burn_tensor *noise[DSL_MAX_NOISE];  /* the Dropouts' noise placeholders
 	                           * of the running trace (owned) */
 	int nnoise;
+	/* training mode's BatchNorms: each running statistic read (a layer's
+	 * tensor, borrowed) and its new value (owned) */
+	burn_tensor *stat_old[DSL_MAX_STAT], *stat_new[DSL_MAX_STAT];
+	int nstat;
 	void *train_arg;
 };
 
@@ -160,6 +170,9 @@ int lib_call_op(DslVm *vm, DslPos pos, int op, int n, Val *arg,
 int lib_layer_forward(DslVm *vm, DslPos pos, Obj *ly, int n, Val *arg, Val *out);
 /* The name of a layer kind ("Linear"), or NULL. */
 const char *lib_layer_name(int kind);
+/* A layer parameter's index in Obj.param for its field name (weight and
+ * gamma 0, bias and beta 1, running_mean 2, running_var 3), else -1. */
+int lib_param_index(const char *name);
 /* The name of a builtin, for messages. */
 const char *lib_builtin_name(int id);
 /* A tensor method that is not an op (clone, shape, ...): 1 if name is one

@@ -82,6 +82,7 @@ has_attr(int op, const char *name)
 	X(BI_LOAD_ST, "load_safetensors") X(BI_LOAD_RAW, "load_raw") \
 	X(BI_TRAIN, "train") \
 	X(BI_LINEAR, "Linear") X(BI_CONV2D, "Conv2d") X(BI_LAYERNORM, "LayerNorm") \
+	X(BI_BATCHNORM, "BatchNorm") \
 	X(BI_EMBEDDING, "Embedding") X(BI_DROPOUT, "Dropout") X(BI_GELU, "Gelu") \
 	X(BI_RELU, "Relu") X(BI_SIGMOID, "Sigmoid") X(BI_TANH, "Tanh") \
 	X(BI_SOFTMAX, "Softmax")
@@ -110,6 +111,17 @@ const char *
 lib_layer_name(int kind)
 {
 	return kind > 0 && kind < LY_COUNT_ ? layer_names[kind] : "?";
+}
+
+int
+lib_param_index(const char *name)
+{
+	static const char *const nm[] = { "weight", "bias", "running_mean", "running_var",
+	                                  "gamma", "beta" };
+	for (int i = 0; i < 6; i++)
+		if (!strcmp(name, nm[i]))
+			return i & 3;
+	return -1;
 }
 
 const char *
@@ -322,7 +334,8 @@ new_layer(DslVm *vm, int kind, Val *out)
 /* The layer constructors.  Initialisation as Burn's defaults: Linear and
  * Conv2d uniform in +-1/sqrt(fan_in) (Kaiming uniform with gain
  * 1/sqrt(3)), for weight and bias; Embedding normal(0, 1); LayerNorm's
- * gamma ones and beta zeros. */
+ * gamma ones and beta zeros; BatchNorm's weight and running_var ones, bias
+ * and running_mean zeros (PyTorch's). */
 static int
 make_layer(DslVm *vm, DslPos pos, int id, int n, Val *arg, const char *const *key,
            const DslPos *apos, Val *out)
@@ -331,6 +344,7 @@ make_layer(DslVm *vm, DslPos pos, int id, int n, Val *arg, const char *const *ke
 	static const char *const conv[] = { "channels_in", "channels_out", "kernel_size",
 	                                    "stride", "padding", "dilation", "groups", "bias" };
 	static const char *const ln[] = { "d_model", "epsilon" };
+	static const char *const bn[] = { "num_features", "epsilon", "momentum" };
 	static const char *const emb[] = { "n_embedding", "d_model" };
 	static const char *const drop[] = { "prob" };
 	static const char *const sm[] = { "axis" };
@@ -415,6 +429,30 @@ make_layer(DslVm *vm, DslPos pos, int id, int n, Val *arg, const char *const *ke
 			return vm_burn(vm, pos, st, "LayerNorm");
 		return BURN_OK;
 	}
+	case BI_BATCHNORM: {
+		int64_t d;
+		double eps, mom;
+		burn_status st;
+		TRY(match_args(vm, pos, fname, bn, 3, n, arg, key, apos, s));
+		TRY(get_int(vm, pos, "num_features", s[0], -1, &d));
+		TRY(get_num(vm, pos, "epsilon", s[1], 1e-5, &eps));
+		TRY(get_num(vm, pos, "momentum", s[2], 0.1, &mom));
+		if (d <= 0 || !(eps > 0) || !(mom >= 0 && mom <= 1))
+			return vm_fail(vm, pos, BURN_ERR_INVALID, "BatchNorm(num_features, "
+			               "epsilon, momentum) needs a positive size and epsilon, "
+			               "0 <= momentum <= 1");
+		TRY(new_layer(vm, LY_BATCHNORM, out));
+		o = out->o;
+		o->cfg[0] = d;
+		o->fcfg = eps;
+		o->fcfg2 = mom;
+		if ((st = burn_ones(vm->bc, BURN_F32, 1, &d, &o->param[0])) ||
+		    (st = burn_zeros(vm->bc, BURN_F32, 1, &d, &o->param[1])) ||
+		    (st = burn_zeros(vm->bc, BURN_F32, 1, &d, &o->param[2])) ||
+		    (st = burn_ones(vm->bc, BURN_F32, 1, &d, &o->param[3])))
+			return vm_burn(vm, pos, st, "BatchNorm");
+		return BURN_OK;
+	}
 	case BI_EMBEDDING: {
 		int64_t d[2];
 		burn_status st;
@@ -456,6 +494,99 @@ make_layer(DslVm *vm, DslPos pos, int id, int n, Val *arg, const char *const *ke
 		return new_layer(vm, id == BI_GELU ? LY_GELU : id == BI_RELU ? LY_RELU :
 		                     id == BI_SIGMOID ? LY_SIGMOID : LY_TANH, out);
 	}
+}
+
+/*
+ * BatchNorm over axis 1 of x [N, C, ...].  Eval mode: ONNX
+ * BatchNormalization with the running statistics.  Training mode (a trace
+ * for the train step): BatchNormalization with training_mode=1 (the batch
+ * mean and biased variance normalise; its gradient is the training-mode
+ * rule), and the running statistics' new values, as PyTorch's:
+ *   mean' = (1 - m) mean + m batch_mean
+ *   var'  = (1 - m) var + m batch_var n / (n - 1)   (n = N * spatial)
+ * recorded in vm->stat_old/stat_new for dsl_vm_trace_src to output.
+ * *r: the output (a new reference).
+ */
+static int
+batchnorm_forward(DslVm *vm, DslPos pos, Obj *ly, burn_tensor *x, burn_tensor **r)
+{
+	int rk = burn_tensor_rank(x), na = 0;
+	const int64_t *dim = burn_tensor_dims(x);
+	int64_t ax[BURN_MAX_RANK], n = 1;
+	double m = ly->fcfg2;
+	burn_attr at[2] = {
+		{ "epsilon", BURN_ATTR_FLOAT, .f = ly->fcfg },
+		{ "training_mode", BURN_ATTR_INT, .i = 1 },
+	};
+	burn_tensor *in[5] = { x, ly->param[0], ly->param[1], ly->param[2], ly->param[3] };
+	burn_tensor *mean = NULL, *mk = NULL, *d = NULL, *d2 = NULL, *var = NULL;
+	burn_tensor *a = NULL, *b = NULL, *nm = NULL, *nv = NULL;
+	burn_status st;
+
+	if (rk < 2 || dim[1] != ly->cfg[0])
+		return vm_fail(vm, pos, BURN_ERR_SHAPE, "BatchNorm(%lld) takes x [N, %lld, "
+		               "...], got rank %d%s", (long long)ly->cfg[0],
+		               (long long)ly->cfg[0], rk, rk >= 2 ? " with another axis 1" : "");
+	if (!vm->training) {
+		if ((st = burn_op(vm->bc, "BatchNormalization", 5, in, 1, at, 1, r)))
+			return vm_burn(vm, pos, st, "BatchNorm");
+		return BURN_OK;
+	}
+	for (int i = 0; i < rk; i++)
+		if (i != 1) {
+			ax[na++] = i;
+			n *= dim[i];
+		}
+	if (n < 2)
+		return vm_fail(vm, pos, BURN_ERR_SHAPE, "BatchNorm in training needs more "
+		               "than one value per channel (x has %lld)", (long long)n);
+	if (vm->nstat + 2 > DSL_MAX_STAT)
+		return vm_fail(vm, pos, BURN_ERR_LIMIT, "more than %d BatchNorm layers in one "
+		               "traced call", DSL_MAX_STAT / 2);
+	for (int k = 0; k < vm->nstat; k++)
+		if (vm->stat_old[k] == ly->param[2])
+			return vm_fail(vm, pos, BURN_ERR_INVALID, "a BatchNorm layer runs twice "
+			               "in one traced call: its running statistics would be "
+			               "updated twice");
+	if ((st = burn_op(vm->bc, "BatchNormalization", 5, in, 2, at, 1, r)) ||
+	    (st = burn_mean(vm->bc, x, na, ax, 0, &mean)) ||
+	    (st = burn_mean(vm->bc, x, na, ax, 1, &mk)) ||
+	    (st = burn_sub(vm->bc, x, mk, &d)) ||
+	    (st = burn_mul(vm->bc, d, d, &d2)) ||
+	    (st = burn_mean(vm->bc, d2, na, ax, 0, &var)))
+		goto done;
+	if ((st = burn_mul_scalar(vm->bc, ly->param[2], 1 - m, &a)) ||
+	    (st = burn_mul_scalar(vm->bc, mean, m, &b)) ||
+	    (st = burn_add(vm->bc, a, b, &nm)))
+		goto done;
+	burn_release(a);
+	burn_release(b);
+	a = b = NULL;
+	if ((st = burn_mul_scalar(vm->bc, ly->param[3], 1 - m, &a)) ||
+	    (st = burn_mul_scalar(vm->bc, var, m * (double)n / (double)(n - 1), &b)) ||
+	    (st = burn_add(vm->bc, a, b, &nv)))
+		goto done;
+	vm->stat_old[vm->nstat] = ly->param[2];
+	vm->stat_new[vm->nstat++] = nm;
+	vm->stat_old[vm->nstat] = ly->param[3];
+	vm->stat_new[vm->nstat++] = nv;
+	nm = nv = NULL;
+done:
+	burn_release(mean);
+	burn_release(mk);
+	burn_release(d);
+	burn_release(d2);
+	burn_release(var);
+	burn_release(a);
+	burn_release(b);
+	burn_release(nm);
+	burn_release(nv);
+	if (st) {
+		burn_release(*r);
+		*r = NULL;
+		return vm_burn(vm, pos, st, "BatchNorm");
+	}
+	return BURN_OK;
 }
 
 int
@@ -501,6 +632,14 @@ lib_layer_forward(DslVm *vm, DslPos pos, Obj *ly, int n, Val *arg, Val *out)
 		};
 		burn_tensor *in[3] = { x, ly->param[0], ly->param[1] };
 		st = burn_op(vm->bc, "LayerNormalization", 3, in, 2, at, 1, &r);
+		break;
+	}
+	case LY_BATCHNORM: {
+		int rc = batchnorm_forward(vm, pos, ly, x, &r);
+		if (rc) {
+			burn_release(x);
+			return rc;
+		}
 		break;
 	}
 	case LY_EMBEDDING: {
@@ -1309,8 +1448,7 @@ param_slot(Val *v, const char *name)
 		return NULL;
 	}
 	if (v->kind == VK_LAYER && !dot) {
-		int k = !strcmp(name, "weight") || !strcmp(name, "gamma") ? 0 :
-		        !strcmp(name, "bias") || !strcmp(name, "beta") ? 1 : -1;
+		int k = lib_param_index(name);
 		return k >= 0 && v->o->param[k] ? &v->o->param[k] : NULL;
 	}
 	return NULL;

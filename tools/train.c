@@ -163,6 +163,12 @@ typedef struct Model {
 	int nn;
 	int noise[MAX_NOISE];
 	int64_t noise_n[MAX_NOISE];
+	/* next[i]: for a running statistic (a script's BatchNorm in training
+	 * mode, api/dsl.h) the value of the training graph that is its new
+	 * value: not trained, it takes that value each step; -1 for a
+	 * trained parameter.  nbuf: how many are statistics. */
+	int next[MAX_PARAM];
+	int nbuf;
 	/* train() in a script: the tensor each parameter was read from (a
 	 * layer's weight ...; borrowed from the vm), or NULL */
 	burn_tensor *src[MAX_PARAM];
@@ -259,7 +265,7 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 {
 	Graph *g = NULL;
 	Value *x, *y;
-	int nn = 0, noise[MAX_NOISE];
+	int nn = 0, noise[MAX_NOISE], nnext = 0;
 	burn_tensor **src = NULL;
 
 	*out = NULL;
@@ -286,9 +292,14 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 		noise[nn] = g->in[1 + nn];
 		nn++;
 	}
-	if (g->nin != 1 + nn || g->nout != 1) {
+	/* a training-mode trace's BatchNorms: the running statistics' new
+	 * values are outputs after the logits, named "next:CONSTANT" */
+	while (g->nout > 1 + nnext &&
+	       !strncmp(GV(g, g->out[1 + nnext])->name, "next:", 5))
+		nnext++;
+	if (g->nin != 1 + nn || g->nout != 1 + nnext) {
 		burn_fail(c, BURN_ERR_SHAPE, "%s: the model must have one input and one "
-		          "output (has %d and %d)", path, g->nin - nn, g->nout);
+		          "output (has %d and %d)", path, g->nin - nn, g->nout - nnext);
 		goto fail;
 	}
 	memset(md, 0, sizeof *md);
@@ -322,7 +333,20 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 		v->data = NULL;
 		v->kind = VK_INPUT;
 		graph_add_input(g, i);
+		md->next[md->np] = -1;
 		md->param[md->np++] = i;
+	}
+	for (int k = 0; k < nnext; k++) {
+		int o = g->out[1 + k], i = 0;
+		while (i < md->np && strcmp(md->pname[i], GV(g, o)->name + 5))
+			i++;
+		if (i == md->np || md->next[i] >= 0) {
+			burn_fail(c, BURN_ERR_INTERNAL, "%s: output '%s' names no parameter, or "
+			          "one twice", path, GV(g, o)->name);
+			goto fail;
+		}
+		md->next[i] = o;
+		md->nbuf++;
 	}
 	if (graph_check_attrs(c, g) || pass_infer_fold(c, g))
 		goto fail;
@@ -605,12 +629,19 @@ static void schedule(const Opts *o, Optim *op, int64_t ntrain, int64_t B)
  * every parameter (the autodiff pass); the optimiser's update.  Inputs in
  * order: x, the parameters, the labels, the optimiser's scalars, the
  * states (per parameter); outputs: the loss, then per parameter its new
- * value and new states. */
+ * value and new states.  A running statistic (md->next) is no trained
+ * parameter: its new value is the graph's, and its states, kept for the
+ * one layout, are inputs copied to the outputs (zeros, never saved). */
 static int build_step(Ctx *c, const Opts *o, const Optim *op, Graph *g, const Model *md)
 {
 	int grad[MAX_PARAM], nw[3 * MAX_PARAM], sin_[2 * MAX_PARAM], kin[3], outs[1 + 3 * MAX_PARAM];
+	int tr[MAX_PARAM], sall[2 * MAX_PARAM], nt = 0;
 	int ns = optim_nstate(op), nk = optim_nscalar(op), loss, labels;
 	AD a = { c, g, g->nval, NULL, NULL, 0 };
+
+	for (int i = 0; i < md->np; i++)
+		if (md->next[i] < 0)
+			tr[nt++] = md->param[i];
 
 	labels = graph_add_value(g, "labels");
 	if (labels < 0)
@@ -621,12 +652,38 @@ static int build_step(Ctx *c, const Opts *o, const Optim *op, Graph *g, const Mo
 	GV(g, labels)->dim[0] = md->B;
 	graph_add_input(g, labels);
 	loss = build_loss(&a, o, md->logits, labels, md->B, md->K);
-	if (loss < 0 || pass_autodiff(c, g, loss, md->np, md->param, grad) ||
-	    pass_optim(c, g, op, md->np, md->param, grad, nw, sin_, kin))
+	if (loss < 0 || pass_autodiff(c, g, loss, nt, tr, grad) ||
+	    pass_optim(c, g, op, nt, tr, grad, nw, sin_, kin))
 		return c->code ? c->code : BURN_ERR_INTERNAL;
 	outs[0] = loss;
-	for (int i = 0; i < md->np * (1 + ns); i++)
-		outs[1 + i] = nw[i];
+	for (int i = 0, j = 0; i < md->np; i++) {
+		int *po = &outs[1 + i * (1 + ns)];
+		if (md->next[i] < 0) {
+			for (int k = 0; k <= ns; k++)
+				po[k] = nw[j * (1 + ns) + k];
+			for (int k = 0; k < ns; k++)
+				sall[i * ns + k] = sin_[j * ns + k];
+			j++;
+			continue;
+		}
+		po[0] = md->next[i];
+		for (int k = 0; k < ns; k++) {
+			int s = graph_add_value(g, arena_printf(&g->arena, "%s/%c", md->pname[i],
+			                                        optim_state_names(op)[k]));
+			if (s < 0)
+				return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			GV(g, s)->kind = VK_INPUT;
+			GV(g, s)->dtype = DT_F32;
+			value_copy_shape(GV(g, s), GV(g, md->param[i]));
+			graph_add_input(g, s);
+			sall[i * ns + k] = s;
+			if ((po[1 + k] = ad_op1(&a, OP_Identity, s)) < 0)
+				return c->code ? c->code : BURN_ERR_INTERNAL;
+		}
+	}
+	/* the states in the parameters' order */
+	for (int i = 0; i < md->np * ns && g->nin == 2 + md->np + nk + md->np * ns; i++)
+		g->in[2 + md->np + nk + i] = sall[i];
 	set_outputs(g, 1 + md->np * (1 + ns), outs);
 	/* the inputs' order, before the passes own the graph */
 	if (g->nin != 2 + md->np + nk + md->np * ns || g->in[0] != md->x ||
@@ -680,7 +737,8 @@ static int evaluate(Ctx *c, const Opts *o, const Prog *ev, const Model *md,
 /*
  * A checkpoint is a safetensors file: each parameter under its graph
  * value's name (f32), each optimiser state under "NAME/m", "NAME/v" (Adam)
- * or "NAME/b" (momentum; the letters of optim_state_names), the position as i64 [2] "train/pos":
+ * or "NAME/b" (momentum; the letters of optim_state_names; a running
+ * statistic, Model.next, has none), the position as i64 [2] "train/pos":
  * the epochs done and the steps done.  Written to FILE.tmp, then renamed
  * over FILE: a crash or a full disk leaves the last good FILE intact.
  */
@@ -719,7 +777,7 @@ static int ck_save(Ctx *c, const Ck *k, const char *path, void *const *param,
 	                     "\"data_offsets\":[0,16]}");
 	off = 16;
 	for (int i = 0; i < k->md->np; i++)
-		for (int s = -1; s < k->ns; s++) {
+		for (int s = -1; s < (k->md->next[i] < 0 ? k->ns : 0); s++) {
 			char line[512];
 			int m = snprintf(line, sizeof line, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[",
 			                 st_name(&a, k, i, s));
@@ -758,7 +816,7 @@ static int ck_save(Ctx *c, const Ck *k, const char *path, void *const *param,
 	fwrite(hdr, 1, n, f);
 	fwrite(pos, sizeof pos, 1, f);
 	for (int i = 0; i < k->md->np; i++)
-		for (int s = -1; s < k->ns; s++)
+		for (int s = -1; s < (k->md->next[i] < 0 ? k->ns : 0); s++)
 			fwrite(s < 0 ? param[i] : state[i * k->ns + s], 1,
 			       (size_t)k->md->pbytes[i], f);
 	if (ferror(f) | fclose(f)) {
@@ -817,7 +875,7 @@ static int ck_load(Ctx *c, const Ck *k, const char *path, void *const *param,
 		goto done;
 	}
 	for (int i = 0; i < k->md->np && !rc; i++)
-		for (int s = -1; s < k->ns && !rc; s++) {
+		for (int s = -1; s < (k->md->next[i] < 0 ? k->ns : 0) && !rc; s++) {
 			int r = k->md->prank[i];
 			const char *nm = st_name(&a, k, i, s);
 			t = st_find(&f, nm);
@@ -1312,6 +1370,13 @@ static int emit_step(Ctx *c, const Opts *o)
 	co.target = be->target;
 	if ((rc = load_model(c, o->vm, o->model, o->entry, 1, &g, &md, init)))
 		goto done;
+	if (md.nbuf) {
+		rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "%s: the C train step (-o) does not "
+		               "take BatchNorm's training mode yet (%d running statistics to "
+		               "carry between steps); burncc train and train() do", o->model,
+		               md.nbuf);
+		goto done;
+	}
 	/* the schedule's length needs the steps per epoch: the data's */
 	if (o->data) {
 		int64_t ntrain;
