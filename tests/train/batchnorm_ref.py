@@ -253,6 +253,15 @@ r = subprocess.run([burncc, "train", model, "-o", os.path.join(work, "step.c")],
                    capture_output=True, text=True)
 if r.returncode == 0 or "BatchNorm" not in r.stderr:
     fail("-o: exit %d, %s" % (r.returncode, r.stderr.strip()))
+# a layer run twice in one step would update its statistics twice: refused
+twice = os.path.join(work, "twice.burn")
+with open(twice, "w") as f:
+    f.write("let l = Linear(16, 3);\nlet bn = BatchNorm(3);\n"
+            "fn main(x: f32[8, 16]) { bn(bn(l(x))) }\n")
+r = subprocess.run([burncc, "train", twice] + common + ["--epochs", "1"], capture_output=True,
+                   text=True)
+if r.returncode != 1 or "twice.burn:3:" not in r.stderr or "runs twice" not in r.stderr:
+    fail("a BatchNorm run twice: exit %d, %s" % (r.returncode, r.stderr.strip()))
 print("batchnorm_ref: %s (losses %s)" % ("FAIL" if bad else "OK",
                                          " ".join("%.5f" % l for l in losses)))
 sys.exit(bad)
