@@ -336,6 +336,8 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 		md->next[md->np] = -1;
 		md->param[md->np++] = i;
 	}
+	if (graph_check_attrs(c, g) || pass_infer_fold(c, g))
+		goto fail;
 	for (int k = 0; k < nnext; k++) {
 		int o = g->out[1 + k], i = 0;
 		while (i < md->np && strcmp(md->pname[i], GV(g, o)->name + 5))
@@ -348,8 +350,6 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 		md->next[i] = o;
 		md->nbuf++;
 	}
-	if (graph_check_attrs(c, g) || pass_infer_fold(c, g))
-		goto fail;
 	if (nn) {   /* x, the parameters; build_step appends the noise last */
 		for (int i = 1 + nn; i < g->nin; i++)
 			g->in[i - nn] = g->in[i];
@@ -1370,13 +1370,6 @@ static int emit_step(Ctx *c, const Opts *o)
 	co.target = be->target;
 	if ((rc = load_model(c, o->vm, o->model, o->entry, 1, &g, &md, init)))
 		goto done;
-	if (md.nbuf) {
-		rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "%s: the C train step (-o) does not "
-		               "take BatchNorm's training mode yet (%d running statistics to "
-		               "carry between steps); burncc train and train() do", o->model,
-		               md.nbuf);
-		goto done;
-	}
 	/* the schedule's length needs the steps per epoch: the data's */
 	if (o->data) {
 		int64_t ntrain;

@@ -18,8 +18,9 @@ epoch (eval mode: the running statistics normalise), the final parameters
 and running statistics in the checkpoint (which holds no optimiser states
 for the statistics), the exported ONNX model's (--save-onnx) running
 statistics, the same run as train() in the script (its losses, and the
-script's layer holding the trained running mean after it), and -o refusing
-the model.  The batch variance instead of the unbiased one, a running
+script's layer holding the trained running mean after it), and the C train
+step (-o, built with examples/train_aot.c by $CC, default cc) giving the same
+losses.  The batch variance instead of the unbiased one, a running
 statistic trained by the optimiser or left unchanged, or the batch statistics in eval
 are off by far more than the tolerance (1e-4 relative plus 1e-5).
 Without python3-torch: exit 77 (ctest SKIP)."""
@@ -248,11 +249,41 @@ else:
     close("bn2.running_mean after train() (printed to 4 digits)", nums,
           final["bn2.rm"].detach().numpy(), 1e-3)
 
-# the C train step does not take it yet: a clear refusal
-r = subprocess.run([burncc, "train", model, "-o", os.path.join(work, "step.c")],
+# the C train step (-o, with examples/train_aot.c): the statistics are
+# parameters of the step's layout, carried by the caller's two buffer sets;
+# the same losses and test losses as burncc train's
+cc = os.environ.get("CC", "cc")
+aot = os.path.join(work, "aot")
+os.makedirs(aot, exist_ok=True)
+r = subprocess.run([burncc, "train", model, "-o", os.path.join(aot, "step.c"), "--eval-o",
+                    os.path.join(aot, "step_eval.c"), "--optimizer", "sgd", "--momentum",
+                    str(MOM), "--lr", str(LR), "--seed", str(SEED), "--load", start],
                    capture_output=True, text=True)
-if r.returncode == 0 or "BatchNorm" not in r.stderr:
+if r.returncode:
     fail("-o: exit %d, %s" % (r.returncode, r.stderr.strip()))
+elif subprocess.run(["sh", "-c", "command -v " + cc], capture_output=True).returncode:
+    print("no C compiler (%s): the C train step was not run" % cc)
+else:
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                       "train_aot.c")
+    exe = os.path.join(aot, "train_aot")
+    r = subprocess.run([cc, "-O2", "-I" + aot, src, os.path.join(aot, "step.c"),
+                        os.path.join(aot, "step_eval.c"), "-lz", "-lm", "-o", exe],
+                       capture_output=True, text=True)
+    if r.returncode:
+        fail("the C train step does not build: %s" % r.stderr[:2000])
+    else:
+        r = subprocess.run([exe, data, "--epochs", str(EPOCHS), "--seed", str(SEED),
+                            "--losses", os.path.join(aot, "loss")], capture_output=True,
+                           text=True)
+        if r.returncode:
+            fail("train_aot: exit %d: %s" % (r.returncode, r.stderr))
+        else:
+            close("the C step's losses", [float(l.split()[2])
+                                          for l in open(os.path.join(aot, "loss"))], ref)
+            close("the C step's test losses", [float(l.split("test loss ")[1].split()[0])
+                                               for l in r.stdout.splitlines()
+                                               if "test loss " in l], ref_test, 2e-4)
 # a layer run twice in one step would update its statistics twice: refused
 twice = os.path.join(work, "twice.burn")
 with open(twice, "w") as f:
