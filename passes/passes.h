@@ -281,8 +281,9 @@ typedef struct CompileOpts {
 	const DimBind *bind;
 	int verify;             /* run graph_verify between passes */
 	int no_fuse;            /* one kernel per node */
-	const Target *target;   /* what to compile for (borrowed, static);
-	                         * NULL: target_default() */
+	const Target *target;   /* what to compile for (borrowed: a built-in
+	                         * description, or a --cpu copy that outlives
+	                         * the Compiled); NULL: target_default() */
 	/* Dims that stay symbolic: the program takes their values at run
 	 * time (passes/dynamic.c says what may depend on them). */
 	int ndyn;

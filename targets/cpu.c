@@ -1,24 +1,84 @@
 /*
- * cpu.c - the CPU description: what the C target compiles for.
+ * cpu.c - the CPU descriptions (--cpu avx512|avx2|generic|native) and the
+ * CPU targets that take them: the C target (cpu) and freestanding C.
  *
- * The numbers are those the C lowerings were tuned with (x86-64 with AVX2
- * and FMA, GCC/Clang at -O2/-O3); they were constants inside the lowerings
- * and the C renderer before targets existed, and the generated C for this
- * description is byte-for-byte what those constants produced.
+ * The default description, avx512, holds the numbers the C lowerings were
+ * tuned with (x86-64 with AVX-512 and FMA, GCC/Clang at -O2/-O3); they were
+ * constants inside the lowerings and the C renderer before targets existed,
+ * and the generated C for it is byte-for-byte what those constants
+ * produced.  The others size the same kernels for fewer or narrower vector
+ * registers: the C is the same portable C99, and the C compiler's flags
+ * (TargetCpu.cflags) decide which instructions it becomes.
  */
 #include <string.h>
 #include "target.h"
 
-/* What the hosted and the freestanding CPU share: the host's vectors,
- * FMA, subgroup of one, 64-bit indices and tuning. */
+/* The CPU descriptions, default first.  What differs is what the vector
+ * registers hold:
+ *  - avx512: 32 registers of 16 floats: the host tuning (target.h);
+ *  - avx2: 16 registers of 8 floats: a 6 x 16 GEMM tile is 12 registers
+ *    of accumulators plus 2 of B and one broadcast A value (the avx512
+ *    8 x 32 tile, 32 registers of accumulators, spills: SqueezeNet's
+ *    kernels 9.39 ms with it, 8.61 ms with 6 x 16, docs/BENCHMARKS.md);
+ *    panels padded to 8 floats;
+ *  - generic: 16 registers of 4 floats (x86-64's SSE2 baseline; arm64's
+ *    NEON has 32): a 4 x 8 tile of 8 accumulators, 4-float partial sums
+ *    and chunks, which any C compiler vectorizes or leaves scalar.
+ * The flags are GCC's and Clang's x86-64 levels (GCC 11, Clang 12 and
+ * later): v4 has AVX-512F/BW/DQ/VL, v3 AVX2, FMA and BMI2 (Haswell). */
+const TargetCpu target_cpus[] = {
+	{ .name = "avx512",
+	  .about = "x86-64 with AVX-512 (32 vector registers of 16 floats)",
+	  .cflags = "-march=x86-64-v4",
+	  .vector_bytes = 64,
+	  .tune = TARGET_TUNE_HOST_CPU },
+	{ .name = "avx2",
+	  .about = "x86-64 with AVX2 and FMA (16 vector registers of 8 floats)",
+	  .cflags = "-march=x86-64-v3",
+	  .vector_bytes = 32,
+	  .tune = {
+		.gemm_mr = 6, .gemm_nr = 16,
+		.gemm_nr_max = 96, .gemm_nr_step = 8,
+		.gemm_mc = 60, .gemm_pack_tiles = 4,
+		.conv_tr_plane = 1024, .conv_tr_k = 256,
+		.dot_lanes = 8,
+		.conv_unroll = 8,
+		.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64,
+		.im2col = 2,
+		.thread_min_work = 65536,
+		.thread_slots = 8,
+	  } },
+	{ .name = "generic",
+	  .about = "any CPU: small tiles and 4-float vectors (SSE2, NEON)",
+	  .cflags = "",
+	  .vector_bytes = 16,
+	  .tune = {
+		.gemm_mr = 4, .gemm_nr = 8,
+		.gemm_nr_max = 32, .gemm_nr_step = 4,
+		.gemm_mc = 64, .gemm_pack_tiles = 4,
+		.conv_tr_plane = 1024, .conv_tr_k = 256,
+		.dot_lanes = 4,
+		.conv_unroll = 4,
+		.vec_lanes = 4, .vec_lanes_narrow = 4, .vec_wide_row = 64,
+		.im2col = 2,
+		.thread_min_work = 65536,
+		.thread_slots = 8,
+	  } },
+	{ .name = NULL },
+};
+
+/* What the hosted and the freestanding CPU share: the default CPU
+ * description's vectors and tuning, FMA, subgroup of one, 64-bit
+ * indices. */
 #define CPU_COMMON \
-	.vector_bytes = 32, \
+	.vector_bytes = 64, \
 	.fma = 1,             /* contraction renders as BURN_FMA, which is \
 	                       * fmaf only where FP_FAST_FMAF says it is fast */ \
 	.subgroup = 1, \
 	.index_bits = 64, \
 	.str_calls = 1, \
-	.tune = TARGET_TUNE_HOST_CPU
+	.tune = TARGET_TUNE_HOST_CPU, \
+	.cpu = &target_cpus[0]
 
 const Target target_cpu = {
 	.name = "cpu",
@@ -39,8 +99,8 @@ const Target target_cpu = {
  * freestanding prelude has its own sqrt, floor, ceil, round, fabs and f32
  * fma (codegen/c/render_c.c) and refuses what is left (the f64 inverse
  * functions).  No threads: no OpenMP on a bare machine.
- * The tuning is the host's: the lowerings do not change, so the kernels
- * are those of the cpu target. */
+ * The tuning is the cpu target's (and --cpu's), so the kernels are
+ * those of the cpu target. */
 const Target target_cpu_free = {
 	.name = "cpu-freestanding",
 	.about = "any CPU through freestanding C99: no libc, no libm",
@@ -69,6 +129,39 @@ const Target *target_find(const char *name)
 		if (!strcmp(all[i]->name, name))
 			return all[i];
 	return NULL;
+}
+
+const TargetCpu *target_cpu_native(void)
+{
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f"))
+		return &target_cpus[0];
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		return &target_cpus[1];
+#endif
+	return &target_cpus[2];
+}
+
+const TargetCpu *target_cpu_find(const char *name)
+{
+	if (name && !strcmp(name, "native"))
+		return target_cpu_native();
+	for (const TargetCpu *d = target_cpus; name && d->name; d++)
+		if (!strcmp(d->name, name))
+			return d;
+	return NULL;
+}
+
+int target_with_cpu(const Target *base, const TargetCpu *cpu, Target *out)
+{
+	if (!base || !base->cpu || !cpu)
+		return -1;
+	*out = *base;
+	out->vector_bytes = cpu->vector_bytes;
+	out->tune = cpu->tune;
+	out->cpu = cpu;
+	return 0;
 }
 
 KStep target_step(const Target *t, int kind, int64_t extent)

@@ -13,9 +13,11 @@
  * libm calls (libm_f64), resolved by the JIT from the process.
  *
  * The host's own vector width and FMA reach LLVM from the JIT's detection
- * of the host (CPU name and features, as -march=native); vector_bytes and
- * fma here are the cpu description's, which is what the lowerings were
- * tuned for (nothing in lowering or scheduling reads vector_bytes).  Threads
+ * of the host (CPU name and features, as -march=native); vector_bytes,
+ * fma and the tuning here are the cpu description's, the avx512 CPU
+ * description unless --cpu picks another (targets/cpu.c; nothing in
+ * lowering or scheduling reads vector_bytes).  --cpu changes the tiles
+ * only: the JIT still compiles for the CPU it runs on.  Threads
  * are the runtime's (runtime/parallel.c, burn_threads: $BURN_THREADS).
  */
 #include "target.h"
@@ -24,7 +26,7 @@ const Target target_llvm = {
 	.name = "llvm",
 	.about = "a host CPU through LLVM (in-process JIT; transcendentals as "
 	         "polynomials)",
-	.vector_bytes = 32,
+	.vector_bytes = 64,
 	.fma = 1,                /* llvm.fmuladd: fused where the CPU has FMA */
 	.threads = -1,           /* burn_threads(): $BURN_THREADS, the CPUs */
 	.subgroup = 1,
@@ -34,4 +36,5 @@ const Target target_llvm = {
 		.libm_f64 = 1,       /* f64: calls to libm */
 	},
 	.tune = TARGET_TUNE_HOST_CPU,
+	.cpu = &target_cpus[0],
 };

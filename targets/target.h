@@ -76,10 +76,12 @@ typedef struct TargetTune {
 	                          * multiplied by its reciprocal instead */
 } TargetTune;
 
-/* The tuning constants of a host CPU with AVX2 and FMA, which the cpu
- * (C) and llvm descriptions share: both print the same lowerings.
- *  - gemm 8 rows x 32 floats = 8 x 4 AVX registers of accumulators, with
- *    room for the B row and the broadcast A value in 16 registers;
+/* The tuning constants of the avx512 CPU description (targets/cpu.c),
+ * the default of the cpu (C) and llvm descriptions: both print the same
+ * lowerings.
+ *  - gemm 8 rows x 32 floats = 8 x 2 AVX-512 registers of accumulators,
+ *    with room for the B row and the broadcast A value in 32 registers
+ *    (with AVX2's 16 it spills: the avx2 description takes 6 x 16);
  *  - 65536 inner iterations before a loop goes to threads: well above the
  *    few microseconds a fork/join costs;
  *  - 8 scratch slices of a batch loop: even shares for 1, 2, 4 or 8
@@ -98,12 +100,30 @@ typedef struct TargetTune {
 	.thread_slots = 8, \
 }
 
+/*
+ * A CPU description (burncc --cpu NAME): the vector width and tuning a
+ * CPU target (cpu, cpu-freestanding, llvm) takes for one kind of x86-64
+ * or other CPU, and the C compiler flags its generated C is tuned for.
+ * The rows are const data in targets/cpu.c (target_cpus); the kernels
+ * they give are correct C on any machine, only their speed differs.
+ */
+typedef struct TargetCpu {
+	const char *name;        /* "avx512", "avx2", "generic" */
+	const char *about;       /* one line, for burncc --help */
+	const char *cflags;      /* what to build the generated C with, beside
+	                          * -O2/-O3 ("" for none): it sets the vector
+	                          * ISA the tiles were sized for */
+	int vector_bytes;        /* SIMD register width */
+	TargetTune tune;
+} TargetCpu;
+
 typedef struct Target {
 	const char *name;        /* "cpu", "gpu" */
 	const char *about;       /* one line, for burncc --help */
 
 	/* capabilities */
-	int vector_bytes;        /* SIMD register width (cpu: 32, AVX2) */
+	int vector_bytes;        /* SIMD register width (cpu: the CPU
+	                          * description's, 64 for avx512) */
 	int fma;                 /* fused multiply-add is fast: f32
 	                          * accumulations may be contracted */
 	int threads;             /* CPU threads one kernel may use: 0 none
@@ -129,6 +149,9 @@ typedef struct Target {
 	                          * refuse string ops (passes/ops_str.c) */
 
 	TargetTune tune;
+	const TargetCpu *cpu;    /* the CPU description vector_bytes and tune
+	                          * come from (--cpu); NULL: not a CPU target
+	                          * --cpu applies to (gpu, wasm, ...) */
 	/* kernel-IR ops the target implements natively (passes/legalize.c
 	 * expands the others); all clear for C: both the C and the
 	 * interpreter that folds constants run the expansions */
@@ -164,5 +187,19 @@ const Target *target_or_default(const Target *t);
 /* A built-in description by name ("cpu", "gpu", "cuda", "llvm",
  * "vulkan", "cpu-freestanding", "wasm"), or NULL. */
 const Target *target_find(const char *name);
+
+/* The CPU descriptions (--cpu), the default (avx512) first, ended by a
+ * row whose name is NULL. */
+extern const TargetCpu target_cpus[];
+/* A CPU description by name, or NULL; "native" is the one this machine
+ * (the one burncc runs on) can run: avx512 where it has AVX-512F, avx2
+ * where it has AVX2 and FMA, generic elsewhere (target_cpu_native). */
+const TargetCpu *target_cpu_find(const char *name);
+const TargetCpu *target_cpu_native(void);
+/* *out = *base with cpu's vector width and tuning, for --cpu: base must
+ * be a CPU target (base->cpu set; returns -1 and leaves out alone if
+ * not), 0 on success.  The copy is the caller's and must outlive every
+ * compilation given it (CompileOpts.target, Compiled.target). */
+int target_with_cpu(const Target *base, const TargetCpu *cpu, Target *out);
 
 #endif

@@ -103,6 +103,11 @@ static const char usage[] =
 "                   are listed below\n"
 "  --freestanding   C without libc or libm, for firmware (the target\n"
 "                   c-freestanding): builds with -ffreestanding -nostdlib\n"
+"  --cpu NAME       the CPU the kernels are sized for (targets c,\n"
+"                   c-freestanding, llvm): native, or a description\n"
+"                   listed below (default: avx512); native: the one this\n"
+"                   machine runs.  Build the C with the flags listed (the\n"
+"                   header says which); llvm compiles for this machine\n"
 "  --weights=blob   (-o FILE.c) the weights in a binary file beside the C,\n"
 "                   FILE.weights.bin, passed to PREFIX_run or linked in\n"
 "                   with -DPREFIX_WEIGHTS_INCBIN (.incbin); default: in\n"
@@ -175,6 +180,8 @@ static const char usage[] =
 "  --freestanding   compile for c-freestanding: each module built alone\n"
 "                   with -ffreestanding -Wcast-align -Wfloat-equal, linked\n"
 "                   with -nostdlib (no library may be needed), then run\n"
+"  --cpu NAME       compile for that CPU description (as above); the\n"
+"                   cases are built with -O1 or $BURNCC_CFLAGS, no -march\n"
 "  --every N        only every Nth case (0, N, 2N, ... in sorted order)\n"
 "  --schedule KERNEL=STEPS | FILE   as for compiling (each case must have\n"
 "                   the kernels named)\n"
@@ -220,7 +227,20 @@ static void print_usage(void)
 			printf("                   schedule: %s\n", buf);
 		}
 	}
+	printf("\nCPU descriptions (--cpu NAME; native here: %s):\n", target_cpu_native()->name);
+	for (const TargetCpu *d = target_cpus; d->name; d++) {
+		Target t;
+		KSteps st;
+		char buf[512];
+		target_with_cpu(&target_cpu, d, &t);
+		target_steps(&t, &st);
+		ksteps_format(&st, buf, sizeof buf);
+		printf("  %-8s %s%s\n           build with: %s\n           schedule: %s\n",
+		       d->name, d->about, d == target_cpus ? " (default)" : "",
+		       *d->cflags ? d->cflags : "no -march flag needed", buf);
+	}
 }
+
 
 static void die_usage(const char *msg, const char *arg)
 {
@@ -654,6 +674,9 @@ int main(int argc, char **argv)
 	const char *model = NULL, *out = NULL, *name = NULL, *emit = NULL, *entry = NULL;
 	const char *dump = getenv("BURNCC_DUMP");
 	const Backend *be = backend_list[0];
+	const TargetCpu *cpu = NULL;    /* --cpu NAME */
+	Target cpu_target;              /* be->target with cpu's tuning */
+	const Target *target;
 	int stats = 0, autotune = 0, verify = 0, no_fuse = 0, nbind = 0, ndyn = 0, freestanding = 0;
 	int rng_counter = 0;
 	int blob = 0;                   /* --weights=blob */
@@ -736,6 +759,11 @@ int main(int argc, char **argv)
 				die_usage("unknown target (burncc --help lists them)", argv[i]);
 		} else if (!strcmp(a, "--freestanding")) {
 			freestanding = 1;
+		} else if (!strcmp(a, "--cpu")) {
+			Ctx sc;
+			burn_ctx_init(&sc, NULL);
+			if (burn_cpu_arg(&sc, ++i < argc ? argv[i] : NULL, &cpu))
+				die_usage(sc.msg, NULL);
 		} else if (!strncmp(a, "--weights=", 10)) {
 			if (strcmp(a + 10, "blob") && strcmp(a + 10, "c"))
 				die_usage("--weights takes c (the default) or blob", a + 10);
@@ -827,6 +855,12 @@ int main(int argc, char **argv)
 			die_usage("--freestanding is for the c target", be->name);
 		be = backend_find("c-freestanding");
 	}
+	target = be->target;
+	if (cpu) {
+		if (target_with_cpu(be->target, cpu, &cpu_target))
+			die_usage("--cpu is for the CPU targets (c, c-freestanding, llvm)", be->name);
+		target = &cpu_target;
+	}
 	if (!out && !emit && !stats)
 		die_usage("nothing to do: give -o FILE, --emit=WHAT or --stats", NULL);
 	if (blob_file && !blob)
@@ -869,7 +903,7 @@ int main(int argc, char **argv)
 	if (lim[6] > 0) c.limits.max_arena_bytes = lim[6];
 	if (lim[7] > 0) c.limits.string_bytes = lim[7];
 	{
-		CompileOpts o = { nbind, bind, verify, no_fuse, be->target, ndyn, dyn,
+		CompileOpts o = { nbind, bind, verify, no_fuse, target, ndyn, dyn,
 		                  nwant, want, rng_counter };
 		char *caret = NULL;
 		if (autotune) {
@@ -928,9 +962,11 @@ int main(int argc, char **argv)
 		rc = emit_c_stdout(&c, m, be, prefix, model);
 	if (!rc && stats)
 		printf("{\"kernels\": %d, \"arena_bytes\": %lld, "
-		       "\"arena_lower_bound_bytes\": %lld, \"weights_bytes\": %lld}\n",
+		       "\"arena_lower_bound_bytes\": %lld, \"weights_bytes\": %lld%s%s%s}\n",
 		       m->prog.nkernel, (long long)m->plan.arena_bytes,
-		       (long long)m->plan.lower_bound, (long long)m->plan.weights_bytes);
+		       (long long)m->plan.lower_bound, (long long)m->plan.weights_bytes,
+		       target->cpu ? ", \"cpu\": \"" : "", target->cpu ? target->cpu->name : "",
+		       target->cpu ? "\"" : "");
 	if (!rc && out && wasm_out_wanted(out))
 		rc = wasm_build(&c, m, be, out, model);
 	else if (!rc && out)

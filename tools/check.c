@@ -134,6 +134,9 @@ typedef struct Opts {
 	const char *keep;
 	const char *cc;
 	const Backend *be;  /* --target: what the cases compile for */
+	const TargetCpu *cpu;  /* --cpu, or NULL: be->target's own */
+	Target cpu_target;  /* be->target with cpu's tuning (--cpu) */
+	const Target *target;  /* be->target or &cpu_target */
 	Arena want_arena;   /* --schedule: the steps asked for */
 	KWant *want;
 	int nwant;
@@ -1192,7 +1195,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 	 * value and the case compiled again */
 	for (int tries = 0;; tries++) {
 		static const char *const dynv[] = { DYN_DIM };
-		CompileOpts co = { 0, bind, 1, 0, o->be->target, o->dynamic, dynv,
+		CompileOpts co = { 0, bind, 1, 0, o->target, o->dynamic, dynv,
 		                   o->nwant, o->want };
 		Graph *gg = g;
 		if (o->dynamic && dyn_setup(gg, in, frozen, nin, res, n))
@@ -1638,6 +1641,13 @@ int check_main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--freestanding")) {
 			o.target_given = 1;   /* the C target without libc or libm */
 			o.be = backend_find("c-freestanding");
+		} else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) {
+			Ctx sc;
+			burn_ctx_init(&sc, NULL);
+			if (burn_cpu_arg(&sc, argv[++i], &o.cpu)) {
+				fprintf(stderr, "burncc: check: %s\n", sc.msg);
+				return check_done(&o, cs, n, 2);
+			}
 		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc) {
 			/* the llvm target's disk cache (runtime/cache.h), checked
 			 * here; the workers' run finds it in the environment */
@@ -1710,6 +1720,19 @@ int check_main(int argc, char **argv)
 	}
 	if (o.grad && !o.target_given && backend_find("llvm"))
 		o.be = backend_find("llvm");   /* in process: no C compiler */
+	o.target = o.be->target;
+	if (o.cpu && o.grad) {
+		fprintf(stderr, "burncc: check: --cpu does not go with --grad so far\n");
+		return check_done(&o, cs, n, 2);
+	}
+	if (o.cpu) {
+		if (target_with_cpu(o.be->target, o.cpu, &o.cpu_target)) {
+			fprintf(stderr, "burncc: check: --cpu is for the CPU targets (c, "
+			        "c-freestanding, llvm), not %s\n", o.be->name);
+			return check_done(&o, cs, n, 2);
+		}
+		o.target = &o.cpu_target;
+	}
 	if (o.dynamic && (o.grad || o.extreme)) {
 		fprintf(stderr, "burncc: check: --dynamic goes with neither --grad "
 		        "nor --extreme so far\n");

@@ -162,3 +162,16 @@ burn_schedule_arg(Ctx *c, Arena *a, const char *arg, KWant **want, int *nwant)
 	fclose(f);
 	return rc;
 }
+
+int
+burn_cpu_arg(Ctx *c, const char *name, const TargetCpu **out)
+{
+	char list[256] = "native";
+
+	if ((*out = target_cpu_find(name)) != NULL)
+		return BURN_OK;
+	for (const TargetCpu *d = target_cpus; d->name; d++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", d->name);
+	return burn_fail(c, BURN_ERR_INVALID, "unknown --cpu '%s': the choices are %s",
+	                 name ? name : "", list);
+}

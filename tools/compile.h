@@ -34,4 +34,9 @@ int burn_check_stack(Ctx *c, const Compiled *m, int64_t max_stack);
  * *want (kwant_parse, ir/kir.h), allocated in a. */
 int burn_schedule_arg(Ctx *c, Arena *a, const char *arg, KWant **want, int *nwant);
 
+/* One --cpu argument: *out the CPU description NAME names (target_cpu_find:
+ * "native" is resolved here, on this machine); BURN_ERR_INVALID with the
+ * choices in the message if none. */
+int burn_cpu_arg(Ctx *c, const char *name, const TargetCpu **out);
+
 #endif

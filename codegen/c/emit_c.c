@@ -798,6 +798,20 @@ static int emit_header(Ctx *c, const Graph *g, const Plan *plan, const KProgram 
 		put_string(h, o->model_sha256);
 		fputc('\n', h);
 	}
+	if (o->cpu) {   /* what the tiles were sized for, and the flags */
+		const TargetTune *u = &o->cpu->tune;
+		fprintf(h, "/* The CPU description the kernels were sized for (burncc --cpu %s):\n"
+		        " * %d x %d GEMM register tiles, %d-float vectors; ",
+		        o->cpu->name, u->gemm_mr, u->gemm_nr, o->cpu->vector_bytes / 4);
+		if (*o->cpu->cflags)
+			fprintf(h, "build with\n * -O3 %s (or a -march that includes it) for them "
+			        "to fit. */\n", o->cpu->cflags);
+		else
+			fprintf(h, "any -march.  */\n");
+		fprintf(h, "#define %s_BURNCC_CPU ", up);
+		put_string(h, o->cpu->name);
+		fputc('\n', h);
+	}
 	fprintf(h, "/* What a status the functions return means, e.g. \"the arena is NULL\n"
 	        " * or misaligned\"; never NULL. */\nconst char *%s_strerror(int status);\n\n", P);
 	TRY(size_macros(c, g, up, in_id, out_id, h));

@@ -45,6 +45,9 @@ typedef struct EmitC {
 	                          * PREFIX_BURNCC_VERSION */
 	const char *model_sha256;/* NULL, or the model file's SHA-256 in hex:
 	                          * PREFIX_MODEL_SHA256 */
+	const TargetCpu *cpu;    /* NULL, or the CPU description the kernels
+	                          * were sized for (--cpu): PREFIX_BURNCC_CPU
+	                          * and the flags to build with, in a comment */
 } EmitC;
 
 /* Write the module.  BURN_ERR_INVALID if prefix is not a C identifier of

@@ -16,7 +16,8 @@ static int
 emit(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
 {
 	EmitC e = { o->prefix, o->header_name, o->source, 0, NULL, NULL,
-	            o->blob, o->blob_name, o->version, o->model_sha256 };
+	            o->blob, o->blob_name, o->version, o->model_sha256,
+	            m->target ? m->target->cpu : NULL };
 
 	return emit_c_module(c, m->g, &m->prog, &m->plan, &e, src, hdr);
 }
@@ -25,7 +26,8 @@ static int
 emit_free(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
 {
 	EmitC e = { o->prefix, o->header_name, o->source, 1, NULL, NULL,
-	            o->blob, o->blob_name, o->version, o->model_sha256 };
+	            o->blob, o->blob_name, o->version, o->model_sha256,
+	            m->target ? m->target->cpu : NULL };
 
 	return emit_c_module(c, m->g, &m->prog, &m->plan, &e, src, hdr);
 }

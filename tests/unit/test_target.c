@@ -36,6 +36,39 @@ Test(target, registry)
 	cr_assert_eq(target_cpu.tune.gemm_nr, 32);
 }
 
+/* The CPU descriptions (--cpu): found by name, native one of them, the
+ * default's tuning that of target_cpu, and target_with_cpu changing the
+ * tuning of the CPU targets only. */
+Test(target, cpu_descriptions)
+{
+	const TargetCpu *avx2 = target_cpu_find("avx2"), *native = target_cpu_find("native");
+	Target t;
+	int n = 0;
+
+	cr_assert_not_null(avx2);
+	cr_assert_eq(avx2->tune.gemm_mr * avx2->tune.gemm_nr, 6 * 16);
+	cr_assert_eq(target_cpu_find("generic")->tune.gemm_nr, 8);
+	cr_assert_null(target_cpu_find("avx9"));
+	cr_assert_null(target_cpu_find(NULL));
+	cr_assert_eq(native, target_cpu_native());
+	for (const TargetCpu *d = target_cpus; d->name; d++)
+		n += d == native;
+	cr_assert_eq(n, 1, "native is one of the rows");
+	cr_assert_eq(target_cpu.cpu, &target_cpus[0], "the default is the first row");
+	cr_assert_eq(memcmp(&target_cpu.tune, &target_cpus[0].tune, sizeof(TargetTune)), 0);
+	cr_assert_eq(memcmp(&target_llvm.tune, &target_cpus[0].tune, sizeof(TargetTune)), 0);
+	cr_assert_eq(target_with_cpu(&target_llvm, avx2, &t), 0);
+	cr_assert_str_eq(t.name, "llvm");
+	cr_assert_eq(t.ops.libm, 0, "the llvm target keeps its ops");
+	cr_assert_eq(t.tune.gemm_mr, 6);
+	cr_assert_eq(t.vector_bytes, 32);
+	cr_assert_eq(t.cpu, avx2);
+	cr_assert_eq(target_with_cpu(&target_cpu_free, avx2, &t), 0);
+	cr_assert_eq(t.threads, 0);
+	cr_assert_eq(target_with_cpu(&target_gpu, avx2, &t), -1, "not a CPU target");
+	cr_assert_eq(target_with_cpu(&target_wasm, avx2, &t), -1, "wasm has its own");
+}
+
 /* ---- a small graph: x -> Relu -> t -> MatMul(W) -> y -------------------- */
 
 static int input(Graph *g, const char *name, int rank, const int64_t *dim)
