@@ -20,10 +20,14 @@
  *    of accumulators plus 2 of B and one broadcast A value (the avx512
  *    8 x 32 tile, 32 registers of accumulators, spills: SqueezeNet's
  *    kernels 9.39 ms with it, 8.61 ms with 6 x 16, docs/BENCHMARKS.md);
- *    panels padded to 8 floats;
- *  - generic: 16 registers of 4 floats (x86-64's SSE2 baseline; arm64's
- *    NEON has 32): a 4 x 8 tile of 8 accumulators, 4-float partial sums
- *    and chunks, which any C compiler vectorizes or leaves scalar.
+ *    B's last panel still padded to 16 floats, not 8: GCC 12 vectorizes
+ *    loops 8 wide badly (SqueezeNet 15% slower with 8);
+ *  - generic: registers of 4 floats (x86-64's SSE2 baseline has 16,
+ *    arm64's NEON 32): a 4 x 16 tile of 16 accumulators, as on wasm
+ *    (targets/wasm.c), 4-float partial sums and chunks.  Not 4 x 8,
+ *    which would leave SSE2 room for B: GCC 12 vectorizes tiles 8 wide
+ *    badly (SqueezeNet 2.3x slower at -O3 than with 4 x 16, 10x with
+ *    -march=native; docs/BENCHMARKS.md).
  * The flags are GCC's and Clang's x86-64 levels (GCC 11, Clang 12 and
  * later): v4 has AVX-512F/BW/DQ/VL, v3 AVX2, FMA and BMI2 (Haswell). */
 const TargetCpu target_cpus[] = {
@@ -38,7 +42,7 @@ const TargetCpu target_cpus[] = {
 	  .vector_bytes = 32,
 	  .tune = {
 		.gemm_mr = 6, .gemm_nr = 16,
-		.gemm_nr_max = 96, .gemm_nr_step = 8,
+		.gemm_nr_max = 96, .gemm_nr_step = 16,
 		.gemm_mc = 60, .gemm_pack_tiles = 4,
 		.conv_tr_plane = 1024, .conv_tr_k = 256,
 		.dot_lanes = 8,
@@ -53,12 +57,12 @@ const TargetCpu target_cpus[] = {
 	  .cflags = "",
 	  .vector_bytes = 16,
 	  .tune = {
-		.gemm_mr = 4, .gemm_nr = 8,
-		.gemm_nr_max = 32, .gemm_nr_step = 4,
+		.gemm_mr = 4, .gemm_nr = 16,
+		.gemm_nr_max = 64, .gemm_nr_step = 16,
 		.gemm_mc = 64, .gemm_pack_tiles = 4,
 		.conv_tr_plane = 1024, .conv_tr_k = 256,
 		.dot_lanes = 4,
-		.conv_unroll = 4,
+		.conv_unroll = 8,
 		.vec_lanes = 4, .vec_lanes_narrow = 4, .vec_wide_row = 64,
 		.im2col = 2,
 		.thread_min_work = 65536,

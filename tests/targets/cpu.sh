@@ -1,7 +1,7 @@
 #!/bin/sh
 # cpu.sh BURNCC MODELS GEMM_CASES - the CPU descriptions (--cpu NAME):
 #  - --emit=schedule shows each one's register tile (avx512 8x32, the
-#    default; avx2 6x16; generic 4x8), native is one of them (the one
+#    default; avx2 6x16; generic 4x16), native is one of them (the one
 #    --help names), and the C of each differs from the others;
 #  - the header names the description and the flags to build with, and
 #    --stats its name;
@@ -30,7 +30,7 @@ tile() {  # NAME TILE: lenet's k_gemm under --cpu NAME has TILE
 "$B" --emit=schedule "$L" | grep -qx 'k_gemm: fma tile(8,32)' || fail "the default tile is not 8x32"
 tile avx512 'tile(8,32)'
 tile avx2 'tile(6,16)'
-tile generic 'tile(4,8)'
+tile generic 'tile(4,16)'
 "$B" --cpu native --emit=schedule "$L" > "$T/sn" || fail "--cpu native"
 "$B" --cpu "$native" --emit=schedule "$L" > "$T/sd" || fail "--cpu $native"
 cmp -s "$T/sn" "$T/sd" || fail "--cpu native is not --cpu $native, as --help says"
