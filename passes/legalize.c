@@ -1660,6 +1660,283 @@ erf64(L *l, KRef x)
 }
 
 
+/* ---- f64 inverse trigonometric and hyperbolic functions ----------------- *
+ *
+ * Each is built from pairs hi + lo (double-doubles) so that the one
+ * rounding that counts is the last addition.  The pair steps: Fast2Sum
+ * (|a| >= |b|) and TwoSum give a + b exactly; a b exactly by an fma;
+ * n / d and sqrt(w) of pairs by the residual, n - q d or w - s^2, which
+ * one fma gives exactly when q or s is within a few ulps.
+ *
+ * atan, asin and acos are base + sign atan(t), t = th + tl in [0, 1]
+ * (atan: t = |x| or 1/|x|; asin and acos: t = |x| / s or s / |x|, s =
+ * sqrt(1 - x^2) from the exact pair (1 - |x|) (1 + |x|)), base 0, pi/2
+ * or pi.  t is reduced to u = (t - c) / (1 + t c), c = k/8 the nearest
+ * eighth (t - c is exact), |u| <= 1/16, and atan(t) = atan(c) + atan(u):
+ * the table's base + sign atan(c) as a pair, and atan(u)'s odd Taylor
+ * series to u^15 (the next term is below 2^-64 of u).  u + ul is the
+ * quotient as a pair, good to about 2^-100 of u.
+ *
+ * asinh, acosh and atanh are log(y) of a pair y (asinh: |x| + sqrt(x^2 +
+ * 1); acosh: x + sqrt((x - 1)(x + 1)); atanh: (1 + |x|) / (1 - |x|),
+ * halved), as log64dd(yh) + yl / yh: a y close to 1 keeps its low part,
+ * where log1p would be needed otherwise.  Beyond 2^28 asinh and acosh are
+ * log|x| + ln2 (the next term is below 2^-58 of it); below 1/8 asinh and
+ * atanh are their odd Taylor series (to x^19: the next term is below
+ * 2^-60 of x).
+ */
+
+/* *s + *e = a + b exactly, |a| >= |b| or a = 0 */
+static void
+fast2sum(L *l, KRef a, KRef b, KRef *s, KRef *e)
+{
+	*s = bin(l, KO_ADD, a, b);
+	*e = bin(l, KO_SUB, b, bin(l, KO_SUB, *s, a));
+}
+
+/* *s + *e = a + b exactly */
+static void
+two_sum(L *l, KRef a, KRef b, KRef *s, KRef *e)
+{
+	KRef bb;
+
+	*s = bin(l, KO_ADD, a, b);
+	bb = bin(l, KO_SUB, *s, a);
+	*e = bin(l, KO_ADD, bin(l, KO_SUB, a, bin(l, KO_SUB, *s, bb)), bin(l, KO_SUB, b, bb));
+}
+
+/* (ah + al)(bh + bl) as *h + *lo, to about 2^-104 of it */
+static void
+mul_dd(L *l, KRef ah, KRef al, KRef bh, KRef bl, KRef *h, KRef *lo)
+{
+	*h = bin(l, KO_MUL, ah, bh);
+	*lo = bin(l, KO_ADD, lfma(l, ah, bh, kb_un(&l->kb, KO_NEG, *h)),
+	          bin(l, KO_ADD, bin(l, KO_MUL, ah, bl), bin(l, KO_MUL, al, bh)));
+}
+
+/* (nh + nl) / (dh + dl) as q + *ql; dh != 0 */
+static KRef
+div_dd(L *l, KRef nh, KRef nl, KRef dh, KRef dl, KRef *ql)
+{
+	KRef q = bin(l, KO_DIV, nh, dh), r;
+
+	r = bin(l, KO_ADD, lfma(l, kb_un(&l->kb, KO_NEG, q), dh, nh), nl);
+	*ql = bin(l, KO_DIV, bin(l, KO_SUB, r, bin(l, KO_MUL, q, dl)), dh);
+	return q;
+}
+
+/* sqrt(wh + wl) as s + *sl for wh >= 0 (0 for wh = 0) */
+static KRef
+sqrt_dd(L *l, KRef wh, KRef wl, KRef *sl)
+{
+	KRef s = kb_un(&l->kb, KO_SQRT, wh), pos = bin(l, KO_GT, wh, f64c(l, 0));
+	KRef d = sel(l, pos, bin(l, KO_ADD, s, s), f64c(l, 1));
+
+	*sl = sel(l, pos, bin(l, KO_DIV, bin(l, KO_ADD, lfma(l, kb_un(&l->kb, KO_NEG, s), s, wh),
+	                                      wl), d), f64c(l, 0));
+	return s;
+}
+
+/* atan(k/8), k = 0..8, as hi + lo */
+static const double atan_eighth[9][2] = {
+	{ 0.0, 0.0 },
+	{ 0.12435499454676144, -3.1253241424539383e-18 },
+	{ 0.24497866312686414, 1.0698755618734451e-17 },
+	{ 0.35877067027057225, -2.4623815582638635e-17 },
+	{ 0.4636476090008061, 2.2698777452961687e-17 },
+	{ 0.5585993153435624, -5.4556305485916264e-18 },
+	{ 0.6435011087932844, 1.5834785051444286e-17 },
+	{ 0.7188299996216245, -2.1478388444456983e-17 },
+	{ 0.7853981633974483, 3.061616997868383e-17 },
+};
+#define PIO2HI64 1.5707963267948966
+#define PIO2LO64 6.123233995736766e-17
+
+/* base + sign atan(t) for t = th + tl in [0, 1 + 2^-50], mode an f64 in
+ * 0 .. nmode - 1: 0 atan(t), 1 pi/2 - atan(t), 2 pi/2 + atan(t), 3 pi -
+ * atan(t).  The table's entries, base + sign atan(k/8), are summed here
+ * as pairs in double. */
+static KRef
+atan_dd(L *l, KRef th, KRef tl, KRef mode, int nmode)
+{
+	static const double p[] = { -1.0 / 15, 1.0 / 13, -1.0 / 11, 1.0 / 9,
+		-1.0 / 7, 1.0 / 5, -1.0 / 3 };
+	static const double base[4][2] = { { 0, 0 }, { PIO2HI64, PIO2LO64 },
+		{ PIO2HI64, PIO2LO64 }, { 2 * PIO2HI64, 2 * PIO2LO64 } };
+	static const int sign[4] = { 1, -1, 1, -1 };
+	KB *kb = &l->kb;
+	KRef k, c, n, nh, nl, dh, dl, u, ul, z, q, neg, idx, Hh = 0, Hl = 0, v, s, e, tail;
+
+	k = kb_un(kb, KO_FLOOR, bin(l, KO_ADD, bin(l, KO_MUL, th, f64c(l, 8)), f64c(l, 0.5)));
+	c = bin(l, KO_MUL, k, f64c(l, 0.125));
+	n = bin(l, KO_SUB, th, c);                       /* exact (Sterbenz) */
+	two_sum(l, n, tl, &nh, &nl);
+	dh = bin(l, KO_ADD, bin(l, KO_MUL, th, c), f64c(l, 1));
+	dl = bin(l, KO_ADD, lfma(l, th, c, bin(l, KO_SUB, f64c(l, 1), dh)),
+	         bin(l, KO_MUL, tl, c));
+	u = div_dd(l, nh, nl, dh, dl, &ul);
+	z = bin(l, KO_MUL, u, u);
+	q = bin(l, KO_MUL, bin(l, KO_MUL, u, z), horner64(l, z, p, 7));
+	/* the table: entry k + 9 mode */
+	idx = bin(l, KO_ADD, bin(l, KO_MUL, mode, f64c(l, 9)), k);
+	for (int m = 0; m < nmode; m++)
+		for (int j = 0; j < 9; j++) {
+			double a = sign[m] * atan_eighth[j][0], al = sign[m] * atan_eighth[j][1];
+			double hs = base[m][0] + a, bb = hs - base[m][0];
+			double he = (base[m][0] - (hs - bb)) + (a - bb), lo = he + base[m][1] + al;
+			double hi = hs + lo;
+			KRef at = bin(l, KO_EQ, idx, f64c(l, 9 * m + j));
+
+			lo -= hi - hs;
+			Hh = Hh ? sel(l, at, f64c(l, hi), Hh) : f64c(l, hi);
+			Hl = Hl ? sel(l, at, f64c(l, lo), Hl) : f64c(l, lo);
+		}
+	neg = bin(l, KO_OR, bin(l, KO_EQ, mode, f64c(l, 1)), bin(l, KO_EQ, mode, f64c(l, 3)));
+	v = sel(l, neg, kb_un(kb, KO_NEG, u), u);
+	tail = bin(l, KO_ADD, ul, q);
+	fast2sum(l, Hh, v, &s, &e);
+	tail = bin(l, KO_ADD, bin(l, KO_ADD, e, Hl), sel(l, neg, kb_un(kb, KO_NEG, tail), tail));
+	return bin(l, KO_ADD, s, tail);
+}
+
+/* atan: t = |x| (mode 0) or 1 / |x| (mode 1) as a pair; |x| beyond 2^60
+ * gives pi/2 as 2^60 does */
+static KRef
+atan64(L *l, KRef x)
+{
+	KRef a = kb_un(&l->kb, KO_ABS, x), inv, ac, th, tl, y;
+
+	inv = bin(l, KO_GT, a, f64c(l, 1));
+	ac = sel(l, inv, sel(l, bin(l, KO_GT, a, f64c(l, 0x1p60)), f64c(l, 0x1p60), a), f64c(l, 1));
+	th = div_dd(l, f64c(l, 1), f64c(l, 0), ac, f64c(l, 0), &tl);
+	th = sel(l, inv, th, sel(l, bin(l, KO_NE, a, a), f64c(l, 0), a));
+	tl = sel(l, inv, tl, f64c(l, 0));
+	y = atan_dd(l, th, tl, sel(l, inv, f64c(l, 1), f64c(l, 0)), 2);
+	return sel(l, bin(l, KO_NE, x, x), x, signed64(l, x, y));
+}
+
+/* asin and acos: s = sqrt(1 - x^2) as a pair from (1 - a)(1 + a), a =
+ * |x| <= 1; asin a = atan2(a, s), acos x = atan2(s, x): t the smaller
+ * over the larger.  |x| > 1: NaN. */
+static KRef
+asincos64(L *l, int op, KRef x)
+{
+	KB *kb = &l->kb;
+	KRef a = kb_un(kb, KO_ABS, x), ab, dh, dl, eh, el, wh, wl, sh, sl, big, th, tl;
+	KRef nh, nl, vh, vl, mode, y, one = f64c(l, 1), z = f64c(l, 0);
+
+	ab = sel(l, bin(l, KO_LE, a, one), a, z);     /* NaN and |x| > 1: 0 */
+	fast2sum(l, one, kb_un(kb, KO_NEG, ab), &dh, &dl);
+	fast2sum(l, one, ab, &eh, &el);
+	mul_dd(l, dh, dl, eh, el, &wh, &wl);
+	sh = sqrt_dd(l, wh, wl, &sl);
+	/* t = a / s, or s / a where that is the smaller (big): asin's mode 1,
+	 * acos's 0 */
+	big = bin(l, KO_GT, ab, sh);
+	nh = sel(l, big, sh, ab);
+	nl = sel(l, big, sl, z);
+	vh = sel(l, big, ab, sh);
+	vl = sel(l, big, z, sl);
+	th = div_dd(l, nh, nl, vh, vl, &tl);
+	if (op == KO_ASIN) {
+		y = atan_dd(l, th, tl, sel(l, big, one, z), 2);
+		y = signed64(l, x, y);
+	} else {
+		/* x >= 0: atan(s / a) or pi/2 - atan(a / s); x < 0: pi minus
+		 * those */
+		mode = sel(l, bin(l, KO_LT, x, z), sel(l, big, f64c(l, 3), f64c(l, 2)),
+		           sel(l, big, z, one));
+		y = atan_dd(l, th, tl, mode, 4);
+	}
+	return sel(l, bin(l, KO_NE, x, x), x,
+	           sel(l, bin(l, KO_GT, a, one), f64c(l, NAN), y));
+}
+
+/* log(yh + yl) as hi + *lo, yh finite and > 0, |yl| << yh */
+static KRef
+logdd64(L *l, KRef yh, KRef yl, KRef *lo)
+{
+	KRef hi = log64dd(l, yh, lo);
+
+	*lo = bin(l, KO_ADD, *lo, bin(l, KO_DIV, yl, yh));
+	return hi;
+}
+
+/* a + a^3 P(a^2), the odd series near 0 */
+static KRef
+odd64(L *l, KRef a, const double *c, int n)
+{
+	KRef z = bin(l, KO_MUL, a, a);
+
+	return bin(l, KO_ADD, a, bin(l, KO_MUL, bin(l, KO_MUL, a, z), horner64(l, z, c, n)));
+}
+
+/* asinh (op KO_ASINH, y = a + sqrt(a^2 + 1)) and acosh (y = x + sqrt((x
+ * - 1)(x + 1)), x >= 1): log y, or log a + ln2 beyond 2^28 */
+static KRef
+ashc64(L *l, int op, KRef x)
+{
+	static const double p[] = { 46189.0 / 5505024, -12155.0 / 1245184,
+		6435.0 / 557056, -143.0 / 10240, 231.0 / 13312, -63.0 / 2816,
+		35.0 / 1152, -5.0 / 112, 3.0 / 40, -1.0 / 6 };
+	KB *kb = &l->kb;
+	KRef a = op == KO_ASINH ? kb_un(kb, KO_ABS, x) : x, one = f64c(l, 1), z = f64c(l, 0);
+	KRef big, am, ph, pl, wh, wl, e, sh, sl, yh, yl, hi, lo, s, dh, dl, eh, el, y, fin;
+
+	big = bin(l, KO_GT, a, f64c(l, 0x1p28));
+	fin = bin(l, KO_LT, a, f64c(l, INFINITY));
+	/* a in the arm's range (NaN: 0 for asinh, 1 for acosh, as is x < 1) */
+	am = op == KO_ASINH ? sel(l, bin(l, KO_GE, a, z), a, z) : sel(l, bin(l, KO_GE, a, one), a, one);
+	am = sel(l, big, f64c(l, 0x1p28), am);
+	if (op == KO_ASINH) {
+		ph = bin(l, KO_MUL, am, am);
+		pl = lfma(l, am, am, kb_un(kb, KO_NEG, ph));
+		two_sum(l, ph, one, &wh, &e);
+		wl = bin(l, KO_ADD, e, pl);
+	} else {
+		fast2sum(l, am, f64c(l, -1), &dh, &dl);
+		fast2sum(l, am, one, &eh, &el);
+		mul_dd(l, dh, dl, eh, el, &wh, &wl);
+	}
+	sh = sqrt_dd(l, wh, wl, &sl);
+	fast2sum(l, op == KO_ASINH ? sh : am, op == KO_ASINH ? am : sh, &yh, &e);
+	yl = bin(l, KO_ADD, e, sl);
+	yh = sel(l, big, sel(l, fin, a, one), yh);
+	yl = sel(l, big, z, yl);
+	hi = logdd64(l, yh, yl, &lo);
+	fast2sum(l, hi, sel(l, big, f64c(l, LN2HI64), z), &s, &e);
+	y = bin(l, KO_ADD, s, bin(l, KO_ADD, bin(l, KO_ADD, e, lo),
+	                          sel(l, big, f64c(l, LN2LO64), z)));
+	y = sel(l, fin, y, f64c(l, INFINITY));
+	if (op == KO_ASINH) {
+		y = sel(l, bin(l, KO_LT, a, f64c(l, 0.125)), odd64(l, a, p, 10), y);
+		return sel(l, bin(l, KO_NE, x, x), x, signed64(l, x, y));
+	}
+	return sel(l, bin(l, KO_NE, x, x), x, sel(l, bin(l, KO_LT, x, one), f64c(l, NAN), y));
+}
+
+/* atanh: log((1 + a) / (1 - a)) / 2 from the pairs 1 + a and 1 - a; the
+ * series below 1/8; +-inf at +-1, NaN beyond */
+static KRef
+atanh64(L *l, KRef x)
+{
+	static const double p[] = { 1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13,
+		1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3 };
+	KRef a = kb_un(&l->kb, KO_ABS, x), one = f64c(l, 1), ab, dh, dl, eh, el, qh, ql, hi, lo, y;
+
+	ab = sel(l, bin(l, KO_LT, a, one), a, f64c(l, 0.5));
+	fast2sum(l, one, kb_un(&l->kb, KO_NEG, ab), &dh, &dl);
+	fast2sum(l, one, ab, &eh, &el);
+	qh = div_dd(l, eh, el, dh, dl, &ql);
+	hi = logdd64(l, qh, ql, &lo);
+	y = bin(l, KO_MUL, f64c(l, 0.5), bin(l, KO_ADD, hi, lo));
+	y = sel(l, bin(l, KO_LT, a, f64c(l, 0.125)), odd64(l, a, p, 9), y);
+	y = sel(l, bin(l, KO_EQ, a, one), f64c(l, INFINITY),
+	        sel(l, bin(l, KO_GT, a, one), f64c(l, NAN), y));
+	return sel(l, bin(l, KO_NE, x, x), x, signed64(l, x, y));
+}
+
+
 /* ---- fmod, exactly, for targets without a math library ------------------ *
  *
  * C's fmod(a, b) = a - n b, n = trunc(a / b), is exact: the result is a
@@ -1799,14 +2076,14 @@ expand(L *l, int op, KRef a, KRef b)
 		return dt == DT_F64 ? hyp64(l, op, a) : tanh32(l, a);
 	case KO_SINH: case KO_COSH:
 		return dt == DT_F64 ? hyp64(l, op, a) : sinhcosh32(l, op, a);
-	case KO_ASINH: return asinh32(l, a);
-	case KO_ACOSH: return acosh32(l, a);
-	case KO_ATANH: return atanh32(l, a);
+	case KO_ASINH: return dt == DT_F64 ? ashc64(l, op, a) : asinh32(l, a);
+	case KO_ACOSH: return dt == DT_F64 ? ashc64(l, op, a) : acosh32(l, a);
+	case KO_ATANH: return dt == DT_F64 ? atanh64(l, a) : atanh32(l, a);
 	case KO_SIN: case KO_COS: case KO_TAN:
 		return dt == DT_F64 ? trig64(l, op, a) : trig32(l, op, a);
-	case KO_ATAN:  return atan32(l, a);
-	case KO_ASIN:  return asin32(l, a);
-	case KO_ACOS:  return acos32(l, a);
+	case KO_ATAN:  return dt == DT_F64 ? atan64(l, a) : atan32(l, a);
+	case KO_ASIN:  return dt == DT_F64 ? asincos64(l, op, a) : asin32(l, a);
+	case KO_ACOS:  return dt == DT_F64 ? asincos64(l, op, a) : acos32(l, a);
 	case KO_ISNAN:
 		return bin(l, KO_NE, a, a);
 	case KO_ISINF:

@@ -250,15 +250,20 @@ ulps64(double g, long double r)
  * wasm): the fmas of the f64 expansions emulated (legalize.c, fma64_soft) */
 static const KCaps nofma = { .no_fma_f64 = 1 };
 
+/* lo < hi: an even grid on [lo, hi] in place of the bit patterns; extra
+ * special values for the inverse functions (their breakpoints) */
 static void
-sweep64c(const char *op, long double (*ref)(long double), double bound, double span,
-         const KCaps *caps)
+sweep64g(const char *op, long double (*ref)(long double), double bound, double lo,
+         double hi, const KCaps *caps)
 {
 	static const double special[] = { 0., -0., INFINITY, -INFINITY, NAN,
 		1., -1., 0x1p-1074, -0x1p-1074, 0x1p-1022, 0x1.fffffffffffffp1023,
 		709.782712893384, 709.7827128933841, -745.1332191019412,
 		-745.1332191019411, -708.4, 0.5, 2., 1e-300, 0.7071067811865476,
-		1.4142135623730951, 22., 22.000000000000004, 709., 710.4, 0x1.6ac5b262ca1ffp+849 };
+		1.4142135623730951, 22., 22.000000000000004, 709., 710.4, 0x1.6ac5b262ca1ffp+849,
+		0x1.fffffffffffffp-1, -0x1.fffffffffffffp-1, 0x1.0000000000001p0, 0.125,
+		0x1.fffffffffffffp-4, 0x1p28, 0x1.0000000000001p28, 0x1p60, 0x1p-1022,
+		0.0625, 0x1.6a09e667f3bccp-1, -0.5, 1e-8, -1e-8, 1e300, -1e300 };
 	size_t ns = sizeof special / sizeof special[0], n = ns + N64, i;
 	double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), worst_x = 0;
 	double worst = 0;
@@ -268,7 +273,7 @@ sweep64c(const char *op, long double (*ref)(long double), double bound, double s
 	for (i = 0; i < ns; i++)
 		x[i] = special[i];
 	for (uint64_t k = 0; k < N64; k++)
-		x[i++] = span > 0 ? -span + 2 * span * (double)k / N64
+		x[i++] = lo < hi ? lo + (hi - lo) * (double)k / N64
 		       : from_bits64(k * (UINT64_MAX / N64));
 	t_init(&t, 13);
 	t.caps = caps;
@@ -283,10 +288,20 @@ sweep64c(const char *op, long double (*ref)(long double), double bound, double s
 			worst_x = x[i];
 		}
 	}
+	if (getenv("TRANSCEND_SHOW"))   /* the figures for docs/NUMERICS.md */
+		fprintf(stderr, "%s f64%s [%g, %g]: %.3f ulps at %a\n", op,
+		        caps ? " (no fma)" : "", lo, hi, worst, worst_x);
 	cr_expect(worst <= bound, "%s f64%s: %.3f ulps at %a, bound %.2f", op,
 	          caps ? " (no fma)" : "", worst, worst_x, bound);
 	free(x);
 	free(y);
+}
+
+static void
+sweep64c(const char *op, long double (*ref)(long double), double bound, double span,
+         const KCaps *caps)
+{
+	sweep64g(op, ref, bound, -span, span, caps);
 }
 
 static void
@@ -305,12 +320,33 @@ Test(transcend, cos_f64) { sweep64("Cos", cosl, 1.0, 0); }
 Test(transcend, tan_f64) { sweep64("Tan", tanl, 2.5, 0); }
 Test(transcend, erf_f64) { sweep64("Erf", erfl, 1.0, 0); }
 Test(transcend, erf_f64_grid) { sweep64("Erf", erfl, 1.0, 7.0); }
+/* the inverse functions (atan_dd, asincos64, ashc64, atanh64): the
+ * whole line, and grids where they do their work (asin, acos and atanh
+ * on [-1, 1], acosh on [1, 3], atan and asinh on [-3, 3]) */
+Test(transcend, atan_f64) { sweep64("Atan", atanl, 0.75, 0); }
+Test(transcend, atan_f64_grid) { sweep64("Atan", atanl, 0.75, 3.0); }
+Test(transcend, asin_f64) { sweep64("Asin", asinl, 0.75, 0); }
+Test(transcend, asin_f64_grid) { sweep64("Asin", asinl, 0.75, 1.0); }
+Test(transcend, acos_f64) { sweep64("Acos", acosl, 0.75, 0); }
+Test(transcend, acos_f64_grid) { sweep64("Acos", acosl, 0.75, 1.0); }
+Test(transcend, asinh_f64) { sweep64("Asinh", asinhl, 1.0, 0); }
+Test(transcend, asinh_f64_grid) { sweep64("Asinh", asinhl, 1.0, 3.0); }
+Test(transcend, acosh_f64) { sweep64("Acosh", acoshl, 1.0, 0); }
+Test(transcend, acosh_f64_grid) { sweep64g("Acosh", acoshl, 1.0, 1.0, 3.0, NULL); }
+Test(transcend, atanh_f64) { sweep64("Atanh", atanhl, 1.0, 0); }
+Test(transcend, atanh_f64_grid) { sweep64("Atanh", atanhl, 1.0, 1.0); }
 /* the same without an f64 fma: the same bounds */
 Test(transcend, sin_f64_nofma) { sweep64c("Sin", sinl, 1.0, 0, &nofma); }
 Test(transcend, cos_f64_nofma) { sweep64c("Cos", cosl, 1.0, 0, &nofma); }
 Test(transcend, tan_f64_nofma) { sweep64c("Tan", tanl, 2.5, 0, &nofma); }
 Test(transcend, erf_f64_nofma) { sweep64c("Erf", erfl, 1.0, 0, &nofma); }
 Test(transcend, erf_f64_grid_nofma) { sweep64c("Erf", erfl, 1.0, 7.0, &nofma); }
+Test(transcend, atan_f64_nofma) { sweep64c("Atan", atanl, 0.75, 3.0, &nofma); }
+Test(transcend, asin_f64_nofma) { sweep64c("Asin", asinl, 0.75, 1.0, &nofma); }
+Test(transcend, acos_f64_nofma) { sweep64c("Acos", acosl, 0.75, 1.0, &nofma); }
+Test(transcend, asinh_f64_nofma) { sweep64c("Asinh", asinhl, 1.0, 0, &nofma); }
+Test(transcend, acosh_f64_nofma) { sweep64g("Acosh", acoshl, 1.0, 1.0, 3.0, &nofma); }
+Test(transcend, atanh_f64_nofma) { sweep64c("Atanh", atanhl, 1.0, 1.0, &nofma); }
 
 /* pow: bases spread over 2^-1000 .. 2^1000 (and negative), exponents
  * -40 .. 40 (integers and not); the bound grows with |b| (pow64's
