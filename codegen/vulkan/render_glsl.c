@@ -89,13 +89,17 @@ bufpre(int space)
 
 static int ex(G *g, KRef e);
 
-/* Start `T tN = ` for node e; returns N. */
+/* Start `T tN = ` for node e; returns N.  f64 temporaries are `precise`
+ * (SPIR-V NoContraction): the f64 expansions' error terms, such as
+ * Fast2Sum's b - ((a + b) - a), are exact only as written, and Mesa's
+ * compiler simplifies (a + b) - a to b in an expression not marked exact
+ * (lavapipe lost acosh's low parts that way: 4e-9 relative error near 1) */
 static int
 def(G *g, KRef e)
 {
-	int t = ++g->ntmp;
+	int t = ++g->ntmp, dt = g->k->node[e].dtype;
 	ind(g);
-	fprintf(g->f, "%s t%d = ", gty(g->k->node[e].dtype), t);
+	fprintf(g->f, "%s%s t%d = ", dt == DT_F64 ? "precise " : "", gty(dt), t);
 	return t;
 }
 
