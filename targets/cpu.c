@@ -97,12 +97,12 @@ const Target target_cpu = {
 /* The same CPU for freestanding C (burncc --freestanding): no C library,
  * so no libm either.  With both libm flags clear the seam's legalisation
  * (passes/legalize.c) expands the transcendentals, pow and fmod (f32 and
- * f64; not yet the f64 inverse functions) into kernel IR, the same
+ * f64) into kernel IR, the same
  * expansions the llvm, cuda and vulkan targets use, and with no_fma_f64
  * the f64 fmas those use become an exact emulation; the C renderer's
  * freestanding prelude has its own sqrt, floor, ceil, round, fabs and f32
- * fma (codegen/c/render_c.c) and refuses what is left (the f64 inverse
- * functions).  No threads: no OpenMP on a bare machine.
+ * fma (codegen/c/render_c.c) and would refuse anything left.  No
+ * threads: no OpenMP on a bare machine.
  * The tuning is the cpu target's (and --cpu's), so the kernels are
  * those of the cpu target. */
 const Target target_cpu_free = {

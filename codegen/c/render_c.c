@@ -459,7 +459,8 @@ name_vars(R *r)
 static const char *free_func(int op, int dt);
 
 /* Freestanding: refuse an op whose only definition is the C library's
- * (the f64 inverse functions: no kernel-IR expansion yet), and an f64
+ * (none should arrive: the legalisation expands every transcendental
+ * without libm and libm_f64), and an f64
  * fma (the file defines only an f32 one; the description's no_fma_f64
  * has the legalisation emulate every f64 fma, so none should arrive). */
 static void

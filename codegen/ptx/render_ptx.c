@@ -177,9 +177,8 @@ ffma(P *p, int a, int b, int c)
  * f32 transcendental, pow and fmod into kernel-IR arithmetic before this
  * renderer runs (KCaps.libm clear: passes/legalize.c, errors in
  * docs/NUMERICS.md), and f64 exp, log, pow, the trigonometric and
- * hyperbolic functions, erf and fmod (KCaps.libm_f64 clear); the f64
- * inverse trigonometric and hyperbolic functions are not rendered
- * (BURN_ERR_UNSUPPORTED).
+ * hyperbolic functions and their inverses, erf and fmod (KCaps.libm_f64
+ * clear); one that arrived anyway would be refused (BURN_ERR_UNSUPPORTED).
  */
 
 static int
