@@ -41,7 +41,8 @@ class BurnError(RuntimeError):
 class _Options(ctypes.Structure):   # burn_options
     _fields_ = [("threads", ctypes.c_int), ("memory_cap", ctypes.c_int64),
                 ("cache_dir", ctypes.c_char_p), ("cache_bytes", ctypes.c_int64),
-                ("max_pending", ctypes.c_int), ("no_fuse", ctypes.c_int)]
+                ("max_pending", ctypes.c_int), ("no_fuse", ctypes.c_int),
+                ("device", ctypes.c_int)]   # burn_device: 0 the CPU
 
 
 class _Info(ctypes.Structure):      # burn_model_info
