@@ -65,7 +65,9 @@ void optim_scalars(const Optim *o, int64_t t, float *out)
  */
 void optim_scalars_c(FILE *f, const Optim *o, const char *fn)
 {
-	fprintf(f, "void %s(int64_t t, float *ks)\n{\n\tdouble lr = %a;\n", fn, o->lr);
+	/* (void)t: SGD at a constant rate reads no step (-Werror builds) */
+	fprintf(f, "void %s(int64_t t, float *ks)\n{\n\tdouble lr = %a;\n\n\t(void)t;\n",
+	        fn, o->lr);
 	if (o->warmup > 0)
 		fprintf(f, "\tif (t <= %lld)\n\t\tlr = %a * (double)t / (double)%lld;\n\telse\n",
 		        (long long)o->warmup, o->lr, (long long)o->warmup);
