@@ -26,6 +26,7 @@ are off by far more than the tolerance (1e-4 relative plus 1e-5).
 Without python3-torch: exit 77 (ctest SKIP)."""
 import json, os, struct, subprocess, sys
 import numpy as np
+from safetensors_np import st_read, st_write, splitmix, M64
 
 try:
     import torch
@@ -37,7 +38,6 @@ burncc, work = sys.argv[1], sys.argv[2]
 os.makedirs(work, exist_ok=True)
 rng = np.random.default_rng(11)
 N, B, H, K, EPOCHS, LR, MOM, SEED = 16, 8, 4, 3, 3, 0.1, 0.9, 5
-M64 = (1 << 64) - 1
 
 img = rng.integers(0, 256, size=(N, H, H), dtype=np.uint8)
 lab = rng.integers(0, K, size=N).astype(np.uint8)
@@ -65,43 +65,6 @@ fn main(x: f32[8, 1, 4, 4]) { net(x) }
 model = os.path.join(work, "bn.burn")
 with open(model, "w") as f:
     f.write(SCRIPT)
-
-
-def st_read(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    hdr = json.loads(b[8:8 + n])
-    out = {}
-    for k, v in hdr.items():
-        if k == "__metadata__":
-            continue
-        s, e = v["data_offsets"]
-        dt = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
-        out[k] = np.frombuffer(b[8 + n + s:8 + n + e], dtype=dt).reshape(v["shape"])
-    return out
-
-
-def st_write(path, tensors):
-    hdr, blobs, off = {}, [], 0
-    for k, a in tensors.items():
-        raw = a.tobytes()
-        hdr[k] = {"dtype": "I64" if a.dtype == np.int64 else "F32",
-                  "shape": list(a.shape), "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(hdr).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-
-
-def splitmix(s):
-    """(new state, output) of tools/train.c's rng_next"""
-    s = (s + 0x9E3779B97F4A7C15) & M64
-    z = s
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return s, z ^ (z >> 31)
 
 
 bad = 0

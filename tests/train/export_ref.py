@@ -25,6 +25,7 @@ Fashion-MNIST from $BURNCC_FASHION_MNIST (default the Debian package's
 the rest runs, then exit 77 (the checker did not run)."""
 import gzip, json, os, re, struct, subprocess, sys
 import numpy as np
+from safetensors_np import st_read
 
 burncc, src, work, mode = sys.argv[1:5]
 data = os.environ.get("BURNCC_FASHION_MNIST", "/usr/share/datasets/fashion-mnist")
@@ -51,20 +52,6 @@ def idx_labels(name, n):
             b = (gzip.open if p.endswith(".gz") else open)(p, "rb").read()
             return np.frombuffer(b[8:8 + n], dtype=np.uint8).astype(np.int64)
     return None
-
-
-def st_read(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    hdr = json.loads(b[8:8 + n])
-    out = {}
-    for k, v in hdr.items():
-        if k == "__metadata__":
-            continue
-        s, e = v["data_offsets"]
-        dt = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
-        out[k] = np.frombuffer(b[8 + n + s:8 + n + e], dtype=dt).reshape(v["shape"])
-    return out
 
 
 def run(args, **kw):

@@ -15,6 +15,7 @@ float64: tolerance 2e-5 relative plus 2e-6; a wrong rule is off by orders
 of magnitude more)."""
 import json, math, os, struct, subprocess, sys
 import numpy as np
+from safetensors_np import st_read, st_write
 
 burncc, work = sys.argv[1], sys.argv[2]
 os.makedirs(work, exist_ok=True)
@@ -40,34 +41,6 @@ model_ls = os.path.join(work, "tiny_logsoftmax.burn")
 with open(model_ls, "w") as f:
     f.write("seed(1);\nlet l = Linear(4, 3);\n"
             "fn main(x: f32[8, 4]) { log_softmax(l(x), axis=1) }\n")
-
-
-def st_read(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    hdr = json.loads(b[8:8 + n])
-    out = {}
-    for k, v in hdr.items():
-        if k == "__metadata__":
-            continue
-        s, e = v["data_offsets"]
-        dt = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
-        out[k] = np.frombuffer(b[8 + n + s:8 + n + e], dtype=dt).reshape(v["shape"])
-    return out
-
-
-def st_write(path, tensors):
-    hdr, blobs, off = {}, [], 0
-    for k, a in tensors.items():
-        raw = a.tobytes()
-        hdr[k] = {"dtype": "I64" if a.dtype == np.int64 else "F32",
-                  "shape": list(a.shape), "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(hdr).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
 def train(name, args, model=model):
