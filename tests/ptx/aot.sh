@@ -8,11 +8,14 @@
 # still written, compiled and linked, and the test reports that it did
 # not run them (exit 77).
 #   aot.sh BURNCC BUILD_DIR SOURCE_DIR [MODELS_DIR] [PYTHON]
+# AOT_CFLAGS: flags for the programs linked with libburn (a sanitized
+# libburn needs its consumers built with the same runtime).
 set -u
 BURNCC=$1 BUILD=$2 SRC=$3
 MODELS=${4:-$SRC/../shared/models}
 PY=${5:-/usr/bin/python3}
 CC=${CC:-cc}
+XFLAGS=${AOT_CFLAGS:-}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 "$PY" -c 'import onnx, numpy' 2>/dev/null || { echo "SKIP: python3 with onnx and numpy absent"; exit 77; }
@@ -31,7 +34,7 @@ g = helper.make_graph([n], 'g', [helper.make_tensor_value_info('x */ evil', Tens
 save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), sys.argv[1])
 PYEOF
 if ! "$BURNCC" "$T/evil.onnx" --target cuda -o "$T/evil.c" 2> "$T/log" ||
-   ! $CC -std=c99 -pedantic -Wall -Wextra -Werror -I"$SRC/include" -c "$T/evil.c" -o "$T/evil.o" 2>> "$T/log" ||
+   ! $CC $XFLAGS -std=c99 -pedantic -Wall -Wextra -Werror -I"$SRC/include" -c "$T/evil.c" -o "$T/evil.o" 2>> "$T/log" ||
    grep -q '^#define x' "$T/evil.c" "$T/evil.h"; then
 	echo "FAIL hostile names: $(head -c 300 "$T/log")"; fail=1
 else
@@ -44,7 +47,7 @@ for m in mlp lenet squeezenet1_1 bert_tiny; do
 	if ! "$BURNCC" "$d/model.onnx" --target cuda -o "$T/$m/model.c" 2> "$T/$m/log"; then
 		echo "FAIL $m: burncc: $(head -c 300 "$T/$m/log")"; fail=1; continue
 	fi
-	if ! $CC -std=c99 -pedantic -Wall -Wextra -Werror -O1 -I"$SRC/include" -I"$T/$m" \
+	if ! $CC $XFLAGS -std=c99 -pedantic -Wall -Wextra -Werror -O1 -I"$SRC/include" -I"$T/$m" \
 	     "$T/$m/model.c" "$SRC/tests/ptx/aot_main.c" -L"$BUILD" -lburn \
 	     -Wl,-rpath,"$BUILD" -o "$T/$m/run" 2> "$T/$m/log"; then
 		echo "FAIL $m: the module does not build: $(head -c 300 "$T/$m/log")"; fail=1; continue
