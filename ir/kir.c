@@ -1102,6 +1102,12 @@ static const KTileInfo tile_tab[KT_COUNT_] = {
 	[KT_M16N8K16_F16] = { "m16n8k16", 16, 8, 16, DT_F16 },
 	[KT_M16N8K8_F32] = { "m16n8k8", 16, 8, 8, DT_F32 },
 	[KT_M16N8K16_BF16] = { "m16n8k16bf", 16, 8, 16, DT_BF16 },
+	[KT_WG64N64_F16] = { "m64n64k16", 64, 64, 16, DT_F16, 1, KT_M16N8K16_F16 },
+	[KT_WG64N128_F16] = { "m64n128k16", 64, 128, 16, DT_F16, 1, KT_M16N8K16_F16 },
+	[KT_WG64N256_F16] = { "m64n256k16", 64, 256, 16, DT_F16, 1, KT_M16N8K16_F16 },
+	[KT_WG64N64_BF16] = { "m64n64k16bf", 64, 64, 16, DT_BF16, 1, KT_M16N8K16_BF16 },
+	[KT_WG64N128_BF16] = { "m64n128k16bf", 64, 128, 16, DT_BF16, 1, KT_M16N8K16_BF16 },
+	[KT_WG64N256_BF16] = { "m64n256k16bf", 64, 256, 16, DT_BF16, 1, KT_M16N8K16_BF16 },
 };
 
 const KTileInfo *
@@ -1240,6 +1246,21 @@ kb_tmma(KB *kb, int shape, int c, int a, int b)
 	n->buf = c;
 	n->buf2 = a;
 	n->buf3 = b;
+	append(kb, s);
+}
+
+void
+kb_wgmma(KB *kb, int shape, int c, int a, KRef ai, int b, KRef bi, KRef bstride)
+{
+	KRef s = gpu_node(kb, KS_WGMMA, 0, shape);
+	KNode *n = &kb->k->node[s];
+
+	n->buf = c;
+	n->buf2 = a;
+	n->a = ai;
+	n->buf3 = b;
+	n->b = bi;
+	n->c = bstride;
 	append(kb, s);
 }
 
@@ -1580,11 +1601,29 @@ vgpu(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop, KRef 
 		}
 		TRY(vresult(c, k, inloop, s, dt));
 		break;
+	case KS_WGMMA: {
+		const KTileInfo *t = ktile_info((int)n->ival);
+		if (!t || !t->wg)
+			return GFAIL("kir %s: wgmma %d: not a warpgroup tile shape", k->name, s);
+		for (int j = 0; j < t->n / 8; j++)
+			TRY(vfrag(c, k, s, n->buf + j, t->sub, KTR_C));
+		for (int j = 0; j < 2; j++) {
+			int mb = j ? n->buf3 : n->buf2;
+			TRY(vmem(c, k, s, mb, 0));
+			if (k->buf[mb].space != KS_SHARED || k->buf[mb].dtype != t->ab_dtype)
+				return GFAIL("kir %s: wgmma %d: b%d is not shared %s", k->name, s, mb,
+				             dtype_name(t->ab_dtype));
+		}
+		TRY(vindex(c, k, seen, s, n->a));
+		TRY(vindex(c, k, seen, s, n->b));
+		TRY(vindex(c, k, seen, s, n->c));
+		break;
+	}
 	case KS_TFILL:
 	case KS_TLOAD:
 	case KS_TMMA:
 	case KS_TSTORE:
-		if (!ktile_info((int)n->ival))
+		if (!ktile_info((int)n->ival) || ktile_info((int)n->ival)->wg)
 			return GFAIL("kir %s: %s %d: bad tile shape", k->name, nm, s);
 		if (n->kind == KS_TFILL) {
 			TRY(vfrag(c, k, s, n->buf, (int)n->ival, KTR_C));

@@ -237,6 +237,20 @@ enum KSpace { KS_GLOBAL = 0, KS_LOCAL, KS_SHARED, KS_FRAG };
  *               B (k x n); each element sum_k in k order, f32 products and
  *               sums (f16 and bf16 inputs are exact in f32)
  *   KS_TSTORE   buf[a + r*b + c] = fragment buf2 (role c)
+ *   KS_WGMMA    warpgroup tile op (shapes with KTileInfo.wg: m 64, n N,
+ *               k 16): the four subgroups 4q .. 4q+3 of the block run it
+ *               together; subgroup 4q+i adds the product of rows 16i ..
+ *               16i+15 of A (64 x 16) and B (16 x N) to its N/8 m16n8
+ *               C fragments buf, buf+1, ..., buf+N/8-1 (consecutive
+ *               buffers; fragment j holds columns 8j .. 8j+7), each
+ *               element sum_k in k order as KS_TMMA.  A and B are in
+ *               shared memory in the 128-byte swizzled layout of 16-bit
+ *               elements, sw(e) = e ^ (((e >> 6) & 7) << 3) (rows of 64
+ *               elements, 8-row groups; buffers start 1024-byte aligned):
+ *               A(r, k) = buf2[sw(a + r*64 + k)], B(k, n) =
+ *               buf3[sw(b + (n/64)*c + k*64 + n%64)] (B by 64-column
+ *               groups c elements apart).  a % 8 == 0 and a - a % 64 a
+ *               multiple of 512; b and c multiples of 512
  *
  * Fragments are buffers of space KS_FRAG: a whole tile, m*k, k*n or m*n
  * elements of the shape's dtype, that belongs to a subgroup (32 lanes);
@@ -249,11 +263,16 @@ enum KAtomic { KAT_ADD = 1, KAT_MAX, KAT_MIN, KAT_CAS };
 enum KTileRole { KTR_A = 1, KTR_B, KTR_C };
 /* Tile shapes (KNode.ival of tile ops): m x n x k, the dtype of A and B;
  * C is f32.  Listed in a Target's mma shapes. */
-enum KTileShape { KT_M16N8K16_F16 = 1, KT_M16N8K8_F32, KT_M16N8K16_BF16, KT_COUNT_ };
+enum KTileShape { KT_M16N8K16_F16 = 1, KT_M16N8K8_F32, KT_M16N8K16_BF16,
+                  KT_WG64N64_F16, KT_WG64N128_F16, KT_WG64N256_F16,
+                  KT_WG64N64_BF16, KT_WG64N128_BF16, KT_WG64N256_BF16, KT_COUNT_ };
 typedef struct KTileInfo {
 	const char *name;        /* "m16n8k16" */
 	int m, n, k;
 	int ab_dtype;            /* DT_F16, DT_BF16, DT_F32 */
+	int wg;                  /* a warpgroup shape (KS_WGMMA only): its C
+	                          * is n/8 fragments of shape `sub` a subgroup */
+	int sub;                 /* wg: the m16n8 shape of those fragments */
 } KTileInfo;
 /* The shape's description, or NULL for a bad id. */
 const KTileInfo *ktile_info(int shape);
@@ -377,8 +396,9 @@ ksched_fma(const KSched *ks, KRef s)
  *                   barrier) and T/RW rows a block (schedule_gpu.c)
  *   mma(BM,BN,BK    gpu MatMul/Gemm template: block tile BM x BN, K
  *   [,WM,WN,S])     slices of BK, WM x WN subgroups, S stages of shared
- *   nomma           memory (the large form of 16-bit inputs) / the
- *                   blocked lowering
+ *   wgmma(BM,BN,S)  memory (the large form of 16-bit inputs) / the
+ *   nomma           warpgroup form (BM/64 warpgroups of m64nBNk16 tile
+ *                   ops, K slices of 64, S stages) / the blocked lowering
  *   async | sync    gpu template: stage tiles by async copies or loads
  *   onchip|offchip  gpu row reductions: a row that more than one of the
  *   | inreg         row's loops reads is kept in shared memory, read from
@@ -414,6 +434,7 @@ ksched_fma(const KSched *ks, KRef s)
 	X(GRID,    "grid",    7, 3, 3) \
 	X(ROWS,    "rows",    7, 3, 4) \
 	X(MMA,     "mma",     8, 3, 6) \
+	X(WGMMA,   "wgmma",   8, 3, 3) \
 	X(NOMMA,   "nomma",   8, 0, 0) \
 	X(ASYNC,   "async",   9, 0, 0) \
 	X(SYNC,    "sync",    9, 0, 0) \
@@ -644,6 +665,9 @@ void kb_sgred(KB *kb, int var, int op, KRef x, int width);
 void kb_tfill(KB *kb, int shape, int frag, KRef x);
 void kb_tload(KB *kb, int shape, int role, int frag, int src, KRef idx, KRef stride);
 void kb_tmma(KB *kb, int shape, int c, int a, int b);
+/* KS_WGMMA: fragments c .. c+n/8-1 += A (shared a at ai) x B (shared b at
+ * bi, 64-column groups bstride apart) */
+void kb_wgmma(KB *kb, int shape, int c, int a, KRef ai, int b, KRef bi, KRef bstride);
 void kb_tstore(KB *kb, int shape, int dst, KRef idx, KRef stride, int frag);
 
 /* The extent of buffer b of k in elements: its count, or its ext

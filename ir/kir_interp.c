@@ -62,7 +62,7 @@ typedef struct Interp {
 	uint32_t *epoch;   /* barrier intervals so far (the kernel's Interp) */
 	KRef tbody;        /* a thread's body (simt_run) */
 	/* GPU statements */
-	KVal sga, sgb;     /* this lane's operands at a subgroup op */
+	KVal sga, sgb, sgc; /* this lane's operands at a subgroup op */
 	struct Pend *pend; /* async copies issued and not yet waited for */
 	int npend, cappend;
 	int64_t ngrp;      /* groups of async copies closed so far */
@@ -1425,6 +1425,44 @@ sg_exec(Interp *in, KRef s, Interp *lane, int w)
 	default:
 		break;
 	}
+	if (n->kind == KS_WGMMA) {
+		/* subgroup 4q+i: rows 16i .. 16i+15 of A into its n/8 fragments */
+		const KTileInfo *ti = ktile_info((int)n->ival);
+		const void *A = in->buf[n->buf2], *B = in->buf[n->buf3];
+		int64_t a, b, cs, i = (lane[0].tid / KT_SUBGROUP) % 4;
+		TRY(sg_uniform(in, s, lane, w, 1));
+		for (int l = 1; l < w; l++)
+			if (lane[l].sgc.i != lane[0].sgc.i)
+				return gfail(in, s, "lanes %lld and %lld give different tile operands",
+				             lane[0].tid, lane[l].tid);
+		a = as_index(k->node[n->a].dtype, lane[0].sga);
+		b = as_index(k->node[n->b].dtype, lane[0].sgb);
+		cs = as_index(k->node[n->c].dtype, lane[0].sgc);
+		if (a < 0 || b < 0 || cs <= 0 || a % 8 || (a - a % 64) % 512 || b % 512 || cs % 512)
+			return gfail(in, s, "wgmma operands at %lld and %lld not swizzle-aligned",
+			             a, b);
+		TRY(grange(in, s, n->buf2, a - a % 512, 512 * 8));
+		TRY(grange(in, s, n->buf3, b, (ti->n / 64 - 1) * cs + 1024));
+		for (int j = 0; j < ti->n / 8; j++) {
+			float acc[16 * 8];
+			for (int64_t r = 0; r < 16; r++)
+				for (int64_t c = 0; c < 8; c++) {
+					int64_t col = 8 * j + c;
+					float x = ((const float *)lane[0].buf[n->buf + j])[r * 8 + c];
+					for (int64_t q = 0; q < 16; q++) {
+						int64_t ea = a + (16 * i + r) * 64 + q;
+						int64_t eb = b + col / 64 * cs + q * 64 + col % 64;
+						float p = tile_elem(ti->ab_dtype, A, ea ^ (((ea >> 6) & 7) << 3)) *
+						          tile_elem(ti->ab_dtype, B, eb ^ (((eb >> 6) & 7) << 3));
+						x = x + p;
+					}
+					acc[r * 8 + c] = x;
+				}
+			for (int l = 0; l < w; l++)
+				memcpy(lane[l].buf[n->buf + j], acc, sizeof acc);
+		}
+		return BURN_OK;
+	}
 	/* tile ops */
 	{
 		const KTileInfo *ti = ktile_info((int)n->ival);
@@ -1519,6 +1557,8 @@ sg_arrive(Interp *in, KRef s)
 		in->sga = eval(in, n->a);
 	if (n->b)
 		in->sgb = eval(in, n->b);
+	if (n->c && n->kind == KS_WGMMA)
+		in->sgc = eval(in, n->c);
 	if (in->err)
 		return in->err;
 	if (sm->n % w)

@@ -494,6 +494,14 @@ pgpu(Printer *P, const KNode *n)
 		pexpr(P, n->b, 0);
 		fprintf(f, " = b%d", n->buf2);
 		break;
+	case KS_WGMMA:
+		fprintf(f, ".%s b%d += b%d[", tn, n->buf, n->buf2);
+		pexpr(P, n->a, 0);
+		fprintf(f, "] * b%d[", n->buf3);
+		pexpr(P, n->b, 0);
+		fprintf(f, "], ");
+		pexpr(P, n->c, 0);
+		break;
 	}
 	fprintf(f, "\n");
 }
@@ -2193,6 +2201,15 @@ pgpu_stmt(P *ps, const char *at, int var, KRef *out)
 			TRY(pbufname(ps, &buf2));
 			TRY(expect(ps, '*', "'*'"));
 			TRY(pbufname(ps, &buf3));
+		} else if (kd == KS_WGMMA) {
+			TRY(pbufname(ps, &buf));
+			TRY(expect(ps, '+', "'+='"));
+			TRY(expect(ps, '=', "'+='"));
+			TRY(pbufidx(ps, &buf2, &a));
+			TRY(expect(ps, '*', "'*'"));
+			TRY(pbufidx(ps, &buf3, &b));
+			TRY(expect(ps, ',', "','"));
+			TRY(pexpr_(ps, &c));
 		} else {
 			m = KTR_C;
 			TRY(pbufidx(ps, &buf, &a));

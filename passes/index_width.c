@@ -271,10 +271,23 @@ assign(A *s, int v, Iv r)
 static void
 gpu_stmt(A *s, const KNode *n)
 {
-	Iv a = n->a ? eval(s, n->a) : TOP, b = n->b ? eval(s, n->b) : TOP;
+	Iv a = n->a ? eval(s, n->a) : TOP, b = n->b ? eval(s, n->b) : TOP, c = TOP;
 
 	if (n->c)
-		eval(s, n->c);
+		c = eval(s, n->c);
+	if (n->kind == KS_WGMMA) {
+		/* A's 64 rows of 64 from a; B's 16 rows of 64 in up to 4 groups
+		 * c apart from b (kir.h) */
+		if (a.top || b.top || c.top || c.hi < 0 || c.hi > INT32_MAX || a.hi > BIG / 2 ||
+		    b.hi > BIG / 2)
+			s->top = 1;
+		else {
+			if (a.hi + 64 * 64 > s->hi)
+				s->hi = a.hi + 64 * 64;
+			if (b.hi + 3 * c.hi + 1024 > s->hi)
+				s->hi = b.hi + 3 * c.hi + 1024;
+		}
+	}
 	if (n->kind == KS_TLOAD || n->kind == KS_TSTORE) {
 		if (a.top || b.top || b.lo < 0 || b.hi > INT32_MAX || a.lo < -BIG / 2 ||
 		    a.hi > BIG / 2)

@@ -926,6 +926,66 @@ gemm_big_stage(KB *kb, const GT *t, const GB *g, int sa, int sb, KRef stage, KRe
 		                                      I(kb, e * br * t->b.rs))), 8);
 }
 
+/* Block blk's batch item *bt and the first row *bm and column *bn of its
+ * BM x BN tile: blocks in groups of GB_GROUP block rows, so the blocks
+ * running together share panels of A and B in L2. */
+static void
+gemm_block_origin(KB *kb, KRef blk, int64_t tm, int64_t tn, int64_t BM, int64_t BN,
+                  KRef *bt, KRef *bm, KRef *bn)
+{
+	KRef rem, grp, first, gs, within;
+
+	*bt = kb_bin(kb, KO_DIV, blk, I(kb, tm * tn));
+	rem = kb_bin(kb, KO_MOD, blk, I(kb, tm * tn));
+	grp = kb_bin(kb, KO_DIV, rem, I(kb, GB_GROUP * tn));
+	first = mul(kb, grp, I(kb, GB_GROUP));
+	gs = kb_bin(kb, KO_MIN, kb_bin(kb, KO_SUB, I(kb, tm), first), I(kb, GB_GROUP));
+	within = kb_bin(kb, KO_MOD, rem, I(kb, GB_GROUP * tn));
+	*bm = once(kb, mul(kb, add(kb, first, kb_bin(kb, KO_MOD, within, gs)), I(kb, BM)), "bm");
+	*bn = once(kb, mul(kb, kb_bin(kb, KO_DIV, within, gs), I(kb, BN)), "bn");
+}
+
+/* The epilogue of the tile forms: subgroup w's accumulator tiles fc
+ * (mi_n x ni_n m16n8 tiles at rows wm, columns wn of the block tile at
+ * bm, bn) through its 16 x 32 staging area (two halves, band by band:
+ * one barrier a band) to Y, each lane a column, row by row:
+ * Y = alpha*C + beta*bias, then the fused epilogue. */
+static void
+gemm_tiles_out(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const int *fc, int mi_n,
+               int ni_n, int se, int T, KRef w, KRef ln, KRef bm, KRef bn, KRef wm, KRef wn,
+               KRef yoff)
+{
+	KRef sw = once(kb, mul(kb, w, I(kb, 16 * 32)), "sw");
+	KRef wb = once(kb, add(kb, bn, add(kb, wn, ln)), "jb");
+
+	/* bands alternate between two staging halves: one barrier a band
+	 * (band b+2 overwrites b's half only after band b+1's barrier, which
+	 * every thread reaches after reading b).  H200, BERT-base layer bf16:
+	 * QK^T (K 64) 0.116 -> 0.113 ms; the 16 rows unrolled as well: 0.093,
+	 * but the GELU epilogue's FFN 0.187 -> 0.210 and 8192^3 3.80 -> 4.17
+	 * (its code 16 times over), four at a time: no gain */
+	for (int mi = 0, band = 0; mi < mi_n; mi++)
+		for (int nh = 0; nh < ni_n / 4; nh++, band++) {
+			int de;
+			KRef e, r, i, j, v, yi, h = add(kb, sw, I(kb, (band & 1) * (T / KT_SUBGROUP) * 16 * 32));
+			for (int q = 0; q < 4; q++)
+				kb_tstore(kb, shape, se, add(kb, h, I(kb, q * 8)), I(kb, 32),
+				          fc[mi * ni_n + nh * 4 + q]);
+			kb_barrier(kb);
+			de = kb->depth;
+			r = loop(kb, "e", 16, 0);
+			e = add(kb, mul(kb, r, I(kb, 32)), ln);
+			i = add(kb, bm, add(kb, wm, add(kb, r, I(kb, mi * 16))));
+			j = add(kb, wb, I(kb, nh * 32));
+			v = gemm_out(kb, DT_F32, t, kb_load(kb, se, add(kb, h, e)), i, j);
+			yi = add(kb, yoff, add(kb, mul(kb, i, I(kb, t->N)), j));
+			kb_store(kb, t->y, yi, v);
+			if (lw->epi && &lw->g->node[lw->epi->anchor] == n)
+				lower_epi_run(lw, kb, n, t->y, yi, 1);
+			close_to(kb, de);
+		}
+}
+
 static void
 gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, int nb,
              const int64_t *bat, const int64_t *as, const int64_t *bs)
@@ -937,8 +997,8 @@ gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, in
 	int64_t nblk = prod(nb, bat) * tm * tn;
 	int mi_n = (int)(pm / 16), ni_n = (int)(pn / 8);
 	int sa, sb, se, fa[8], fb[32], fc[64], blk, tid;
-	KRef bt, rem, grp, first, gs, within, bm, bn, aoff, boff, yoff, w, wm, wn, ln, sw;
-	KRef tv, as0, ad0, bs0, bd0, wa, wb;
+	KRef bt, bm, bn, aoff, boff, yoff, w, wm, wn, ln;
+	KRef tv, as0, ad0, bs0, bd0, wa;
 
 	sa = kb_buf(kb, adt, S * GB_BM * gsa, -1, KS_SHARED, KA_RW);
 	sb = kb_buf(kb, adt, S * g->bk * sbw, -1, KS_SHARED, KA_RW);
@@ -953,14 +1013,7 @@ gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, in
 	blk = kb_for(kb, "blk", I(kb, 0), I(kb, nblk), KF_BLOCK_X);
 	tid = kb_for(kb, "tid", I(kb, 0), I(kb, T), KF_THREAD_X);
 	tv = kb_get(kb, tid);
-	bt = kb_bin(kb, KO_DIV, kb_get(kb, blk), I(kb, tm * tn));
-	rem = kb_bin(kb, KO_MOD, kb_get(kb, blk), I(kb, tm * tn));
-	grp = kb_bin(kb, KO_DIV, rem, I(kb, GB_GROUP * tn));
-	first = mul(kb, grp, I(kb, GB_GROUP));
-	gs = kb_bin(kb, KO_MIN, kb_bin(kb, KO_SUB, I(kb, tm), first), I(kb, GB_GROUP));
-	within = kb_bin(kb, KO_MOD, rem, I(kb, GB_GROUP * tn));
-	bm = once(kb, mul(kb, add(kb, first, kb_bin(kb, KO_MOD, within, gs)), I(kb, GB_BM)), "bm");
-	bn = once(kb, mul(kb, kb_bin(kb, KO_DIV, within, gs), I(kb, gbn)), "bn");
+	gemm_block_origin(kb, kb_get(kb, blk), tm, tn, GB_BM, gbn, &bt, &bm, &bn);
 	gemm_batch_offsets(kb, t, bt, nb, bat, as, bs, &aoff, &boff, &yoff);
 	yoff = once(kb, yoff, "yoff");
 	w = kb_bin(kb, KO_DIV, tv, I(kb, KT_SUBGROUP));
@@ -968,7 +1021,6 @@ gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, in
 	wm = once(kb, mul(kb, kb_bin(kb, KO_DIV, w, I(kb, g->wn)), I(kb, pm)), "wm");
 	wn = once(kb, mul(kb, kb_bin(kb, KO_MOD, w, I(kb, g->wn)), I(kb, pn)), "wn");
 	wa = once(kb, mul(kb, wm, I(kb, gsa)), "wa");
-	sw = once(kb, mul(kb, w, I(kb, 16 * 32)), "sw");
 	/* the thread's first chunk of A: row tid/4, column (tid%4)*8; of B:
 	 * row tid/(bn/8), column (tid%(bn/8))*8 */
 	{
@@ -1025,38 +1077,170 @@ gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, in
 	}
 	kb_cpwait(kb);   /* the empty groups of the last slices */
 	kb_barrier(kb);
-	wb = once(kb, add(kb, bn, add(kb, wn, ln)), "jb");
-	/* bands alternate between two staging halves: one barrier a band
-	 * (band b+2 overwrites b's half only after band b+1's barrier, which
-	 * every thread reaches after reading b).  H200, BERT-base layer bf16:
-	 * QK^T (K 64) 0.116 -> 0.113 ms; the 16 rows unrolled as well: 0.093,
-	 * but the GELU epilogue's FFN 0.187 -> 0.210 and 8192^3 3.80 -> 4.17
-	 * (its code 16 times over), four at a time: no gain */
-	for (int mi = 0, band = 0; mi < mi_n; mi++)
-		for (int nh = 0; nh < ni_n / 4; nh++, band++) {
-			int de;
-			KRef e, r, i, j, v, yi, h = add(kb, sw, I(kb, (band & 1) * (T / KT_SUBGROUP) * 16 * 32));
-			for (int q = 0; q < 4; q++)
-				kb_tstore(kb, shape, se, add(kb, h, I(kb, q * 8)), I(kb, 32),
-				          fc[mi * ni_n + nh * 4 + q]);
-			kb_barrier(kb);
-			de = kb->depth;
-			r = loop(kb, "e", 16, 0);
-			e = add(kb, mul(kb, r, I(kb, 32)), ln);
-			i = add(kb, bm, add(kb, wm, add(kb, r, I(kb, mi * 16))));
-			j = add(kb, wb, I(kb, nh * 32));
-			v = gemm_out(kb, DT_F32, t, kb_load(kb, se, add(kb, h, e)), i, j);
-			yi = add(kb, yoff, add(kb, mul(kb, i, I(kb, t->N)), j));
-			kb_store(kb, t->y, yi, v);
-			if (lw->epi && &lw->g->node[lw->epi->anchor] == n)
-				lower_epi_run(lw, kb, n, t->y, yi, 1);
-			close_to(kb, de);
-		}
+	gemm_tiles_out(lw, kb, n, t, shape, fc, mi_n, ni_n, se, T, w, ln, bm, bn, wm, wn, yoff);
 	close_to(kb, d);
 	kb->k->grid = arena_printf(lw->prog->arena, "matmul blocks=%lld threads=%d "
 	                           "tile=%dx%lldx%lld subgroups=%dx%d mma=%s cp.async %d stages",
 	                           (long long)nblk, T, GB_BM, (long long)gbn, (long long)g->bk, g->wm,
 	                           g->wn, ktile_info(shape)->name, S);
+}
+
+/*
+ * The warpgroup form for 16-bit A and B on targets with warpgroup tile
+ * shapes (sm_90a wgmma), wgmma(BM,BN,S):
+ *
+ *   for blk block.x: (bm, bn) as the large form's
+ *     for tid (BM/64 warpgroups of 4 subgroups) thread.x:
+ *       warpgroup q owns rows 64q .. 64q+63 of the BM x BN block tile;
+ *       its subgroup 4q+i rows 16i .. 16i+15 as BN/8 m16n8 tiles
+ *       stages 0 .. S-2 <- the first K slices of 64: A (BM x 64) and B
+ *                          (64 x BN), cp.async of 16 bytes, swizzled
+ *       for kt < K/64:
+ *         cpwait.(S-2); barrier   (the renderer fences the async proxy)
+ *         stage (kt+S-1)%S <- slice kt+S-1 (kt-1's, finished: its
+ *                             wgmma batch was waited for)
+ *         for ks < 4: wgmma C += A[64q.., 16ks..] * B[16ks.., 0..BN)
+ *       the large form's epilogue, one 16-row band of tiles a subgroup
+ *
+ * Shared memory holds A's rows of 64 elements (128 bytes) and B by groups
+ * of 64 columns (64 rows of 128 bytes each, 8 KB apart) in the 128-byte
+ * swizzle (kir.h, KS_WGMMA): a 16-byte chunk c of row r goes to chunk
+ * c ^ (r % 8), so the 8 rows a tile op reads fall in different banks,
+ * and wgmma reads them through its descriptors.
+ */
+#define WG_BK 64
+
+typedef struct WG {
+	int64_t bm, bn;
+	int st;
+} WG;
+
+static int
+wg_ok(const WG *g, const Target *tg)
+{
+	int64_t T = g->bm / 64 * 128, lim = tg->shared_optin > tg->shared_bytes ?
+	                                      tg->shared_optin : tg->shared_bytes;
+	int64_t sh = g->st * (g->bm + g->bn) * WG_BK * 2 + 2 * (T / 32) * 16 * 32 * 4 + 3 * 1024;
+
+	return (g->bm == 64 || g->bm == 128) &&
+	       (g->bn == 64 || g->bn == 128 || g->bn == 256) && g->st >= 2 && g->st <= 4 &&
+	       T <= tg->max_block_threads && sh <= lim;
+}
+
+static int
+wg_shape(int adt, int64_t bn)
+{
+	int s = bn == 64 ? 0 : bn == 128 ? 1 : 2;
+
+	return (adt == DT_BF16 ? KT_WG64N64_BF16 : KT_WG64N64_F16) + s;
+}
+
+/* the 128-byte swizzle of element index x (16-bit elements) */
+static KRef
+swz(KB *kb, KRef x)
+{
+	KRef r8 = kb_bin(kb, KO_BAND, kb_bin(kb, KO_DIV, x, I(kb, 64)), I(kb, 7));
+	return kb_bin(kb, KO_BXOR, x, mul(kb, r8, I(kb, 8)));
+}
+
+static void
+gemm_gpu_wg(Lower *lw, KB *kb, Node *n, const GT *t, const WG *g, int nb,
+            const int64_t *bat, const int64_t *as, const int64_t *bs)
+{
+	const KKernel *k = kb->k;
+	int adt = k->buf[t->a.buf].dtype, d = kb->depth, S = g->st;
+	int shape = wg_shape(adt, g->bn), sub = ktile_info(shape)->sub;
+	int T = (int)(g->bm / 64 * 128), ni_n = (int)(g->bn / 8);
+	int64_t tm = t->M / g->bm, tn = t->N / g->bn, nk = t->K / WG_BK;
+	int64_t nblk = prod(nb, bat) * tm * tn, sta = g->bm * WG_BK, stb = WG_BK * g->bn;
+	int na = (int)(sta / 8 / T), nbc = (int)(stb / 8 / T);
+	int sa, sb, se, fc[32], blk, tid;
+	KRef bt, bm, bn, aoff, boff, yoff, tv, w, ln, q, wm, asrc[8], adst[8], bsrc[16], bdst[16];
+
+	sa = kb_buf(kb, adt, S * sta, -1, KS_SHARED, KA_RW);
+	sb = kb_buf(kb, adt, S * stb, -1, KS_SHARED, KA_RW);
+	se = kb_buf(kb, DT_F32, 2 * T / KT_SUBGROUP * 16 * 32, -1, KS_SHARED, KA_RW);
+	for (int i = 0; i < ni_n; i++)
+		fc[i] = kb_buf(kb, DT_F32, ktile_elems(sub, KTR_C), -1, KS_FRAG, KA_RW);
+
+	blk = kb_for(kb, "blk", I(kb, 0), I(kb, nblk), KF_BLOCK_X);
+	tid = kb_for(kb, "tid", I(kb, 0), I(kb, T), KF_THREAD_X);
+	tv = kb_get(kb, tid);
+	gemm_block_origin(kb, kb_get(kb, blk), tm, tn, g->bm, g->bn, &bt, &bm, &bn);
+	gemm_batch_offsets(kb, t, bt, nb, bat, as, bs, &aoff, &boff, &yoff);
+	yoff = once(kb, yoff, "yoff");
+	w = kb_bin(kb, KO_DIV, tv, I(kb, KT_SUBGROUP));
+	ln = once(kb, kb_bin(kb, KO_MOD, tv, I(kb, KT_SUBGROUP)), "ln");
+	q = once(kb, kb_bin(kb, KO_DIV, tv, I(kb, 128)), "wq");
+	wm = once(kb, add(kb, mul(kb, q, I(kb, 64)),
+	                  mul(kb, kb_bin(kb, KO_MOD, w, I(kb, 4)), I(kb, 16))), "wm");
+	/* each thread's chunks: A's chunk e*T + tid is row /8, 16-byte
+	 * column %8; B's is row / (BN/8), column % (BN/8) */
+	for (int e = 0; e < na; e++) {
+		KRef id = add(kb, tv, I(kb, e * T));
+		KRef r = kb_bin(kb, KO_DIV, id, I(kb, 8)), c = mul(kb, kb_bin(kb, KO_MOD, id, I(kb, 8)), I(kb, 8));
+		asrc[e] = once(kb, add(kb, aoff, add(kb, mul(kb, add(kb, bm, r), I(kb, t->a.rs)), c)), "as");
+		adst[e] = once(kb, swz(kb, add(kb, mul(kb, r, I(kb, 64)), c)), "ad");
+	}
+	for (int e = 0; e < nbc; e++) {
+		KRef id = add(kb, tv, I(kb, e * T));
+		KRef r = kb_bin(kb, KO_DIV, id, I(kb, g->bn / 8));
+		KRef c = mul(kb, kb_bin(kb, KO_MOD, id, I(kb, g->bn / 8)), I(kb, 8));
+		bsrc[e] = once(kb, add(kb, boff, add(kb, mul(kb, r, I(kb, t->b.rs)), add(kb, bn, c))), "bs");
+		bdst[e] = once(kb, add(kb, mul(kb, kb_bin(kb, KO_DIV, c, I(kb, 64)), I(kb, 64 * WG_BK)),
+		                       swz(kb, add(kb, mul(kb, r, I(kb, 64)),
+		                                   kb_bin(kb, KO_MOD, c, I(kb, 64))))), "bd");
+	}
+	for (int i = 0; i < ni_n; i++)
+		kb_tfill(kb, sub, fc[i], cnum(kb, DT_F32, 0));
+	{
+		int dk;
+		KRef kt, cur, kn;
+#define WG_STAGE(stage, slice) do { \
+		KRef st_ = (stage), k0_ = mul(kb, (slice), I(kb, WG_BK)); \
+		for (int e = 0; e < na; e++) \
+			kb_cpasync(kb, sa, add(kb, mul(kb, st_, I(kb, sta)), adst[e]), t->a.buf, \
+			           add(kb, asrc[e], k0_), 8); \
+		for (int e = 0; e < nbc; e++) \
+			kb_cpasync(kb, sb, add(kb, mul(kb, st_, I(kb, stb)), bdst[e]), t->b.buf, \
+			           add(kb, bsrc[e], mul(kb, k0_, I(kb, t->b.rs))), 8); \
+	} while (0)
+		for (int s = 0; s < S - 1; s++) {
+			if (s < nk)
+				WG_STAGE(I(kb, s), I(kb, s));
+			if (s < S - 2)
+				kb_cpwait_n(kb, S - 1);   /* only closes the group */
+		}
+		dk = kb->depth;
+		kt = loop(kb, "kt", nk, 0);
+		kb_cpwait_n(kb, S - 2);
+		kb_barrier(kb);
+		if (nk > S - 1) {
+			int di = kb->depth;
+			kn = add(kb, kt, I(kb, S - 1));
+			kb_if(kb, kb_bin(kb, KO_LT, kn, I(kb, nk)));
+			WG_STAGE(stage_of(kb, kn, S), kn);
+			close_to(kb, di);
+		}
+#undef WG_STAGE
+		cur = once(kb, stage_of(kb, kt, S), "cur");
+		{
+			KRef ab = once(kb, add(kb, mul(kb, cur, I(kb, sta)), mul(kb, q, I(kb, 64 * 64))), "ab");
+			KRef bb = once(kb, mul(kb, cur, I(kb, stb)), "bb");
+			for (int ks = 0; ks < WG_BK / 16; ks++)
+				kb_wgmma(kb, shape, fc[0], sa, add(kb, ab, I(kb, ks * 16)), sb,
+				         add(kb, bb, I(kb, ks * 16 * 64)), I(kb, 64 * WG_BK));
+		}
+		close_to(kb, dk);
+	}
+	kb_cpwait(kb);   /* the empty groups of the last slices */
+	kb_barrier(kb);
+	gemm_tiles_out(lw, kb, n, t, sub, fc, 1, ni_n, se, T, w, ln, bm, bn, wm, I(kb, 0), yoff);
+	close_to(kb, d);
+	kb->k->grid = arena_printf(lw->prog->arena, "matmul blocks=%lld threads=%d "
+	                           "tile=%lldx%lldx%d warpgroups=%d wgmma=%s cp.async %d stages",
+	                           (long long)nblk, T, (long long)g->bm, (long long)g->bn, WG_BK,
+	                           T / 128, ktile_info(shape)->name, S);
 }
 
 static int
@@ -1127,6 +1311,31 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 	}
 	if (st.kind == KST_NOMMA)
 		return 0;
+	/* wgmma(BM,BN,S) asked for: built where the warpgroup form fits */
+	if (st.kind == KST_WGMMA) {
+		WG wg = { st.arg[0], st.arg[1], st.arg[2] };
+		if (async && dtype_size(adt) == 2 && wg_ok(&wg, tg) &&
+		    (tg->mma_tiles & (1u << wg_shape(adt, wg.bn))) &&
+		    t->M % wg.bm == 0 && t->N % wg.bn == 0 && t->K % WG_BK == 0) {
+			st = lower_step(lw, kb, kstep_make(KST_ASYNC, 0, 0, 0, 0));
+			if (st.kind != KST_ASYNC) {   /* built with async copies only */
+				st = kstep_make(KST_ASYNC, 0, 0, 0, 0);
+				kprog_step_put(lw->prog, kb->k, &st);
+			}
+			gemm_gpu_wg(lw, kb, n, t, &wg, nb, bat, as, bs);
+			return 1;
+		}
+		/* recorded as what is built: sched_check_want reports it */
+		st = big ? kstep_make(KST_MMA, 3, GB_BM, (int)gb.bn, (int)gb.bk)
+		         : kstep_make(KST_MMA, 3, GT_BM, GT_BN, GT_BK);
+		if (big) {
+			st.narg = 6;
+			st.arg[3] = gb.wm;
+			st.arg[4] = gb.wn;
+			st.arg[5] = gb.st;
+		}
+		kprog_step_put(lw->prog, kb->k, &st);
+	}
 	/* mma(128,BN,32,WM,WN) asked for: built where that shape fits */
 	if (big && st.narg == 6 && st.arg[0] == GB_BM) {
 		GB want = { st.arg[1], st.arg[2], st.arg[3], st.arg[4], st.arg[5] };

@@ -26,8 +26,12 @@ const Target target_gpu = {
 	.subgroup = 32,
 	.mma_m = 16, .mma_n = 8, .mma_k = 16,
 	/* the kernel IR's tile shapes (ir/kir.h): m16n8k16 f16 (mma.sync,
-	 * cooperative matrices) and m16n8k8 f32 */
-	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K16_BF16 | 1u << KT_M16N8K8_F32,
+	 * cooperative matrices) and m16n8k8 f32, and the cuda target's
+	 * warpgroup shapes (wgmma), so that the interpreter checks the
+	 * wgmma(...) form */
+	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K16_BF16 | 1u << KT_M16N8K8_F32 |
+	             1u << KT_WG64N64_F16 | 1u << KT_WG64N128_F16 | 1u << KT_WG64N256_F16 |
+	             1u << KT_WG64N64_BF16 | 1u << KT_WG64N128_BF16 | 1u << KT_WG64N256_BF16,
 	.index_bits = 32,        /* where a kernel's i64 values provably fit
 	                          * (passes/index_width.c); else 64 */
 	.tune = {

@@ -61,6 +61,8 @@ typedef struct P {
 	int serial;           /* a one-thread segment */
 	int idx32;            /* i64 values in 32-bit registers (cdt) */
 	int label;
+	int wg;               /* the kernel has warpgroup tile ops (wgmma) */
+	int wg_open;          /* in a run of wgmma statements (fenced) */
 	int err;
 	char ring[64][24];    /* register names being printed (R) */
 	int ringi;
@@ -70,6 +72,25 @@ static int64_t
 align16(int64_t x)
 {
 	return (x + 15) / 16 * 16;
+}
+
+/* Whether kernel k has warpgroup tile ops: its module is PTX 8.0 for
+ * sm_90a, its shared buffers start 1024-byte aligned (the swizzled
+ * layout's atoms) and the async proxy is fenced at barriers. */
+int
+ptx_uses_wgmma(const KKernel *k)
+{
+	for (KRef i = 1; i < k->nnode; i++)
+		if (k->node[i].kind == KS_WGMMA)
+			return 1;
+	return 0;
+}
+
+/* the alignment of shared buffers in the dynamic block */
+static int64_t
+shared_align(const KKernel *k, int64_t x)
+{
+	return ptx_uses_wgmma(k) ? (x + 1023) / 1024 * 1024 : align16(x);
 }
 
 static int
@@ -1114,6 +1135,71 @@ tile_mma(P *p, const KNode *n)
 		}
 }
 
+/* A shared-memory matrix descriptor of the 128-byte swizzle for the tile
+ * at element ie of buffer mb (16-bit elements): start address >> 4 in
+ * bits 0-13, the leading and stride byte offsets >> 4 in bits 16-29 and
+ * 32-45, the swizzle mode (1: 128 bytes) in bits 62-63. */
+static int
+wg_desc(P *p, int mb, KRef ie, int64_t lbo, int64_t sbo)
+{
+	int64_t imm;
+	int x = as64(p, peel_const(p->k, ie, &imm)), a = nr(p, RD), d = nr(p, RD);
+	uint64_t hi = (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 | 1ull << 62;
+
+	E(p, "mad.lo.s64 %s, %s, 2, %s", R(p, RD, a), R(p, RD, x), R(p, RD, p->base[mb]));
+	if (imm)
+		E(p, "add.s64 %s, %s, %lld", R(p, RD, a), R(p, RD, a), (long long)(imm * 2));
+	E(p, "shr.u64 %s, %s, 4", R(p, RD, a), R(p, RD, a));
+	E(p, "and.b64 %s, %s, 16383", R(p, RD, a), R(p, RD, a));
+	E(p, "or.b64 %s, %s, 0x%016llx", R(p, RD, d), R(p, RD, a), (unsigned long long)hi);
+	return d;
+}
+
+/* KS_WGMMA: A K-major, B MN-major (imm-trans-b 1), both in the 128-byte
+ * swizzle: A's 8-row groups 1024 bytes apart (the leading offset unused:
+ * 16 bytes), B's too, its 64-column groups c elements apart.  A run of
+ * consecutive wgmma statements is one batch: wgmma.fence before it,
+ * commit and wait for it after (the IR's statement is synchronous). */
+static void
+wgmma(P *p, KRef s)
+{
+	const KKernel *k = p->k;
+	const KNode *n = &k->node[s];
+	const KTileInfo *t = ktile_info((int)n->ival);
+	int64_t cs;
+	int da, db, pr;
+
+	if (!t || !t->wg || !kb_is_const_i(k, n->c, &cs) || p->base[n->buf2] < 0 ||
+	    p->base[n->buf3] < 0) {
+		fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "wgmma operands");
+		return;
+	}
+	for (int j = 0; j < t->n / 8; j++)
+		if (p->frag[n->buf + j] < 0) {
+			fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "wgmma accumulator");
+			return;
+		}
+	if (!p->wg_open) {
+		E(p, "wgmma.fence.sync.aligned");
+		p->wg_open = 1;
+	}
+	da = wg_desc(p, n->buf2, n->a, 16, 1024);
+	db = wg_desc(p, n->buf3, n->b, cs * 2, 1024);
+	pr = nr(p, RP);
+	E(p, "setp.eq.u32 %s, 1, 1", R(p, RP, pr));
+	fprintf(p->f, "\twgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", t->n,
+	        t->ab_dtype == DT_BF16 ? "bf16" : "f16", t->ab_dtype == DT_BF16 ? "bf16" : "f16");
+	for (int j = 0; j < t->n / 8; j++)
+		for (int q = 0; q < 4; q++)
+			fprintf(p->f, "%s%s", j || q ? ", " : "", R(p, RF, p->frag[n->buf + j] + q));
+	fprintf(p->f, "}, %s, %s, %s, 1, 1, 0, 1;\n", R(p, RD, da), R(p, RD, db), R(p, RP, pr));
+	if (!n->next || k->node[n->next].kind != KS_WGMMA) {
+		E(p, "wgmma.commit_group.sync.aligned");
+		E(p, "wgmma.wait_group.sync.aligned 0");
+		p->wg_open = 0;
+	}
+}
+
 /* ---- GPU statements ------------------------------------------------------- */
 
 static void
@@ -1238,6 +1324,9 @@ gpu_stmt(P *p, KRef s)
 	case KS_TMMA:
 		tile_mma(p, n);
 		return;
+	case KS_WGMMA:
+		wgmma(p, s);
+		return;
 	}
 	fail(p, BURN_ERR_INTERNAL, "render_ptx %s: %s", "not a statement");
 }
@@ -1311,6 +1400,10 @@ stmt(P *p, KRef s, int depth)
 		setvar(p, n->var, ex(p, n->a));
 		return;
 	case KS_BARRIER:
+		/* shared memory written by threads (cp.async, st) becomes visible
+		 * to wgmma's reads (the async proxy) */
+		if (p->wg)
+			E(p, "fence.proxy.async.shared::cta");
 		E(p, "bar.sync 0");
 		return;
 	default:
@@ -1514,7 +1607,9 @@ ptx_dyn_shared(const KKernel *k)
 
 	for (int b = 0; b < k->nbuf; b++)
 		if (k->buf[b].space == KS_SHARED)
-			t += align16(k->buf[b].count * dtype_size(k->buf[b].dtype));
+			t += shared_align(k, k->buf[b].count * dtype_size(k->buf[b].dtype));
+	if (ptx_uses_wgmma(k))
+		return t + 1024;   /* the block's start rounded up to 1024 */
 	return t > PTX_STATIC_SHARED ? t : 0;
 }
 
@@ -1555,11 +1650,13 @@ ptx_entry_name(const char *prefix, const KKernel *k, int i, int nseg, char *buf,
 }
 
 void
-ptx_header(FILE *f)
+ptx_header(FILE *f, int wg)
 {
-	/* 7.8: the first PTX version with sm_90 (sm_80 takes 7.0) */
+	/* 7.8: the first PTX version with sm_90 (sm_80 takes 7.0); 8.0 and
+	 * sm_90a for wgmma */
 	fprintf(f, "//\n// Generated by burncc (kernel IR -> PTX)\n//\n\n"
-	        ".version 7.8\n.target sm_%d\n.address_size 64\n\n", PTX_SM);
+	        ".version %s\n.target sm_%d%s\n.address_size 64\n\n", wg ? "8.0" : "7.8", PTX_SM,
+	        wg ? "a" : "");
 }
 
 /* ---- entries ------------------------------------------------------------- */
@@ -1591,11 +1688,14 @@ buses(const KKernel *k, KRef s, int all, unsigned char *u, unsigned char *seen)
 				if (n->kind != KS_SHFL && n->kind != KS_SGRED && n->kind != KS_ATOMIC &&
 				    n->kind != KS_TFILL) {
 					u[n->buf2] = 1;
-					if (n->kind == KS_TMMA)
+					if (n->kind == KS_TMMA || n->kind == KS_WGMMA)
 						u[n->buf3] = 1;
 				}
 				if (n->kind == KS_SHFL || n->kind == KS_SGRED)
 					u[n->buf] = 0;
+				if (n->kind == KS_WGMMA && ktile_info((int)n->ival))
+					for (int j = 0; j < ktile_info((int)n->ival)->n / 8; j++)
+						u[n->buf + j] = 1;
 			}
 		}
 		buses_e(k, n->a, u, seen, 0);
@@ -1688,6 +1788,7 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 	unsigned char *used, *seen;
 	int rc = BURN_OK, np = 0, dyn = ptx_dyn_shared(k) > 0;
 	int64_t dyn_off = 0;
+	int dyn_base = -1;
 	KRef s;
 
 	memset(&p, 0, sizeof p);
@@ -1714,6 +1815,7 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 		goto out;
 	}
 	p.gen = 1;
+	p.wg = ptx_uses_wgmma(k);
 	p.idx32 = k->sched && k->sched->index_bits == 32;
 	for (KRef i = 1; i < k->nnode && p.idx32; i++)
 		if (k->node[i].kind == KS_ATOMIC && k->buf[k->node[i].buf].dtype == DT_I64)
@@ -1737,6 +1839,11 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 			p.role[n->buf] = KTR_C; p.shape[n->buf] = sh;
 		} else if (n->kind == KS_TSTORE) {
 			p.role[n->buf2] = KTR_C; p.shape[n->buf2] = sh;
+		} else if (n->kind == KS_WGMMA && ktile_info(sh) && ktile_info(sh)->wg) {
+			for (int j = 0; j < ktile_info(sh)->n / 8; j++) {
+				p.role[n->buf + j] = KTR_C;
+				p.shape[n->buf + j] = ktile_info(sh)->sub;
+			}
 		}
 	}
 	/* dynamic shared memory: one block for the entry (module scope) */
@@ -1757,7 +1864,7 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 	 * spend up to 255 registers on loading operands early rather than
 	 * squeeze them for occupancy (which serialised ldmatrix and mma) */
 	for (KRef i = 1; i < k->nnode; i++)
-		if (k->node[i].kind == KS_TMMA) {
+		if (k->node[i].kind == KS_TMMA || k->node[i].kind == KS_WGMMA) {
 			fprintf(out, ".minnctapersm 1\n");
 			break;
 		}
@@ -1788,10 +1895,20 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 			/* every shared buffer at its offset in the dynamic block
 			 * (the launch's size is all of them: ptx_dyn_shared) */
 			p.base[b] = nr(&p, RD);
-			if (used[b])
+			if (used[b] && p.wg) {
+				if (dyn_base < 0) {
+					dyn_base = nr(&p, RD);
+					E(&p, "mov.u64 %s, %s_dyn", R(&p, RD, dyn_base), name);
+					E(&p, "add.u64 %s, %s, 1023", R(&p, RD, dyn_base), R(&p, RD, dyn_base));
+					E(&p, "and.b64 %s, %s, -1024", R(&p, RD, dyn_base), R(&p, RD, dyn_base));
+				}
+				E(&p, "add.u64 %s, %s, %lld", R(&p, RD, p.base[b]), R(&p, RD, dyn_base),
+				  (long long)dyn_off);
+			} else if (used[b]) {
 				E(&p, "mov.u64 %s, %s_dyn+%lld", R(&p, RD, p.base[b]), name,
 				  (long long)dyn_off);
-			dyn_off += align16(bytes);
+			}
+			dyn_off += shared_align(k, bytes);
 		} else if ((kb->space == KS_SHARED || kb->space == KS_LOCAL) && used[b]) {
 			if (bytes <= 0 || bytes > ((int64_t)1 << 30)) {
 				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: buffer b%d "
@@ -1880,14 +1997,18 @@ ptx_render_entries(Ctx *c, const char *prefix, const KKernel *k, FILE *f)
 int
 ptx_render_kernel(Ctx *c, const KKernel *k, FILE *f)
 {
-	ptx_header(f);
+	ptx_header(f, ptx_uses_wgmma(k));
 	return ptx_render_entries(c, NULL, k, f);
 }
 
 int
 ptx_render_program(Ctx *c, const char *prefix, const KProgram *p, FILE *f)
 {
-	ptx_header(f);
+	int wg = 0;
+
+	for (int i = 0; i < p->nkernel; i++)
+		wg |= ptx_uses_wgmma(p->kernel[i]);
+	ptx_header(f, wg);
 	for (int i = 0; i < p->nkernel; i++)
 		TRY(ptx_render_entries(c, prefix, p->kernel[i], f));
 	return BURN_OK;

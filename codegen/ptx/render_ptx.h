@@ -76,7 +76,9 @@ int64_t ptx_spill_bytes(const KKernel *k);
 int64_t ptx_spill_offset(const KKernel *k, int b);
 
 /* The module header (.version, .target, .address_size). */
-void ptx_header(FILE *f);
+void ptx_header(FILE *f, int wg);
+/* Whether kernel k has warpgroup tile ops (wgmma: PTX 8.0, sm_90a). */
+int ptx_uses_wgmma(const KKernel *k);
 
 /* The entries of k (no header).  Returns status: BURN_ERR_UNSUPPORTED for
  * what the renderer cannot print (f64 transcendentals, vector

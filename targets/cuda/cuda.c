@@ -26,7 +26,11 @@ const Target target_cuda = {
 	.mma_m = 16, .mma_n = 8, .mma_k = 16,
 	/* m16n8k16 f16 and bf16: mma.sync; m16n8k8 f32: full f32 products
 	 * (no TF32) */
-	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K16_BF16 | 1u << KT_M16N8K8_F32,
+	.mma_tiles = 1u << KT_M16N8K16_F16 | 1u << KT_M16N8K16_BF16 | 1u << KT_M16N8K8_F32 |
+	             /* sm_90a wgmma (a kernel using them makes its module PTX 8.0
+	              * for sm_90a) */
+	             1u << KT_WG64N64_F16 | 1u << KT_WG64N128_F16 | 1u << KT_WG64N256_F16 |
+	             1u << KT_WG64N64_BF16 | 1u << KT_WG64N128_BF16 | 1u << KT_WG64N256_BF16,
 	.index_bits = 32,
 	.tune = {
 		/* MatMul/Gemm outside the mma template (a fused epilogue, other

@@ -6,6 +6,8 @@
 # loads, the cp.async pipeline and its waits) against float64 references,
 # for the default shape and others asked for by --schedule; the same cases
 # on c; and the cuda target's PTX through ptxas where it is installed.
+# The warpgroup form wgmma(BM,BN,S) (sm_90a) is asked for by --schedule:
+# interpreted on the gpu target, its PTX through ptxas for sm_90a.
 #   mma16.sh BURNCC
 burncc=${1:?usage: mma16.sh BURNCC}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,10 +44,26 @@ done
 case $("$burncc" --target gpu --emit=schedule "$d/mm_40_24_72_bf16/model.onnx") in
 *"mma(32,32,16)"*) ;; *) echo "FAIL mm_40_24_72_bf16: not the small form"; fail=1 ;; esac
 for sch in "mma(128,64,32,2,2,2)" "mma(128,128,64,2,2,3)" "mma(128,256,64,2,4,3)" \
-           "mma(128,128,32,4,2,4)"; do
+           "mma(128,128,32,4,2,4)" "wgmma(128,256,3)" "wgmma(64,128,2)" "wgmma(128,64,4)"; do
 	"$burncc" check --target gpu --schedule "k_matmul=tile(1,1) $sch async" \
 		"$d/mm_128_320_256_bf16" || { echo "FAIL with $sch"; fail=1; }
 done
+# the warpgroup form (wgmma: A and B swizzled in shared memory) on f16,
+# K 64 (one slice: only the prologue fills), and refused where N is not
+# a multiple of its BN
+"$burncc" check --target gpu --schedule "k_matmul=tile(1,1) wgmma(128,128,3) async" \
+	"$d/mm_256_64_128_f16" || { echo "FAIL f16 with wgmma(128,128,3)"; fail=1; }
+# its kernel-IR text prints, parses back and prints the same
+"$burncc" --target gpu --schedule "k_matmul=tile(1,1) wgmma(128,256,3) async" --emit=kernels \
+	"$d/mm_128_320_256_bf16/model.onnx" > "$d/k1.txt" && "$burncc" kir "$d/k1.txt" > "$d/k2.txt" &&
+grep -q "wgmma.m64n256k16bf" "$d/k2.txt" &&
+grep -v '^ *#' "$d/k1.txt" | cmp -s - "$d/k2.txt" ||
+	{ echo "FAIL: the wgmma kernel's text does not round-trip"; fail=1; }
+if "$burncc" check --target gpu --schedule "k_matmul=tile(1,1) wgmma(128,256,3) async" \
+	"$d/mm_256_64_128_f16" > "$d/refuse.log" 2>&1 ||
+   ! grep -q "cannot be built" "$d/refuse.log"; then
+	echo "FAIL: wgmma(128,256,3) on N 128 not refused: $(tail -2 "$d/refuse.log")"; fail=1
+fi
 ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null)
 if [ -n "$ptxas" ]; then
 	for n in mm_256_96_384_bf16 mm_256_64_128_f16; do
@@ -54,6 +72,17 @@ if [ -n "$ptxas" ]; then
 			{ echo "FAIL $n: ptxas"; fail=1; }
 		grep -q "ldmatrix.sync.aligned.m8n8.x4.trans" "$d/$n.ptx" ||
 			{ echo "FAIL $n: no paired B tiles"; fail=1; }
+	done
+	# wgmma: PTX 8.0 for sm_90a, the batch fenced, committed and waited for
+	n=mm_128_320_256_bf16
+	"$burncc" --target cuda --emit=ptx --schedule "k_matmul=tile(1,1) wgmma(128,256,3) async" \
+		"$d/$n/model.onnx" > "$d/wg.ptx" &&
+	"$ptxas" -arch=sm_90a "$d/wg.ptx" -o "$d/wg.cubin" ||
+		{ echo "FAIL $n: wgmma PTX through ptxas"; fail=1; }
+	for want in ".target sm_90a" "wgmma.fence.sync.aligned" \
+	            "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16" \
+	            "wgmma.wait_group.sync.aligned 0" "fence.proxy.async.shared::cta"; do
+		grep -qF "$want" "$d/wg.ptx" || { echo "FAIL $n: no '$want' in the wgmma PTX"; fail=1; }
 	done
 else
 	echo "ptxas not found: the PTX was not assembled (the rest ran)"

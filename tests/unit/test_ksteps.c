@@ -67,7 +67,7 @@ Test(ksteps, random_round_trips)
 			int kind = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % (KST_COUNT_ - 1);
 			int narg = kind == KST_THREADS ? 1 + (int)(seed >> 20) % 5 :
 			           kind == KST_TILE ? 2 : kind == KST_GRID || kind == KST_ROWS ||
-			           kind == KST_MMA ? 3 : kind == KST_DOT || kind == KST_VEC ||
+			           kind == KST_MMA || kind == KST_WGMMA ? 3 : kind == KST_DOT || kind == KST_VEC ||
 			           kind == KST_UNROLL ? 1 : 0;
 			memset(&st, 0, sizeof st);
 			st.kind = kind;
