@@ -561,6 +561,7 @@ static const struct AttrTypeRow {
 	{"paddings", AT_INTS},
 	{"pads", AT_INTS},
 	{"perm", AT_INTS},
+	{"pixel_format", AT_STRING},
 	{"precision", AT_INT},
 	{"q_num_heads", AT_INT},
 	{"qk_matmul_output_mode", AT_INT},

@@ -60,6 +60,7 @@
 #include "passes.h"
 #include "lower.h"
 #include "autodiff.h"
+#include "image.h"
 
 /* The most elements a computed constant may have (8 bytes each). */
 #define FN_MAX_ELEMS (1 << 24)
@@ -1195,6 +1196,34 @@ static int expand_gradient(Fn *f)
 	return rc;
 }
 
+/* ImageDecoder: the encoded stream must be a constant (its image's size
+ * is the output's shape); decoded here, as the reference decodes it
+ * (passes/image.c) */
+static int expand_image_decoder(Fn *f)
+{
+	static const char *const fmts[] = { "RGB", "BGR", "Grayscale" };
+	const char *pf = attr_str(f->n, "pixel_format", "RGB");
+	const Value *x;
+	uint8_t *px;
+	int64_t dim[3];
+	int rc, k;
+
+	TRY(fn_const_in(f, 0, &x));
+	for (k = 0; k < 3 && strcmp(pf, fmts[k]); k++)
+		;
+	if (k == 3)
+		return burn_fail(f->c, BURN_ERR_INVALID, "pixel_format '%s' is not RGB, BGR or "
+		                 "Grayscale", pf);
+	if (x->dtype != DT_U8 || x->rank != 1)
+		return burn_fail(f->c, BURN_ERR_INVALID, "encoded_stream is not a 1-D uint8 "
+		                 "tensor");
+	TRY(image_decode(f->c, x->data, (size_t)value_numel(x),
+	                 k == 0 ? IMG_RGB : k == 1 ? IMG_BGR : IMG_GRAY, &px, dim));
+	rc = fn_out_const(f, 0, DT_U8, 3, dim, px);
+	free(px);
+	return rc;
+}
+
 int func_expand(Ctx *c, Graph *g, const Node *n, const Node *src,
                 InferBudget *left)
 {
@@ -1217,6 +1246,7 @@ int func_expand(Ctx *c, Graph *g, const Node *n, const Node *src,
 	case OP_HammingWindow:  return expand_window(&f, 25.0 / 46, 21.0 / 46, 0);
 	case OP_BlackmanWindow: return expand_window(&f, 0.42, 0.5, 0.08);
 	case OP_MelWeightMatrix: return expand_mel(&f);
+	case OP_ImageDecoder:   return expand_image_decoder(&f);
 	}
 	return burn_fail(c, BURN_ERR_INTERNAL, "node '%s': not a function op", n->name);
 }

@@ -43,6 +43,17 @@ have_cmd qemu-system-arm         || need="$need qemu-system-arm"
 have_cmd clang-19                || need="$need clang-19"
 have_cmd wasm-ld-19              || need="$need lld-19"
 have_cmd chromium                || need="$need chromium"
+# ImageDecoder (passes/image.c): the decoders' headers; the libraries are
+# opened at run time (dlopen), so burncc runs without them and says which
+# one a format needs
+[ -f /usr/include/jpeglib.h ]    || need="$need libjpeg62-turbo-dev"
+[ -f /usr/include/png.h ]        || need="$need libpng-dev"
+[ -f /usr/include/x86_64-linux-gnu/tiffio.h ] || [ -f /usr/include/tiffio.h ] ||
+	need="$need libtiff-dev"
+[ -f /usr/include/webp/decode.h ] || need="$need libwebp-dev"
+ls /usr/include/openjpeg-2.*/openjpeg.h >/dev/null 2>&1 || need="$need libopenjp2-7-dev"
+# ... and its test's reference decoder (tests/image/pil_cases.py)
+/usr/bin/python3 -c 'import PIL' 2>/dev/null || need="$need python3-pil"
 # bench/sgemm.sh: OpenBLAS, the SGEMM peer
 [ -f /usr/lib/x86_64-linux-gnu/libopenblas.so ] || need="$need libopenblas-dev"
 # the differential tests (tests/diff) generate models and references
