@@ -10,10 +10,16 @@
  * --profile: then each kernel alone (Backend.profile), a table of its
  * median time, its share of the kernels' sum and the graph nodes it fuses.
  *
+ * --trace FILE: the profile as a Chrome trace (JSON, chrome://tracing or
+ * Perfetto): each kernel one complete event of its median time, end to
+ * end in launch order, with its nodes.
+ *
  * Inputs are seeded pseudo-random (floats uniform in [-3, 3], integers 0,
  * booleans false): the timing of burncc's kernels does not depend on the
- * values.  Only targets with a device timer have Backend.time (cuda);
- * the others are refused with a message.
+ * values.  Targets with a timer have Backend.time: cuda (the device's
+ * events) and llvm (the host's clock, the default where burncc has it;
+ * --threads N sets its pool's threads); the others are refused with a
+ * message.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +29,7 @@
 #include "tools/compile.h"
 #include "codegen/target_iface.h"
 #include "tools/autotune.h"
+#include "runtime/parallel.h"
 
 static int
 cmp_d(const void *a, const void *b)
@@ -35,16 +42,71 @@ cmp_d(const void *a, const void *b)
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: burncc bench MODEL.onnx --target T [--runs N] [--dim NAME=V ...]\n"
-	        "                    [--schedule KERNEL=STEPS | FILE ...] [--profile] [--autotune]\n");
+	fprintf(stderr, "usage: burncc bench MODEL.onnx [--target T] [--runs N] [--threads N]\n"
+	        "                    [--dim NAME=V ...] [--schedule KERNEL=STEPS | FILE ...]\n"
+	        "                    [--profile] [--trace FILE.json] [--autotune]\n");
 	return 2;
+}
+
+/* s as a JSON string's contents */
+static void
+json_str(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
+/* The profile as a Chrome trace: one complete event ("ph":"X", times in
+ * microseconds) per kernel, its median, end to end in launch order.
+ * Written to a temporary file, then renamed. */
+static int
+write_trace(const char *path, const Compiled *m, const double *kms, const char *dev)
+{
+	char tmp[4096];
+	FILE *f;
+	double ts = 0;
+	int ok;
+
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp || !(f = fopen(tmp, "w")))
+		return -1;
+	fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"device\": \"");
+	json_str(f, dev);
+	fprintf(f, "\", \"note\": \"each kernel's median alone, end to end\"},\n"
+	        "\"traceEvents\": [\n");
+	for (int k = 0; k < m->prog.nkernel; k++) {
+		const KKernel *kk = m->prog.kernel[k];
+		fprintf(f, "%s{\"name\": \"", k ? ",\n" : "");
+		json_str(f, kk->name);
+		fprintf(f, "\", \"cat\": \"kernel\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, "
+		        "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"nodes\": \"", ts, kms[k] * 1e3);
+		json_str(f, kk->ops);
+		fprintf(f, "\", \"grid\": \"");
+		json_str(f, kk->grid ? kk->grid : "one thread");
+		fprintf(f, "\"}}");
+		ts += kms[k] * 1e3;
+	}
+	fprintf(f, "\n]}\n");
+	ok = !ferror(f);
+	ok &= fclose(f) == 0;
+	if (!ok || rename(tmp, path)) {
+		remove(tmp);
+		return -1;
+	}
+	return 0;
 }
 
 int
 bench_main(int argc, char **argv)
 {
-	const char *model = NULL, *target = "cuda";
-	int runs = 20, nbind = 0, rc = 1, profile = 0, tune = 0;
+	const char *model = NULL, *target = backend_find("llvm") ? "llvm" : "cuda", *trace = NULL;
+	int runs = 20, nbind = 0, rc = 1, profile = 0, tune = 0, threads = 0;
 	DimBind bind[32];
 	const Backend *be;
 	Compiled *m = NULL;
@@ -68,6 +130,10 @@ bench_main(int argc, char **argv)
 			tune = 1;
 		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
 			runs = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			threads = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+			trace = argv[++i], profile = 1;
 		else if (!strcmp(argv[i], "--dim") && i + 1 < argc && nbind < 32) {
 			char *eq = strchr(argv[++i], '=');
 			if (!eq)
@@ -89,8 +155,12 @@ bench_main(int argc, char **argv)
 		else
 			model = argv[i];
 	}
-	if (!model || runs < 1 || runs > 100000)
+	if (!model || runs < 1 || runs > 100000 || threads < 0 || threads > 256) {
+		arena_free(&want_arena);
 		return usage();
+	}
+	if (threads)
+		burn_threads_local(threads);   /* the llvm target's pool */
 	if (!(be = backend_find(target))) {
 		fprintf(stderr, "burncc bench: unknown target '%s'\n", target);
 		return 2;
@@ -176,6 +246,11 @@ bench_main(int argc, char **argv)
 			printf("| %s | %.4f | %.1f | %s | %s |\n", kk->name, kms[k],
 			       sum > 0 ? 100 * kms[k] / sum : 0.0, kk->grid ? kk->grid : "one thread",
 			       kk->ops ? kk->ops : "");
+		}
+		if (trace && write_trace(trace, m, kms, dev)) {
+			fprintf(stderr, "burncc bench: cannot write %s\n", trace);
+			free(kms);
+			goto out;
 		}
 		free(kms);
 	}

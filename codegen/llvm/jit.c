@@ -774,6 +774,153 @@ llvm_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
 	return llvm_run_dims(c, m, NULL, in, out, arena);
 }
 
+/* ---- burncc bench: the host's clock ----------------------------------- */
+
+/* The CPU's name (/proc/cpuinfo) and the threads a run may use. */
+static void
+host_name(char *dev, size_t n)
+{
+	char line[256], name[160] = "a CPU";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			snprintf(name, sizeof name, "%s", strchr(line, ':') + 2);
+			name[strcspn(name, "\n")] = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	snprintf(dev, n, "%s, %d thread%s (llvm)", name, burn_threads(),
+	         burn_threads() == 1 ? "" : "s");
+}
+
+/* The compiled program with its outputs and arena, for the timers. */
+typedef struct Bench {
+	LlvmJit *j;
+	void **out;
+	void *arena;
+} Bench;
+
+static void
+bench_free(const Compiled *m, Bench *b)
+{
+	for (int i = 0; b->out && i < m->g->nout; i++)
+		free(b->out[i]);
+	free(b->out);
+	free(b->arena);
+	llvm_jit_free(b->j);
+}
+
+static int
+bench_open(Ctx *c, const Compiled *m, Bench *b)
+{
+	size_t ab = ((size_t)(m->plan.arena_bytes > 0 ? m->plan.arena_bytes : 0) +
+	             BURN_ARENA_ALIGN - 1) / BURN_ARENA_ALIGN * BURN_ARENA_ALIGN;
+
+	memset(b, 0, sizeof *b);
+	if (m->plan.ndims > 0)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "llvm: dims known at run time "
+		                 "(bind them: --dim)");
+	TRY(llvm_jit_compile(c, &m->prog, &b->j));
+	b->out = calloc((size_t)m->g->nout + 1, sizeof *b->out);
+	b->arena = ab ? aligned_alloc(BURN_ARENA_ALIGN, ab) : NULL;
+	for (int i = 0; b->out && i < m->g->nout; i++)
+		b->out[i] = malloc((size_t)value_nbytes(GV(m->g, m->g->out[i])) + 1);
+	for (int i = 0; b->out && i < m->g->nout; i++)
+		if (!b->out[i])
+			goto nomem;
+	if (!b->out || (ab && !b->arena))
+		goto nomem;
+	if (ab)
+		memset(b->arena, 0, ab);
+	return BURN_OK;
+nomem:
+	bench_free(m, b);
+	return burn_fail(c, BURN_ERR_NOMEM, "llvm: out of memory");
+}
+
+/* Backend.time: wall-clock milliseconds of whole runs on this thread and
+ * the pool (burn_threads), after one untimed run; no copy yardstick. */
+static int
+llvm_time(Ctx *c, const Compiled *m, const void *const *in, int runs, double *ms,
+          double *copy_ms, char *dev, size_t ndev)
+{
+	Bench b;
+	int rc;
+
+	TRY(bench_open(c, m, &b));
+	rc = llvm_jit_run(c, b.j, m, in, b.out, b.arena);
+	for (int r = 0; r < runs && !rc; r++) {
+		double t0 = now_ms();
+		rc = llvm_jit_run(c, b.j, m, in, b.out, b.arena);
+		ms[r] = now_ms() - t0;
+		copy_ms[r] = 0;
+	}
+	host_name(dev, ndev);
+	bench_free(m, &b);
+	return rc;
+}
+
+static int
+cmp_ms(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Backend.profile: after a whole run, each kernel bound once and called
+ * `runs` times alone; kms[k] the median (a skipped launch: 0). */
+static int
+llvm_profile(Ctx *c, const Compiled *m, const void *const *in, int runs, double *kms)
+{
+	const KProgram *p = &m->prog;
+	Bench b;
+	LaunchMem mem;
+	void **bufs = NULL;
+	int64_t *dims = NULL;
+	double *t = calloc((size_t)runs + 1, sizeof *t);
+	int maxb = 1, maxd = 1, rc;
+
+	for (int k = 0; k < p->nkernel; k++) {
+		maxb = p->kernel[k]->nbuf > maxb ? p->kernel[k]->nbuf : maxb;
+		maxd = p->kernel[k]->ndim > maxd ? p->kernel[k]->ndim : maxd;
+	}
+	if ((rc = bench_open(c, m, &b))) {
+		free(t);
+		return rc;
+	}
+	bufs = calloc((size_t)maxb, sizeof *bufs);
+	dims = calloc((size_t)maxd, sizeof *dims);
+	if (!t || !bufs || !dims)
+		rc = burn_fail(c, BURN_ERR_NOMEM, "llvm: out of memory");
+	if (!rc)
+		rc = llvm_jit_run(c, b.j, m, in, b.out, b.arena);
+	mem = (LaunchMem){ in, b.out, b.arena, m->plan.arena_bytes };
+	for (int k = 0; k < p->nkernel && !rc; k++) {
+		int skip = 0;
+		kms[k] = 0;
+		rc = launch_skip(c, m->g, &m->plan, &m->plan.launch[k], NULL, &mem, &skip);
+		if (rc || skip)
+			continue;
+		rc = launch_bind(c, m->g, &m->plan, p->kernel[k], &m->plan.launch[k], NULL, &mem,
+		                 bufs, dims);
+		for (int r = 0; r < runs && !rc; r++) {
+			double t0 = now_ms();
+			b.j->fn[k](bufs, dims);
+			t[r] = now_ms() - t0;
+		}
+		qsort(t, (size_t)runs, sizeof *t, cmp_ms);
+		kms[k] = t[runs / 2];
+	}
+	free(t);
+	free(bufs);
+	free(dims);
+	bench_free(m, &b);
+	return rc;
+}
+
 const Backend backend_llvm = {
 	.name = "llvm",
 	.about = "the host CPU through LLVM 19, compiled and run in process by\n"
@@ -783,4 +930,6 @@ const Backend backend_llvm = {
 	.render_kernel = render_llvm_kernel,
 	.run = llvm_run,
 	.run_dims = llvm_run_dims,
+	.time = llvm_time,
+	.profile = llvm_profile,
 };
