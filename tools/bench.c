@@ -42,7 +42,7 @@ cmp_d(const void *a, const void *b)
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: burncc bench MODEL.onnx [--target T] [--runs N] [--threads N]\n"
+	fprintf(stderr, "usage: burncc bench MODEL.onnx [--target T] [--runs N] [--threads N] [--cpu NAME]\n"
 	        "                    [--dim NAME=V ...] [--schedule KERNEL=STEPS | FILE ...]\n"
 	        "                    [--profile] [--trace FILE.json] [--autotune]\n");
 	return 2;
@@ -107,6 +107,8 @@ bench_main(int argc, char **argv)
 {
 	const char *model = NULL, *target = backend_find("llvm") ? "llvm" : "cuda", *trace = NULL;
 	int runs = 20, nbind = 0, rc = 1, profile = 0, tune = 0, threads = 0;
+	const TargetCpu *cpu = NULL;   /* --cpu NAME */
+	Target cpu_target;
 	DimBind bind[32];
 	const Backend *be;
 	Compiled *m = NULL;
@@ -132,6 +134,14 @@ bench_main(int argc, char **argv)
 			runs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			threads = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cpu")) {
+			burn_ctx_init(&c, NULL);
+			if (burn_cpu_arg(&c, ++i < argc ? argv[i] : NULL, &cpu)) {
+				fprintf(stderr, "burncc bench: %s\n", c.msg);
+				arena_free(&want_arena);
+				return 2;
+			}
+		}
 		else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
 			trace = argv[++i], profile = 1;
 		else if (!strcmp(argv[i], "--dim") && i + 1 < argc && nbind < 32) {
@@ -170,9 +180,15 @@ bench_main(int argc, char **argv)
 		        "(bench/models.sh times the C target)\n", target);
 		return 2;
 	}
+	if (cpu && target_with_cpu(be->target, cpu, &cpu_target)) {
+		fprintf(stderr, "burncc bench: --cpu is for the CPU targets (llvm)\n");
+		arena_free(&want_arena);
+		return 2;
+	}
 	burn_ctx_init(&c, model);
 	{
-		CompileOpts o = { nbind, bind, 0, 0, be->target, 0, NULL, nwant, want };
+		CompileOpts o = { nbind, bind, 0, 0, cpu ? &cpu_target : be->target, 0, NULL,
+		                  nwant, want };
 		if (tune) {
 			/* the schedules timed here (or found in the cache) */
 			TuneResult tr[64];
