@@ -313,6 +313,17 @@ typedef struct Compiled {
 /* Run the passes on g (taking ownership of it, also on failure). */
 int burn_compile_graph(Ctx *c, Graph *g, const CompileOpts *o, Compiled **out);
 void burn_compiled_destroy(Compiled *m);
+/*
+ * Several dims known at run time, on any axis (dynfit.c): m->g is compiled
+ * by front (the passes up to lowering, the dims bound as given) at sample
+ * values of the dims, and the symbolic program read off the samples into
+ * m (its graph replaced by the first sample's).  Refuses, by name, what
+ * the samples do not agree on but for sizes.
+ */
+int dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o,
+                    int (*front)(Ctx *, Compiled *, const CompileOpts *,
+                                 const DimBind *, int));
+
 /* Run m whole in the kernel-IR interpreter (ir/kir_run.c: GPU semantics
  * for mapped kernels), inputs in[], outputs copied to out[]
  * (passes/launch_run.c). */

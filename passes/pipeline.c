@@ -57,6 +57,10 @@ static int lower(Ctx *c, Compiled *m, const CompileOpts *o)
 
 static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o,
                     const unsigned char *inb);
+static int front(Ctx *c, Compiled *m, const CompileOpts *o, const DimBind *b,
+                 int nb);
+static int back(Ctx *c, Compiled *m);
+static int needs_fit(const Graph *g, const CompileOpts *o);
 
 /* CompileOpts.rng_counter: the graph input rng_counter (passes/rng.h),
  * a uint64 scalar after the others. */
@@ -93,6 +97,10 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim: target %s "
 		                 "schedules static loop bounds only, so far; compile "
 		                 "for it with --dim %s=VALUE", m->target->name, o->dyn[0]);
+	if (dyn && needs_fit(g, o)) {
+		TRY(dyn_fit_compile(c, m, o, front));
+		return back(c, m);
+	}
 	if (dyn) {
 		if (!(inb = calloc((size_t)g->nin + 1, 1)))
 			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
@@ -104,6 +112,42 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 	rc = run_rest(c, m, o, inb);
 	free(inb);
 	return rc;
+}
+
+/* The passes up to lowering, with the symbolic dims bound to b[0..nb)
+ * (dynfit.c runs them once per sample of the dynamic dims). */
+static int front(Ctx *c, Compiled *m, const CompileOpts *o, const DimBind *b,
+                 int nb)
+{
+	Graph *g = m->g;
+
+	TRY(pass_bind_dims(c, g, nb, b));
+	TRY(pass_infer_fold(c, g));
+	TRY(graph_check_outputs(c, g));
+	TRY(verify(c, g, o));
+	TRY(pass_simplify(c, g));
+	TRY(verify(c, g, o));
+	TRY(pass_dce(c, g));
+	TRY(verify(c, g, o));
+	return lower(c, m, o);
+}
+
+/* The passes after lowering. */
+static int back(Ctx *c, Compiled *m)
+{
+	Graph *g = m->g;
+
+	TRY(pass_plan(c, g, &m->prog, &m->arena, &m->plan));
+	TRY(pass_schedule(c, &m->prog, m->target));
+	/* expand what the target lacks (Target.ops; the CPU target, whose
+	 * renderer is C, lacks all, like the interpreter that folded).  After
+	 * scheduling: schedules still see min/max reductions as such, and
+	 * the index arithmetic GPU schedules add is legalised too. */
+	TRY(pass_legalize(c, &m->prog, &m->target->ops));
+	/* 32-bit indices where the target wants them and they provably fit */
+	TRY(pass_index_width(c, &m->prog, m->target->index_bits, (int64_t)1 << 31));
+	/* every step --schedule asked for was taken */
+	return sched_check_want(c, &m->prog);
 }
 
 static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o, const unsigned char *inb)
@@ -131,17 +175,23 @@ static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o, const unsigned ch
 	} else {
 		TRY(lower(c, m, o));
 	}
-	TRY(pass_plan(c, g, &m->prog, &m->arena, &m->plan));
-	TRY(pass_schedule(c, &m->prog, m->target));
-	/* expand what the target lacks (Target.ops; the CPU target, whose
-	 * renderer is C, lacks all, like the interpreter that folded).  After
-	 * scheduling: schedules still see min/max reductions as such, and
-	 * the index arithmetic GPU schedules add is legalised too. */
-	TRY(pass_legalize(c, &m->prog, &m->target->ops));
-	/* 32-bit indices where the target wants them and they provably fit */
-	TRY(pass_index_width(c, &m->prog, m->target->index_bits, (int64_t)1 << 31));
-	/* every step --schedule asked for was taken */
-	return sched_check_want(c, &m->prog);
+	return back(c, m);
+}
+
+/* Whether the dynamic dims need dynfit.c's sampling: several of them, or
+ * one that is not the leading axis of every input that has it (dynamic.c's
+ * peeling takes one leading batch dim). */
+static int needs_fit(const Graph *g, const CompileOpts *o)
+{
+	if (o->ndyn > 1)
+		return 1;
+	for (int i = 0; i < g->nin; i++) {
+		const Value *v = GV(g, g->in[i]);
+		for (int d = 1; d < v->rank; d++)
+			if (v->sym[d] && !strcmp(v->sym[d], o->dyn[0]))
+				return 1;
+	}
+	return 0;
 }
 
 int burn_compile_graph(Ctx *c, Graph *g, const CompileOpts *o, Compiled **out)

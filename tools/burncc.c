@@ -93,8 +93,8 @@ static const char usage[] =
 "                   main; its parameters need types: x: f32[1, 784])\n"
 "  --dim NAME=N     value of a symbolic input dimension (repeatable)\n"
 "  --dynamic-dim NAME  keep symbolic dim NAME: the generated code takes\n"
-"                   its value at run time (a leading batch dim whose\n"
-"                   items the model keeps apart: README, \"Sizes known at\n"
+"                   its value at run time (repeatable, up to 3: a\n"
+"                   batch and a sequence dim; README, \"Sizes known at\n"
 "                   run time\")\n"
 "  --rng-counter    one more input, rng_counter (uint64 scalar, last): the\n"
 "                   random ops without a seed draw from it; pass another\n"
@@ -682,7 +682,7 @@ int main(int argc, char **argv)
 	int blob = 0;                   /* --weights=blob */
 	const char *blob_file = NULL;   /* --weights-file FILE */
 	int64_t max_stack = 0;          /* --max-stack BYTES, 0: none */
-	const char *dyn[1] = { NULL };
+	const char *dyn[4] = { NULL };   /* --dynamic-dim, at most 3 (dynfit.c) */
 	/* --max-*: file, tensor, depth, nodes, fold steps, fold total, arena */
 	int64_t lim[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
 	DimBind *bind = calloc(argc, sizeof *bind);
@@ -795,7 +795,7 @@ int main(int argc, char **argv)
 			nbind++;
 		} else if (!strcmp(a, "--dynamic-dim")) {
 			if (++i >= argc || !*argv[i]) die_usage("--dynamic-dim needs a NAME", NULL);
-			if (ndyn) die_usage("--dynamic-dim: one dim for now, also given", argv[i]);
+			if (ndyn == 3) die_usage("--dynamic-dim: at most 3 dims, also given", argv[i]);
 			dyn[ndyn++] = argv[i];
 		} else if (!strncmp(a, "--emit=", 7)) {
 			emit = a + 7;

@@ -1,0 +1,744 @@
+/*
+ * dynfit.c - several dims known at run time, on any axis (burncc
+ * --dynamic-dim batch --dynamic-dim seq): shapes found by sampling.
+ *
+ * dynamic.c's peeling covers one leading dim whose items stay apart.  A
+ * sequence dim does not: attention mixes the positions (Q @ K^T is
+ * [batch, heads, seq, seq], Softmax runs along seq, P @ V sums over it).
+ * Rather than carry symbolic shapes through inference, simplification,
+ * fusion and every lowering, this pass compiles the graph at several values
+ * of the dims and reads the symbolic program off the samples:
+ *
+ *   1. Each of the D dims (D <= DF_MAX_DIMS) takes three values, b, b+2,
+ *      b+4 (odd, distinct between dims, none 1: no size-1 special case, no
+ *      power-of-two divisibility that a lowering might exploit); the graph
+ *      is compiled to kernels at every point of that 3^D grid and at one
+ *      more point, every dim at b+6, that only checks.
+ *   2. Every sample must have the same graph and kernels, node for node,
+ *      except for integer constants (strides, loop bounds, offsets) and
+ *      buffer sizes.  Each of those is fitted by the polynomial of degree
+ *      <= 2 in each dim through the grid (exact, integer coefficients) and
+ *      checked at the extra point: c0 + c1*S + c2*S*S + c3*N*S*S ...
+ *   3. The first sample becomes the program: its varying constants become
+ *      those expressions over the kernel's dim parameters (variables
+ *      0..D-1, named after the dims), its buffers' sizes extents, and its
+ *      values' shapes symbolic (an input or output axis must be one dim
+ *      exactly; a value inside the program may be any monomial, c*N*S*S,
+ *      which is what the plan sizes), so the plan places them as it does
+ *      the peeled batch's.
+ *
+ * What cannot be fitted is refused by name: a constant tensor whose
+ * values follow the dims (a Shape or Size folded into data a kernel reads),
+ * a float constant that follows them (a mean over a run-time axis), a
+ * structure that changes with them (a lowering choosing by size), a size
+ * that is no polynomial of that degree.  The fit is exact on the samples;
+ * that the polynomial also holds at other values (1, 128) is the premise
+ * of the method, true of the index arithmetic the lowerings write (products
+ * and sums of the dims), and what the tests check.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lower.h"
+#include "passes.h"
+
+#define DF_MAX_DIMS 3
+#define DF_GRID 27          /* 3^DF_MAX_DIMS */
+
+/* A fitted size: coefficient c[e] of the monomial prod dim_j^(e's base-3
+ * digit j), over the dims of the Fit it belongs to. */
+typedef struct Poly {
+	int64_t c[DF_GRID];
+} Poly;
+
+/* The samples: nsamp = 3^D + 1 points, x[t][j] the value of dim j at t. */
+typedef struct Fit {
+	int d, ngrid, nsamp;
+	int64_t x[DF_GRID + 1][DF_MAX_DIMS];
+	const char *const *name;
+} Fit;
+
+static void
+fit_init(Fit *f, int d, const char *const *name)
+{
+	f->d = d;
+	f->name = name;
+	f->ngrid = 1;
+	for (int j = 0; j < d; j++)
+		f->ngrid *= 3;
+	f->nsamp = f->ngrid + 1;
+	for (int t = 0; t < f->ngrid; t++)
+		for (int j = 0, r = t; j < d; j++, r /= 3)
+			f->x[t][j] = 7 + 10 * j + 2 * (r % 3);
+	for (int j = 0; j < d; j++)
+		f->x[f->ngrid][j] = 7 + 10 * j + 6;
+}
+
+/* p at sample t, exactly; 0 if it passes 2^62 on the way. */
+static int
+poly_at(const Fit *f, const Poly *p, int t, int64_t *out)
+{
+	__int128 s = 0;
+
+	for (int e = 0; e < f->ngrid; e++) {
+		__int128 m = p->c[e];
+		if (!m)
+			continue;
+		for (int j = 0, r = e; j < f->d; j++, r /= 3)
+			for (int k = 0; k < r % 3; k++)
+				m *= f->x[t][j];
+		s += m;
+		if (s > ((__int128)1 << 62) || s < -((__int128)1 << 62))
+			return 0;
+	}
+	*out = (int64_t)s;
+	return 1;
+}
+
+/* Fit y[0..nsamp) (y[t]: the size at sample t): 1 and *p when one
+ * polynomial of degree <= 2 per dim with integer coefficients gives every
+ * sample, 0 otherwise. */
+static int
+poly_fit(const Fit *f, const int64_t *y, Poly *p)
+{
+	double g[DF_GRID];
+	int stride = 1;
+
+	for (int t = 0; t < f->ngrid; t++)
+		g[t] = (double)y[t];
+	/* along each dim in turn: values at b, b+2, b+4 -> coefficients of
+	 * 1, x, x^2 (Newton's forward differences, expanded) */
+	for (int j = 0; j < f->d; j++, stride *= 3) {
+		double x0 = (double)f->x[0][j], h = 2;
+		for (int t = 0; t < f->ngrid; t++) {
+			double y0, y1, y2, a, b;
+			if ((t / stride) % 3)
+				continue;
+			y0 = g[t], y1 = g[t + stride], y2 = g[t + 2 * stride];
+			a = (y2 - 2 * y1 + y0) / (2 * h * h);
+			b = (y1 - y0) / h - a * (2 * x0 + h);
+			g[t] = y0 - b * x0 - a * x0 * x0;
+			g[t + stride] = b;
+			g[t + 2 * stride] = a;
+		}
+	}
+	for (int e = 0; e < f->ngrid; e++) {
+		if (!(fabs(g[e]) < 4.0e15))
+			return 0;
+		p->c[e] = (int64_t)llround(g[e]);
+	}
+	for (int e = f->ngrid; e < DF_GRID; e++)
+		p->c[e] = 0;
+	for (int t = 0; t < f->nsamp; t++) {
+		int64_t v;
+		if (!poly_at(f, p, t, &v) || v != y[t])
+			return 0;
+	}
+	return 1;
+}
+
+/* The one term of p, if p is c * a monomial: *c and exponents e[j]. */
+static int
+poly_monomial(const Fit *f, const Poly *p, int64_t *c, int *e)
+{
+	int n = 0;
+
+	for (int k = 0; k < f->ngrid; k++) {
+		if (!p->c[k])
+			continue;
+		if (n++)
+			return 0;
+		*c = p->c[k];
+		for (int j = 0, r = k; j < f->d; j++, r /= 3)
+			e[j] = r % 3;
+	}
+	return n == 1;
+}
+
+/* ---- one sample --------------------------------------------------------- */
+
+/* A copy of g through its text form (ir/ir_text.c), with what that form
+ * does not carry (out_decl, decl) borrowed from g, which outlives it. */
+static int
+graph_clone(Ctx *c, const Graph *g, Graph **out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
+
+	*out = NULL;
+	if (!f)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	ir_print(f, g, -1);
+	if (fclose(f)) {
+		free(text);
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	rc = ir_parse(c, text, len, out);
+	free(text);
+	if (rc)
+		return rc;
+	if ((*out)->nin != g->nin || (*out)->nout != g->nout) {
+		graph_destroy(*out);
+		*out = NULL;
+		return burn_fail(c, BURN_ERR_INTERNAL, "--dynamic-dim: the graph "
+		                 "did not copy through its text form");
+	}
+	(*out)->out_decl = g->out_decl;
+	for (int i = 0; i < g->nin; i++)
+		GV(*out, (*out)->in[i])->decl = GV(g, g->in[i])->decl;
+	return BURN_OK;
+}
+
+/* Compile src (not modified) to kernels into m (m->arena, m->prog
+ * initialised, m->g NULL) with the dims at vals: pipeline.c's passes up
+ * to lowering.  m->g is set, also on failure. */
+static int
+lower_sample(Ctx *c, const Graph *src, Compiled *m, const CompileOpts *o,
+             const int64_t *vals, int (*front)(Ctx *, Compiled *,
+                                                const CompileOpts *,
+                                                const DimBind *, int))
+{
+	DimBind *b;
+	int n = o->nbind, rc;
+
+	TRY(graph_clone(c, src, &m->g));
+	if (!(b = malloc(sizeof *b * ((size_t)n + (size_t)o->ndyn + 1))))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	if (n)
+		memcpy(b, o->bind, sizeof *b * (size_t)n);
+	for (int j = 0; j < o->ndyn; j++) {
+		b[n + j].name = o->dyn[j];
+		b[n + j].value = vals[j];
+	}
+	rc = front(c, m, o, b, n + o->ndyn);
+	free(b);
+	m->g->out_decl = NULL;   /* src's, checked by now */
+	return rc;
+}
+
+/* ---- comparing the samples ---------------------------------------------- */
+
+static int
+differ(Ctx *c, const char *what, const char *name, const char *const *dyn)
+{
+	return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: %s%s%s "
+	                 "changes with the dims beyond what sizes can express "
+	                 "(the lowering chose by size); static shapes are needed "
+	                 "(--dim)", dyn[0], what, name ? " " : "", name ? name : "");
+}
+
+/* Whether KNode x and y are the same but for a constant's value. */
+static int
+same_node(const KNode *x, const KNode *y)
+{
+	return x->kind == y->kind && x->op == y->op && x->dtype == y->dtype &&
+	       x->lanes == y->lanes && x->a == y->a && x->b == y->b &&
+	       x->c == y->c && x->var == y->var && x->buf == y->buf &&
+	       x->buf2 == y->buf2 && x->buf3 == y->buf3 && x->flags == y->flags &&
+	       x->body == y->body && x->orelse == y->orelse && x->next == y->next &&
+	       (x->kind == KE_CONST || (x->ival == y->ival &&
+	        (x->fval == y->fval || (isnan(x->fval) && isnan(y->fval)))));
+}
+
+static int
+is_int_dtype(int dt)
+{
+	return dt == DT_I64 || dt == DT_I32 || dt == DT_I16 || dt == DT_I8 ||
+	       dt == DT_U64 || dt == DT_U32 || dt == DT_U16 || dt == DT_U8;
+}
+
+/* ---- rewriting the first sample ------------------------------------------ */
+
+/* Append a copy of *n to k's pool; 0 when out of memory. */
+static KRef
+push(Arena *a, KKernel *k, const KNode *n)
+{
+	if (k->nnode == k->capnode) {
+		int want = 2 * k->capnode + 8;
+		KNode *nn = want > (1 << 28) ? NULL
+		          : arena_grow(a, k->node, sizeof *k->node, (size_t)k->nnode,
+		                       (size_t)want);
+		if (!nn)
+			return 0;
+		k->node = nn;
+		k->capnode = want;
+	}
+	k->node[k->nnode] = *n;
+	return k->nnode++;
+}
+
+static KRef
+push_i64(Arena *a, KKernel *k, int kind, int op, KRef x, KRef y, int var,
+         int64_t v)
+{
+	KNode n;
+
+	memset(&n, 0, sizeof n);
+	n.kind = kind;
+	n.op = op;
+	n.dtype = DT_I64;
+	n.lanes = 1;
+	n.a = x;
+	n.b = y;
+	n.var = var;
+	n.ival = v;
+	return push(a, k, &n);
+}
+
+/* p as i64 nodes over k's dim parameters (variables 0..d-1); 0 when out of
+ * memory. */
+static KRef
+push_poly(Arena *a, KKernel *k, const Fit *f, const Poly *p)
+{
+	KRef sum = 0;
+
+	for (int e = 0; e < f->ngrid; e++) {
+		KRef t;
+		if (!p->c[e])
+			continue;
+		t = 0;
+		for (int j = 0, r = e; j < f->d; j++, r /= 3)
+			for (int q = 0; q < r % 3; q++) {
+				KRef v = push_i64(a, k, KE_VAR, 0, 0, 0, j, 0);
+				if (!v)
+					return 0;
+				t = t ? push_i64(a, k, KE_BIN, KO_MUL, t, v, 0, 0) : v;
+				if (!t)
+					return 0;
+			}
+		if (!t || p->c[e] != 1) {
+			KRef cst = push_i64(a, k, KE_CONST, 0, 0, 0, 0, p->c[e]);
+			if (!cst)
+				return 0;
+			t = t ? push_i64(a, k, KE_BIN, KO_MUL, cst, t, 0, 0) : cst;
+			if (!t)
+				return 0;
+		}
+		sum = sum ? push_i64(a, k, KE_BIN, KO_ADD, sum, t, 0, 0) : t;
+		if (!sum)
+			return 0;
+	}
+	return sum ? sum : push_i64(a, k, KE_CONST, 0, 0, 0, 0, 0);
+}
+
+static int
+is_stmt(int kind)
+{
+	return kind >= KS_FOR && kind <= KS_BARRIER;
+}
+
+/*
+ * Kernel k (the first sample's) with the dims as its parameters: variables
+ * shift up by d, constants with a fit (cp[i], NULL: fixed) become its
+ * expression and buffers with one (bp[i]) get it as their extent.  The pool
+ * is copied in index order, expressions before statements, as dynamic.c's
+ * peel_kernel does, so that operands precede their users.
+ */
+static int
+rewrite_kernel(Ctx *c, Arena *a, KKernel *k, const Fit *f, Poly **cp,
+               Poly **bp)
+{
+	int n0 = k->nnode, d = f->d;
+	KRef *map = calloc((size_t)n0 + 1, sizeof *map);
+	KVar *nv = arena_alloc(a, sizeof *nv * ((size_t)k->nvar + (size_t)d + 1));
+
+	if (!map || !nv) {
+		free(map);
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	}
+	for (int j = 0; j < d; j++) {
+		nv[j].dtype = DT_I64;
+		nv[j].name = f->name[j];
+	}
+	if (k->nvar)
+		memcpy(nv + d, k->var, sizeof *nv * (size_t)k->nvar);
+	k->var = nv;
+	k->nvar += d;
+	k->capvar = k->nvar + 1;
+	k->ndim = d;
+	for (int i = 1; i < n0; i++) {
+		KNode *n = &k->node[i];
+		if (n->kind == KE_VAR || n->kind == KS_FOR || n->kind == KS_SET)
+			n->var += d;
+	}
+	for (int i = 0; i < k->nbuf; i++) {
+		if (!bp[i])
+			continue;
+		if (!(k->buf[i].ext = push_poly(a, k, f, bp[i])))
+			goto nomem;
+		k->buf[i].count = 0;
+	}
+	for (int pass = 0; pass < 2; pass++)   /* expressions, then statements */
+	for (int i = 1; i < n0; i++) {
+		KNode n = k->node[i];
+		if (n.kind == KN_NONE || is_stmt(n.kind) != pass)
+			continue;
+		if (cp[i]) {
+			KRef e = push_poly(a, k, f, cp[i]);
+			if (e && n.dtype != DT_I64) {
+				KNode cv;
+				memset(&cv, 0, sizeof cv);
+				cv.kind = KE_CAST;
+				cv.dtype = n.dtype;
+				cv.lanes = 1;
+				cv.a = e;
+				e = push(a, k, &cv);
+			}
+			if (!(map[i] = e))
+				goto nomem;
+			continue;
+		}
+		if (n.a > 0 && n.a < n0)
+			n.a = map[n.a];
+		if (n.b > 0 && n.b < n0 && !(is_stmt(n.kind) && n.kind != KS_STORE &&
+		                               n.kind != KS_FOR))
+			n.b = map[n.b];
+		if (n.c > 0 && n.c < n0 && !is_stmt(n.kind))
+			n.c = map[n.c];
+		if (!(map[i] = push(a, k, &n)))
+			goto nomem;
+	}
+	for (int i = 1; i < n0; i++) {
+		KNode *n;
+		if (!map[i] || !is_stmt(k->node[i].kind))
+			continue;
+		n = &k->node[map[i]];
+		n->next = n->next > 0 && n->next < n0 ? map[n->next] : 0;
+		n->body = n->body > 0 && n->body < n0 ? map[n->body] : 0;
+		n->orelse = n->orelse > 0 && n->orelse < n0 ? map[n->orelse] : 0;
+	}
+	k->body = k->body > 0 && k->body < n0 ? map[k->body] : 0;
+	free(map);
+	return kir_verify(c, k);
+nomem:
+	free(map);
+	return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+}
+
+/* Value v of the first sample, whose shape follows the dims (ext[a]: the
+ * fit of axis a, NULL where fixed; num: the fit of its element count),
+ * gets symbolic dims: an input or output axis by axis, each one dim
+ * exactly; a value inside the program as the monomial num is. */
+static int
+value_symbolic(Ctx *c, Graph *g, int v, const Fit *f, Poly *const *ax,
+               const Poly *num)
+{
+	Value *val = GV(g, v);
+	int io = val->kind == VK_INPUT || val->is_output, e[DF_MAX_DIMS], r = 0;
+	int64_t k = 0;
+
+	if (io) {
+		for (int a = 0; a < val->rank; a++) {
+			int found = -1;
+			if (!ax[a])
+				continue;
+			for (int j = 0; j < f->ngrid; j++) {
+				int ones = 0, r3 = j, jj = -1;
+				if (!ax[a]->c[j])
+					continue;
+				for (int q = 0; q < f->d; q++, r3 /= 3)
+					if (r3 % 3)
+						ones += r3 % 3, jj = q;
+				if (found >= 0 || ax[a]->c[j] != 1 || ones != 1) {
+					found = -2;
+					break;
+				}
+				found = jj;
+			}
+			if (found < 0)
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim: "
+				                 "%s '%s': axis %d is not one of the dims but "
+				                 "a product or sum of them; static shapes are "
+				                 "needed (--dim)", val->kind == VK_INPUT ?
+				                 "input" : "output", val->name, a);
+			val->dim[a] = -1;
+			val->sym[a] = f->name[found];
+		}
+		return BURN_OK;
+	}
+	if (!poly_monomial(f, num, &k, e) || k <= 0)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim: value '%s' "
+		                 "has a size that is no product of the dims (a sum: "
+		                 "Concat or Pad along a run-time axis); static shapes "
+		                 "are needed (--dim)", val->name);
+	for (int j = 0; j < f->d; j++)
+		for (int q = 0; q < e[j]; q++) {
+			if (r == BURN_MAX_RANK - 1)
+				return burn_fail(c, BURN_ERR_LIMIT, "value '%s': rank",
+				                 val->name);
+			val->dim[r] = -1;
+			val->sym[r++] = f->name[j];
+		}
+	val->dim[r] = k;
+	val->sym[r++] = NULL;
+	val->rank = r;
+	return BURN_OK;
+}
+
+/*
+ * The fit proper: s[0..f->nsamp) compiled at f's points; s[0] becomes the
+ * program for every value of the dims, or the reason it cannot.
+ */
+static int
+fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn)
+{
+	Compiled *m = s[0];
+	Graph *g = m->g;
+	KProgram *p = &m->prog;
+	int ns = f->nsamp, rc = BURN_OK;
+	int64_t y[DF_GRID + 1];
+	unsigned char *used = NULL;
+	Poly **cp = NULL, **bp = NULL, *num = NULL, **ax = NULL;
+	Arena *a = p->arena;
+
+	/* the same graph and program at every point, but for sizes */
+	for (int t = 1; t < ns; t++) {
+		const Graph *h = s[t]->g;
+		const KProgram *q = &s[t]->prog;
+		if (h->nval != g->nval || h->nnode != g->nnode)
+			return differ(c, "the graph after simplification", NULL, dyn);
+		if (q->nkernel != p->nkernel)
+			return differ(c, "the number of kernels", NULL, dyn);
+		if (q->nalias != p->nalias || (p->nalias && memcmp(q->alias, p->alias,
+		                                 sizeof *p->alias * (size_t)p->nalias)))
+			return differ(c, "the storage of reshaped values", NULL, dyn);
+		for (int i = 0; i < p->nkernel; i++) {
+			const KKernel *k = p->kernel[i], *l = q->kernel[i];
+			if (k->call || l->call || k->ndim || l->ndim)
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim: "
+				                 "kernel %s (%s) is a runtime call; static "
+				                 "shapes are needed (--dim)", k->name, k->ops);
+			if (k->nnode != l->nnode || k->nbuf != l->nbuf ||
+			    k->nvar != l->nvar || k->body != l->body)
+				return differ(c, "kernel", k->name, dyn);
+			for (int j = 1; j < k->nnode; j++)
+				if (!same_node(&k->node[j], &l->node[j]))
+					return differ(c, "kernel", k->name, dyn);
+			for (int j = 0; j < k->nbuf; j++)
+				if (k->buf[j].dtype != l->buf[j].dtype ||
+				    k->buf[j].value != l->buf[j].value ||
+				    k->buf[j].space != l->buf[j].space || k->buf[j].ext ||
+				    l->buf[j].ext)
+					return differ(c, "a buffer of kernel", k->name, dyn);
+		}
+	}
+	/* the values the kernels read or the run returns */
+	if (!(used = calloc((size_t)g->nval + 1, 1)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < p->nkernel; i++)
+		for (int j = 0; j < p->kernel[i]->nbuf; j++)
+			if (p->kernel[i]->buf[j].value >= 0)
+				used[kprog_storage(p, p->kernel[i]->buf[j].value)] = 1;
+	for (int i = 0; i < g->nout; i++)
+		used[kprog_storage(p, g->out[i])] = 1;
+	/* the kernels: constants and buffer sizes */
+	for (int i = 0; i < p->nkernel && !rc; i++) {
+		KKernel *k = p->kernel[i];
+		int any = 0;
+		cp = calloc((size_t)k->nnode + 1, sizeof *cp);
+		bp = calloc((size_t)k->nbuf + 1, sizeof *bp);
+		if (!cp || !bp) {
+			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			break;
+		}
+		for (int j = 1; j < k->nnode && !rc; j++) {
+			const KNode *n = &k->node[j];
+			int vary = 0;
+			if (n->kind != KE_CONST)
+				continue;
+			for (int t = 0; t < ns; t++) {
+				const KNode *m2 = &s[t]->prog.kernel[i]->node[j];
+				y[t] = m2->ival;
+				vary |= m2->ival != n->ival || !(m2->fval == n->fval ||
+				        (isnan(m2->fval) && isnan(n->fval)));
+			}
+			if (!vary)
+				continue;
+			if (!is_int_dtype(n->dtype) || n->lanes != 1) {
+				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: "
+				               "kernel %s (%s) has a %s constant that follows "
+				               "the dims (a mean or scale over a run-time "
+				               "axis, or a folded Shape); static shapes are "
+				               "needed (--dim)", dyn[0], k->name, k->ops,
+				               is_int_dtype(n->dtype) ? "vector" : "float");
+				break;
+			}
+			if (!(cp[j] = arena_alloc(a, sizeof *cp[j])) ||
+			    !poly_fit(f, y, cp[j])) {
+				rc = differ(c, "an index of kernel", k->name, dyn);
+				break;
+			}
+			any = 1;
+		}
+		for (int j = 0; j < k->nbuf && !rc; j++) {
+			int vary = 0;
+			for (int t = 0; t < ns; t++) {
+				y[t] = s[t]->prog.kernel[i]->buf[j].count;
+				vary |= y[t] != y[0];
+			}
+			if (!vary)
+				continue;
+			if (k->buf[j].space != KS_GLOBAL) {
+				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: "
+				               "kernel %s (%s) has a local buffer sized by "
+				               "the dims; static shapes are needed (--dim)",
+				               dyn[0], k->name, k->ops);
+				break;
+			}
+			if (!(bp[j] = arena_alloc(a, sizeof *bp[j])) ||
+			    !poly_fit(f, y, bp[j])) {
+				rc = differ(c, "a buffer of kernel", k->name, dyn);
+				break;
+			}
+			any = 1;
+		}
+		if (!rc && any)
+			rc = rewrite_kernel(c, a, k, f, cp, bp);
+		free(cp);
+		free(bp);
+		cp = bp = NULL;
+	}
+	/* the values: constants that a kernel reads must not follow the dims;
+	 * shapes that do become symbolic */
+	num = malloc(sizeof *num);
+	ax = calloc(BURN_MAX_RANK, sizeof *ax);
+	if (!rc && (!num || !ax))
+		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	for (int v = 0; v < g->nval && !rc; v++) {
+		Value *val = GV(g, v);
+		int vary = 0;
+		/* values no kernel reads or writes and the run does not take or
+		 * return (folded, aliased away) keep the first sample's shape */
+		if (val->rank < 0 || !(used[kprog_storage(p, v)] ||
+		                       val->kind == VK_INPUT || val->is_output))
+			continue;
+		for (int t = 1; t < ns && !rc; t++) {
+			const Value *w = GV(s[t]->g, v);
+			if (w->rank != val->rank || w->dtype != val->dtype) {
+				rc = differ(c, "the type of value", val->name, dyn);
+				break;
+			}
+			for (int d = 0; d < val->rank; d++)
+				vary |= w->dim[d] != val->dim[d];
+			if (used[v] && val->data && !vary &&
+			    (!w->data || memcmp(w->data, val->data,
+			                        (size_t)value_nbytes(val))))
+				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: "
+				               "constant '%s' holds values that follow the "
+				               "dims (a Shape or Size of a value that has "
+				               "them, folded); static shapes are needed "
+				               "(--dim)", dyn[0], val->name);
+		}
+		if (rc || !vary)
+			continue;
+		if (val->data && used[v]) {
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: constant "
+			               "'%s' has a shape that follows the dims; static "
+			               "shapes are needed (--dim)", dyn[0], val->name);
+			break;
+		}
+		for (int d = 0; d < val->rank && !rc; d++) {
+			int vd = 0;
+			for (int t = 0; t < ns; t++)
+				vd |= (y[t] = GV(s[t]->g, v)->dim[d]) != val->dim[d];
+			ax[d] = NULL;
+			if (!vd)
+				continue;
+			if (!(ax[d] = arena_alloc(a, sizeof *ax[d])) ||
+			    !poly_fit(f, y, ax[d]))
+				rc = differ(c, "the shape of value", val->name, dyn);
+		}
+		for (int t = 0; t < ns && !rc; t++)
+			y[t] = value_numel(GV(s[t]->g, v));
+		if (!rc && !poly_fit(f, y, num))
+			rc = differ(c, "the size of value", val->name, dyn);
+		if (!rc)
+			rc = value_symbolic(c, g, v, f, ax, num);
+	}
+	free(num);
+	free(ax);
+	free(used);
+	return rc;
+}
+
+int
+dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o,
+                int (*front)(Ctx *, Compiled *, const CompileOpts *,
+                             const DimBind *, int))
+{
+	Compiled *s[DF_GRID + 1];
+	Graph *src = m->g;
+	const Target *real;
+	Target tt;
+	Fit f;
+	int rc = BURN_OK;
+
+	if (o->ndyn > DF_MAX_DIMS)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim: %d dims; at "
+		                 "most %d can be dynamic", o->ndyn, DF_MAX_DIMS);
+	for (int j = 0; j < o->ndyn; j++) {
+		int found = 0;
+		for (int i = 0; i < src->nin && !found; i++)
+			for (int d = 0; d < GV(src, src->in[i])->rank; d++)
+				found |= GV(src, src->in[i])->sym[d] &&
+				         !strcmp(GV(src, src->in[i])->sym[d], o->dyn[j]);
+		for (int i = 0; i < o->nbind; i++)
+			if (!strcmp(o->bind[i].name, o->dyn[j]))
+				return burn_fail(c, BURN_ERR_INVALID, "dim '%s' given both a "
+				                 "value (--dim) and --dynamic-dim", o->dyn[j]);
+		for (int i = 0; i < j; i++)
+			if (!strcmp(o->dyn[i], o->dyn[j]))
+				return burn_fail(c, BURN_ERR_INVALID, "--dynamic-dim %s given "
+				                 "twice", o->dyn[j]);
+		if (!found)
+			return burn_fail(c, BURN_ERR_INVALID, "--dynamic-dim %s: no input "
+			                 "of the model has a symbolic dim of that name",
+			                 o->dyn[j]);
+	}
+	fit_init(&f, o->ndyn, o->dyn);
+	/* the lowerings' choices by size made the same at every size: GEMM
+	 * tiles of one element (the last tile of a row of N % 32 columns is
+	 * no polynomial in N), rows not in blocks, no unrolled lanes */
+	tt = *m->target;
+	tt.tune.gemm_mr = tt.tune.gemm_nr = 1;
+	tt.tune.gemm_nr_max = tt.tune.gemm_nr_step = 1;
+	tt.tune.gemm_mc = 0;
+	tt.tune.gemm_pack_tiles = 0;
+	tt.tune.dot_lanes = tt.tune.conv_unroll = 1;
+	tt.tune.vec_lanes = tt.tune.vec_lanes_narrow = 1;
+	tt.tune.thread_slots = 1;
+	tt.tune.im2col = 0;
+	real = m->target;
+	m->target = &tt;
+	/* s[0] is m itself: its graph the first copy, its arena and program */
+	memset(s, 0, sizeof s);
+	s[0] = m;
+	m->g = NULL;
+	for (int t = 1; t < f.nsamp; t++) {
+		if (!(s[t] = calloc(1, sizeof *s[t]))) {
+			rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			break;
+		}
+		s[t]->target = &tt;
+		arena_init(&s[t]->arena);
+		kprog_init(&s[t]->prog, &s[t]->arena);
+		s[t]->prog.want = m->prog.want;
+		s[t]->prog.nwant = m->prog.nwant;
+	}
+	for (int t = 0; t < f.nsamp && !rc; t++)
+		rc = lower_sample(c, src, s[t], o, f.x[t], front);
+	if (!rc)
+		rc = fit_program(c, s, &f, o->dyn);
+	for (int t = 1; t < f.nsamp; t++)
+		burn_compiled_destroy(s[t]);
+	m->target = real;
+	if (!m->g) {   /* keep the source for the caller to destroy */
+		m->g = src;
+		return rc;
+	}
+	graph_destroy(src);
+	return rc;
+}
