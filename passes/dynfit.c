@@ -75,9 +75,10 @@ fit_init(Fit *f, int d, const char *const *name)
 		f->x[f->ngrid][j] = 7 + 10 * j + 6;
 }
 
-/* p at sample t, exactly; 0 if it passes 2^62 on the way. */
+/* p at the dims' values x[0..d), exactly; 0 if it passes 2^62 on the
+ * way. */
 static int
-poly_at(const Fit *f, const Poly *p, int t, int64_t *out)
+poly_eval(const Fit *f, const Poly *p, const int64_t *x, int64_t *out)
 {
 	__int128 s = 0;
 
@@ -87,13 +88,19 @@ poly_at(const Fit *f, const Poly *p, int t, int64_t *out)
 			continue;
 		for (int j = 0, r = e; j < f->d; j++, r /= 3)
 			for (int k = 0; k < r % 3; k++)
-				m *= f->x[t][j];
+				m *= x[j];
 		s += m;
 		if (s > ((__int128)1 << 62) || s < -((__int128)1 << 62))
 			return 0;
 	}
 	*out = (int64_t)s;
 	return 1;
+}
+
+static int
+poly_at(const Fit *f, const Poly *p, int t, int64_t *out)
+{
+	return poly_eval(f, p, f->x[t], out);
 }
 
 /* Fit y[0..nsamp) (y[t]: the size at sample t): 1 and *p when one
@@ -159,9 +166,9 @@ poly_monomial(const Fit *f, const Poly *p, int64_t *c, int *e)
 /* ---- one sample --------------------------------------------------------- */
 
 /* A copy of g through its text form (ir/ir_text.c), with what that form
- * does not carry (out_decl, decl) borrowed from g, which outlives it. */
-static int
-graph_clone(Ctx *c, const Graph *g, Graph **out)
+ * does not carry (out_decl, decl) copied. */
+int
+dyn_graph_clone(Ctx *c, const Graph *g, Graph **out)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -186,7 +193,17 @@ graph_clone(Ctx *c, const Graph *g, Graph **out)
 		return burn_fail(c, BURN_ERR_INTERNAL, "--dynamic-dim: the graph "
 		                 "did not copy through its text form");
 	}
-	(*out)->out_decl = g->out_decl;
+	if (g->out_decl) {
+		Value *d = arena_alloc(&(*out)->arena, sizeof *d * ((size_t)g->nout + 1));
+		for (int i = 0; i < g->nout; i++) {
+			d[i] = g->out_decl[i];
+			d[i].name = NULL;   /* read: dtype, rank, dim, sym */
+			for (int k = 0; k < d[i].rank && k < BURN_MAX_RANK; k++)
+				if (d[i].sym[k])
+					d[i].sym[k] = arena_strdup(&(*out)->arena, d[i].sym[k]);
+		}
+		(*out)->out_decl = d;
+	}
 	for (int i = 0; i < g->nin; i++)
 		GV(*out, (*out)->in[i])->decl = GV(g, g->in[i])->decl;
 	return BURN_OK;
@@ -197,14 +214,12 @@ graph_clone(Ctx *c, const Graph *g, Graph **out)
  * to lowering.  m->g is set, also on failure. */
 static int
 lower_sample(Ctx *c, const Graph *src, Compiled *m, const CompileOpts *o,
-             const int64_t *vals, int (*front)(Ctx *, Compiled *,
-                                                const CompileOpts *,
-                                                const DimBind *, int))
+             const int64_t *vals, Front front, int lower)
 {
 	DimBind *b;
 	int n = o->nbind, rc;
 
-	TRY(graph_clone(c, src, &m->g));
+	TRY(dyn_graph_clone(c, src, &m->g));
 	if (!(b = malloc(sizeof *b * ((size_t)n + (size_t)o->ndyn + 1))))
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	if (n)
@@ -213,9 +228,8 @@ lower_sample(Ctx *c, const Graph *src, Compiled *m, const CompileOpts *o,
 		b[n + j].name = o->dyn[j];
 		b[n + j].value = vals[j];
 	}
-	rc = front(c, m, o, b, n + o->ndyn);
+	rc = front(c, m, o, b, n + o->ndyn, lower);
 	free(b);
-	m->g->out_decl = NULL;   /* src's, checked by now */
 	return rc;
 }
 
@@ -483,7 +497,8 @@ value_symbolic(Ctx *c, Graph *g, int v, const Fit *f, Poly *const *ax,
  * program for every value of the dims, or the reason it cannot.
  */
 static int
-fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn)
+fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn,
+            Poly **size)
 {
 	Compiled *m = s[0];
 	Graph *g = m->g;
@@ -615,6 +630,11 @@ fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn)
 		if (val->rank < 0 || !(used[kprog_storage(p, v)] ||
 		                       val->kind == VK_INPUT || val->is_output))
 			continue;
+		/* its element count, for the probes below the samples */
+		if (value_numel(val) >= 0 && (size[v] = arena_alloc(a, sizeof *size[v]))) {
+			memset(size[v], 0, sizeof *size[v]);
+			size[v]->c[0] = value_numel(val);
+		}
 		for (int t = 1; t < ns && !rc; t++) {
 			const Value *w = GV(s[t]->g, v);
 			if (w->rank != val->rank || w->dtype != val->dtype) {
@@ -655,6 +675,8 @@ fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn)
 			y[t] = value_numel(GV(s[t]->g, v));
 		if (!rc && !poly_fit(f, y, num))
 			rc = differ(c, "the size of value", val->name, dyn);
+		if (!rc && size[v])
+			*size[v] = *num;
 		if (!rc)
 			rc = value_symbolic(c, g, v, f, ax, num);
 	}
@@ -664,13 +686,64 @@ fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn)
 	return rc;
 }
 
+/*
+ * The smallest value of each dim the fit holds at (min[j]): below the
+ * samples, dim j alone is lowered (the others at their first sample) down
+ * from its first sample until a value's element count differs from its fit
+ * (a Slice or Gather clamped by the dim: [0:3] of a dim of 2 has 2
+ * elements, not 3) or the graph does not compile there; the values above
+ * that are where the program is right, and the run refuses the others.
+ */
+static int
+probe_min(Ctx *c, const Graph *src, Compiled *m, const CompileOpts *o,
+          const Fit *f, Poly *const *size, Front front, const Target *tt,
+          int64_t *min)
+{
+	for (int j = 0; j < f->d; j++) {
+		int64_t x[DF_MAX_DIMS];
+		min[j] = 0;
+		memcpy(x, f->x[0], sizeof x);
+		for (x[j] = f->x[0][j] - 1; x[j] >= 0; x[j]--) {
+			Compiled t;
+			int rc, bad = 0;
+			memset(&t, 0, sizeof t);
+			t.target = tt;
+			arena_init(&t.arena);
+			kprog_init(&t.prog, &t.arena);
+			rc = lower_sample(c, src, &t, o, x, front, 0);
+			for (int v = 0; !rc && !bad && v < m->g->nval; v++) {
+				const Value *val = GV(m->g, v);
+				int64_t want, k;
+				if (!size[v] || !val->name ||
+				    (k = graph_find_value(t.g, val->name)) < 0 ||
+				    value_numel(GV(t.g, k)) < 0)
+					continue;
+				bad = !poly_eval(f, size[v], x, &want) ||
+				      want != value_numel(GV(t.g, k));
+			}
+			graph_destroy(t.g);
+			arena_free(&t.arena);
+			if (rc) {   /* not compiling there is no error of the fit */
+				if (rc == BURN_ERR_NOMEM)
+					return rc;
+				c->code = BURN_OK;
+				c->msg[0] = 0;
+			}
+			if (rc || bad) {
+				min[j] = x[j] + 1;
+				break;
+			}
+		}
+	}
+	return BURN_OK;
+}
+
 int
-dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o,
-                int (*front)(Ctx *, Compiled *, const CompileOpts *,
-                             const DimBind *, int))
+dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o, Front front)
 {
 	Compiled *s[DF_GRID + 1];
 	Graph *src = m->g;
+	Poly **size = NULL;
 	const Target *real;
 	Target tt;
 	Fit f;
@@ -729,9 +802,14 @@ dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o,
 		s[t]->prog.nwant = m->prog.nwant;
 	}
 	for (int t = 0; t < f.nsamp && !rc; t++)
-		rc = lower_sample(c, src, s[t], o, f.x[t], front);
+		rc = lower_sample(c, src, s[t], o, f.x[t], front, 1);
+	if (!rc) {   /* the values' sizes, per value of the first sample */
+		size = arena_alloc(&m->arena, sizeof *size * ((size_t)m->g->nval + 1));
+		memset(size, 0, sizeof *size * ((size_t)m->g->nval + 1));
+		rc = fit_program(c, s, &f, o->dyn, size);
+	}
 	if (!rc)
-		rc = fit_program(c, s, &f, o->dyn);
+		rc = probe_min(c, src, m, o, &f, size, front, &tt, m->dyn_min);
 	for (int t = 1; t < f.nsamp; t++)
 		burn_compiled_destroy(s[t]);
 	m->target = real;

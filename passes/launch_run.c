@@ -24,10 +24,15 @@ eval(Ctx *c, const Plan *plan, const PlanExpr *x, const int64_t *dims, int64_t *
 int
 plan_arena_at(Ctx *c, const Plan *plan, const int64_t *dims, int64_t *bytes)
 {
-	for (int i = 0; i < plan->ndims; i++)
+	for (int i = 0; i < plan->ndims; i++) {
 		if (!dims || dims[i] < 0)
 			return burn_fail(c, BURN_ERR_INVALID, "dim '%s' not given or "
 			                 "negative", plan->dims[i]);
+		if (plan->dim_min && dims[i] < plan->dim_min[i])
+			return burn_fail(c, BURN_ERR_INVALID, "dim '%s' is %lld; the "
+			                 "model takes %lld or more", plan->dims[i],
+			                 (long long)dims[i], (long long)plan->dim_min[i]);
+	}
 	return eval(c, plan, &plan->arena, dims, bytes);
 }
 

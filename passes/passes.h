@@ -179,6 +179,9 @@ typedef struct Plan {
 	 * With ndims > 0, arena_bytes is -1 and `arena` is the size. */
 	int ndims;
 	const char **dims;
+	/* The smallest value of each dim the program takes (NULL: 0 for
+	 * all; set after pass_plan from Compiled.dyn_min) */
+	const int64_t *dim_min;
 	PlanExpr arena;
 } Plan;
 
@@ -308,6 +311,9 @@ typedef struct Compiled {
 	KProgram prog;
 	Plan plan;
 	const Target *target;   /* what it was compiled for */
+	/* --dynamic-dim sampled (dynfit.c): the smallest value of dim
+	 * CompileOpts.dyn[j] the program is right for (0: any) */
+	int64_t dyn_min[4];
 } Compiled;
 
 /* Run the passes on g (taking ownership of it, also on failure). */
@@ -320,9 +326,11 @@ void burn_compiled_destroy(Compiled *m);
  * m (its graph replaced by the first sample's).  Refuses, by name, what
  * the samples do not agree on but for sizes.
  */
-int dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o,
-                    int (*front)(Ctx *, Compiled *, const CompileOpts *,
-                                 const DimBind *, int));
+typedef int (*Front)(Ctx *c, Compiled *m, const CompileOpts *o,
+                     const DimBind *b, int nb, int lower);
+int dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o, Front front);
+/* *out: a copy of g (through its text form). */
+int dyn_graph_clone(Ctx *c, const Graph *g, Graph **out);
 
 /* Run m whole in the kernel-IR interpreter (ir/kir_run.c: GPU semantics
  * for mapped kernels), inputs in[], outputs copied to out[]

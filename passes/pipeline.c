@@ -58,9 +58,10 @@ static int lower(Ctx *c, Compiled *m, const CompileOpts *o)
 static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o,
                     const unsigned char *inb);
 static int front(Ctx *c, Compiled *m, const CompileOpts *o, const DimBind *b,
-                 int nb);
-static int back(Ctx *c, Compiled *m);
+                 int nb, int lower_too);
+static int back(Ctx *c, Compiled *m, const CompileOpts *o);
 static int needs_fit(const Graph *g, const CompileOpts *o);
+static int peel_or_fit(Ctx *c, Compiled *m, const CompileOpts *o);
 
 /* CompileOpts.rng_counter: the graph input rng_counter (passes/rng.h),
  * a uint64 scalar after the others. */
@@ -84,8 +85,7 @@ static int add_rng_counter(Ctx *c, Graph *g)
 static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 {
 	Graph *g = m->g;
-	int dyn = o && o->ndyn, rc;
-	unsigned char *inb = NULL;
+	int dyn = o && o->ndyn;
 
 	TRY(verify(c, g, o));
 	TRY(graph_check_attrs(c, g));
@@ -99,25 +99,73 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 		                 "for it with --dim %s=VALUE", m->target->name, o->dyn[0]);
 	if (dyn && needs_fit(g, o)) {
 		TRY(dyn_fit_compile(c, m, o, front));
-		return back(c, m);
+		return back(c, m, o);
 	}
-	if (dyn) {
-		if (!(inb = calloc((size_t)g->nin + 1, 1)))
-			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
-		if ((rc = dyn_check_graph(c, g, o->ndyn, o->dyn, inb))) {
-			free(inb);
-			return rc;
-		}
+	if (dyn)
+		return peel_or_fit(c, m, o);
+	return run_rest(c, m, o, NULL);
+}
+
+/* One leading dynamic dim: peeled (dynamic.c) where the items stay apart,
+ * else sampled (dynfit.c: a reduction over the batch, a Transpose moving
+ * it, a Shape of it feeding only a Reshape's target...).  When both
+ * refuse, the peel's reason is reported, the sampling's after it. */
+static int peel_or_fit(Ctx *c, Compiled *m, const CompileOpts *o)
+{
+	Graph *keep = NULL;
+	unsigned char *inb;
+	char why[sizeof c->msg];
+	int rc, code;
+
+	TRY(dyn_graph_clone(c, m->g, &keep));
+	if (!(inb = calloc((size_t)m->g->nin + 1, 1))) {
+		graph_destroy(keep);
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	}
-	rc = run_rest(c, m, o, inb);
+	rc = dyn_check_graph(c, m->g, o->ndyn, o->dyn, inb);
+	if (!rc)
+		rc = run_rest(c, m, o, inb);
 	free(inb);
+	if (rc != BURN_ERR_UNSUPPORTED) {
+		graph_destroy(keep);
+		return rc;
+	}
+	/* start again from the graph as given */
+	code = c->code;
+	memcpy(why, c->msg, sizeof why);
+	c->code = BURN_OK;
+	c->msg[0] = 0;
+	graph_destroy(m->g);
+	m->g = keep;
+	arena_free(&m->arena);
+	arena_init(&m->arena);
+	kprog_init(&m->prog, &m->arena);
+	m->prog.want = o->want;
+	m->prog.nwant = o->nwant;
+	memset(&m->plan, 0, sizeof m->plan);
+	rc = dyn_fit_compile(c, m, o, front);
+	if (!rc)
+		rc = back(c, m, o);
+	if (rc) {
+		size_t n = strlen(why);
+		const char *f = c->msg, *p;
+		/* the sampling's reason without the file name both start with */
+		if (c->file && !strncmp(f, c->file, strlen(c->file)) &&
+		    (p = strstr(f, ": ")) != NULL)
+			f = p + 2;
+		snprintf(why + n, sizeof why - n, " (sampling the dim: %s)", f);
+		c->code = code;
+		memcpy(c->msg, why, sizeof why);
+		rc = code;
+	}
 	return rc;
 }
 
-/* The passes up to lowering, with the symbolic dims bound to b[0..nb)
- * (dynfit.c runs them once per sample of the dynamic dims). */
+/* The passes up to lowering (lower_too 0: up to dead-code elimination),
+ * with the symbolic dims bound to b[0..nb) (dynfit.c runs them once per
+ * sample of the dynamic dims). */
 static int front(Ctx *c, Compiled *m, const CompileOpts *o, const DimBind *b,
-                 int nb)
+                 int nb, int lower_too)
 {
 	Graph *g = m->g;
 
@@ -129,15 +177,27 @@ static int front(Ctx *c, Compiled *m, const CompileOpts *o, const DimBind *b,
 	TRY(verify(c, g, o));
 	TRY(pass_dce(c, g));
 	TRY(verify(c, g, o));
-	return lower(c, m, o);
+	return lower_too ? lower(c, m, o) : BURN_OK;
 }
 
 /* The passes after lowering. */
-static int back(Ctx *c, Compiled *m)
+static int back(Ctx *c, Compiled *m, const CompileOpts *o)
 {
 	Graph *g = m->g;
+	int64_t *min;
 
 	TRY(pass_plan(c, g, &m->prog, &m->arena, &m->plan));
+	/* the dims' lower bounds sampling found, in the plan's order */
+	if (o && o->ndyn && m->plan.ndims) {
+		min = arena_alloc(&m->arena, sizeof *min * (size_t)m->plan.ndims);
+		for (int i = 0; i < m->plan.ndims; i++) {
+			min[i] = 0;
+			for (int j = 0; j < o->ndyn && j < 4; j++)
+				if (!strcmp(o->dyn[j], m->plan.dims[i]))
+					min[i] = m->dyn_min[j];
+		}
+		m->plan.dim_min = min;
+	}
 	TRY(pass_schedule(c, &m->prog, m->target));
 	/* expand what the target lacks (Target.ops; the CPU target, whose
 	 * renderer is C, lacks all, like the interpreter that folded).  After
@@ -175,7 +235,7 @@ static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o, const unsigned ch
 	} else {
 		TRY(lower(c, m, o));
 	}
-	return back(c, m);
+	return back(c, m, o);
 }
 
 /* Whether the dynamic dims need dynfit.c's sampling: several of them, or

@@ -925,7 +925,8 @@ static int emit_dyn_sizes(Ctx *c, const Graph *g, const Plan *plan, const char *
 		fprintf(fc, "%sint64_t %s", i ? ", " : "", dim_id[i]);
 	fprintf(fc, ")\n{\n");
 	for (int i = 0; i < plan->ndims; i++)
-		fprintf(fc, "\tif (%s < 0) return -1;\n", dim_id[i]);
+		fprintf(fc, "\tif (%s < %lld) return -1;\n", dim_id[i],
+		        (long long)(plan->dim_min ? plan->dim_min[i] : 0));
 	for (int i = 0; i < g->nin + g->nout; i++) {
 		int v = i < g->nin ? g->in[i] : g->out[i - g->nin];
 		const DimExpr *nb;
@@ -1140,9 +1141,23 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 	        "\tcase %s_ERR_ARG: return \"a NULL input or output\";\n"
 	        "\tcase %s_ERR_ARENA: return \"the arena is NULL or misaligned\";\n",
 	        P, up, up, up);
-	if (dyn)
-		fprintf(fc, "\tcase %s_ERR_DIM: return \"a dim is negative or a size would "
-		        "pass 2^63 bytes\";\n", up);
+	if (dyn) {
+		/* the dims' ranges, by name (C-escaped as the dim names are) */
+		fprintf(fc, "\tcase %s_ERR_DIM: return \"a dim is out of range (", up);
+		for (int i = 0; i < plan->ndims; i++) {
+			fputs(i ? ", " : "", fc);
+			for (const char *q = plan->dims[i]; *q; q++)
+				if (*q >= 'A' && *q <= 'z' && *q != '\\')
+					fputc(*q, fc);
+				else if ((*q >= '0' && *q <= '9') || *q == '_')
+					fputc(*q, fc);
+				else
+					fputc('?', fc);
+			fprintf(fc, " >= %lld", (long long)(plan->dim_min ?
+			        plan->dim_min[i] : 0));
+		}
+		fprintf(fc, ") or a size would pass 2^63 bytes\";\n");
+	}
 	if (o->blob)
 		fprintf(fc, "\tcase %s_ERR_WEIGHTS: return \"the weights are NULL, misaligned "
 		        "or not this module's blob\";\n", up);
