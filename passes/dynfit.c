@@ -50,7 +50,13 @@
  * digit j), over the dims of the Fit it belongs to. */
 typedef struct Poly {
 	int64_t c[DF_GRID];
+	int form;   /* how a kernel constant is made of it: PF_INT, PF_FLOAT,
+	             * PF_RECIP */
 } Poly;
+
+/* A fitted kernel constant: the integer p, p as a float (a count cast to
+ * float), or 1/p (a mean's scale over a run-time axis) in float. */
+enum { PF_INT = 0, PF_FLOAT, PF_RECIP };
 
 /* The samples: nsamp = 3^D + 1 points, x[t][j] the value of dim j at t. */
 typedef struct Fit {
@@ -204,8 +210,16 @@ dyn_graph_clone(Ctx *c, const Graph *g, Graph **out)
 		}
 		(*out)->out_decl = d;
 	}
-	for (int i = 0; i < g->nin; i++)
-		GV(*out, (*out)->in[i])->decl = GV(g, g->in[i])->decl;
+	for (int i = 0; i < g->nin; i++) {
+		const Value *v = GV(g, g->in[i]);
+		Value *w = GV(*out, (*out)->in[i]);
+		w->decl = v->decl;
+		/* a dim may be named and sized both (burncc check --dynamic names
+		 * the leading dim of data it has): the text keeps the size */
+		for (int d = 0; d < v->rank && d < w->rank; d++)
+			if (v->sym[d] && !w->sym[d])
+				w->sym[d] = arena_strdup(&(*out)->arena, v->sym[d]);
+	}
 	return BURN_OK;
 }
 
@@ -401,6 +415,21 @@ rewrite_kernel(Ctx *c, Arena *a, KKernel *k, const Fit *f, Poly **cp,
 				cv.a = e;
 				e = push(a, k, &cv);
 			}
+			if (e && cp[i]->form == PF_RECIP) {   /* 1 / count */
+				KNode one, dv;
+				memset(&one, 0, sizeof one);
+				one.kind = KE_CONST;
+				one.dtype = n.dtype;
+				one.lanes = 1;
+				one.fval = 1.0;
+				memset(&dv, 0, sizeof dv);
+				dv.kind = KE_BIN;
+				dv.op = KO_DIV;
+				dv.dtype = n.dtype;
+				dv.lanes = 1;
+				dv.b = e;
+				e = (dv.a = push(a, k, &one)) ? push(a, k, &dv) : 0;
+			}
 			if (!(map[i] = e))
 				goto nomem;
 			continue;
@@ -492,6 +521,32 @@ value_symbolic(Ctx *c, Graph *g, int v, const Fit *f, Poly *const *ax,
 	return BURN_OK;
 }
 
+/* Float constant j of kernel i, which differs between the samples s:
+ * 1 and *p when it is a count (integral at every sample: PF_FLOAT) or the
+ * reciprocal of one (PF_RECIP), each count the polynomial p. */
+static int
+float_fit(const Fit *f, Compiled *const *s, int i, int j, Poly *p)
+{
+	int64_t y[DF_GRID + 1];
+
+	for (int form = PF_FLOAT; form <= PF_RECIP; form++) {
+		int ok = 1;
+		for (int t = 0; t < f->nsamp && ok; t++) {
+			double v = s[t]->prog.kernel[i]->node[j].fval, r;
+			if (form == PF_RECIP)
+				v = v != 0 ? 1 / v : 0;
+			r = nearbyint(v);
+			ok = fabs(r) > 0 && fabs(r) < 1e9 && fabs(v - r) <= 1e-5 * fabs(r);
+			y[t] = (int64_t)r;
+		}
+		if (ok && poly_fit(f, y, p)) {
+			p->form = form;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * The fit proper: s[0..f->nsamp) compiled at f's points; s[0] becomes the
  * program for every value of the dims, or the reason it cannot.
@@ -572,6 +627,12 @@ fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn,
 			}
 			if (!vary)
 				continue;
+			if ((n->dtype == DT_F32 || n->dtype == DT_F64) && n->lanes == 1 &&
+			    (cp[j] = arena_alloc(a, sizeof *cp[j])) != NULL &&
+			    float_fit(f, s, i, j, cp[j])) {
+				any = 1;
+				continue;
+			}
 			if (!is_int_dtype(n->dtype) || n->lanes != 1) {
 				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: "
 				               "kernel %s (%s) has a %s constant that follows "
@@ -586,6 +647,7 @@ fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn,
 				rc = differ(c, "an index of kernel", k->name, dyn);
 				break;
 			}
+			cp[j]->form = PF_INT;
 			any = 1;
 		}
 		for (int j = 0; j < k->nbuf && !rc; j++) {
@@ -686,6 +748,53 @@ fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn,
 	return rc;
 }
 
+/* A named value, for name_index. */
+typedef struct Named {
+	const char *name;
+	int v;
+} Named;
+
+static int
+by_name(const void *x, const void *y)
+{
+	return strcmp(((const Named *)x)->name, ((const Named *)y)->name);
+}
+
+/* The named values of g sorted by name (*n of them, malloc'd), with the
+ * names more than one value has (unrolled Scan bodies) left out. */
+static Named *
+name_index(const Graph *g, int *n)
+{
+	Named *ix = malloc(sizeof *ix * ((size_t)g->nval + 1));
+	int m = 0, k = 0;
+
+	*n = 0;
+	if (!ix)
+		return NULL;
+	for (int v = 0; v < g->nval; v++)
+		if (GV(g, v)->name) {
+			ix[m].name = GV(g, v)->name;
+			ix[m++].v = v;
+		}
+	qsort(ix, (size_t)m, sizeof *ix, by_name);
+	for (int i = 0; i < m; i++)
+		if (!((i > 0 && !strcmp(ix[i].name, ix[i - 1].name)) ||
+		      (i + 1 < m && !strcmp(ix[i].name, ix[i + 1].name))))
+			ix[k++] = ix[i];
+	*n = k;
+	return ix;
+}
+
+/* The value named name in ix (name_index's, n of them), or -1. */
+static int
+find_name(const Named *ix, int n, const char *name)
+{
+	Named key = { name, -1 };
+	const Named *hit = bsearch(&key, ix, (size_t)n, sizeof *ix, by_name);
+
+	return hit ? hit->v : -1;
+}
+
 /*
  * The smallest value of each dim the fit holds at (min[j]): below the
  * samples, dim j alone is lowered (the others at their first sample) down
@@ -699,6 +808,11 @@ probe_min(Ctx *c, const Graph *src, Compiled *m, const CompileOpts *o,
           const Fit *f, Poly *const *size, Front front, const Target *tt,
           int64_t *min)
 {
+	int mn, tn = 0;
+	Named *tix = NULL, *mix = name_index(m->g, &mn);
+
+	if (!mix)
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	for (int j = 0; j < f->d; j++) {
 		int64_t x[DF_MAX_DIMS];
 		min[j] = 0;
@@ -711,21 +825,26 @@ probe_min(Ctx *c, const Graph *src, Compiled *m, const CompileOpts *o,
 			arena_init(&t.arena);
 			kprog_init(&t.prog, &t.arena);
 			rc = lower_sample(c, src, &t, o, x, front, 0);
-			for (int v = 0; !rc && !bad && v < m->g->nval; v++) {
-				const Value *val = GV(m->g, v);
+			if (!rc && !(tix = name_index(t.g, &tn)))
+				rc = BURN_ERR_NOMEM;
+			for (int i = 0; !rc && !bad && i < mn; i++) {
+				int v = mix[i].v;
 				int64_t want, k;
-				if (!size[v] || !val->name ||
-				    (k = graph_find_value(t.g, val->name)) < 0 ||
+				if (!size[v] || (k = find_name(tix, tn, mix[i].name)) < 0 ||
 				    value_numel(GV(t.g, k)) < 0)
 					continue;
 				bad = !poly_eval(f, size[v], x, &want) ||
 				      want != value_numel(GV(t.g, k));
 			}
+			free(tix);
+			tix = NULL;
 			graph_destroy(t.g);
 			arena_free(&t.arena);
 			if (rc) {   /* not compiling there is no error of the fit */
-				if (rc == BURN_ERR_NOMEM)
-					return rc;
+				if (rc == BURN_ERR_NOMEM) {
+					free(mix);
+					return burn_fail(c, rc, "out of memory");
+				}
 				c->code = BURN_OK;
 				c->msg[0] = 0;
 			}
@@ -735,6 +854,7 @@ probe_min(Ctx *c, const Graph *src, Compiled *m, const CompileOpts *o,
 			}
 		}
 	}
+	free(mix);
 	return BURN_OK;
 }
 
