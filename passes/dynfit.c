@@ -521,6 +521,167 @@ value_symbolic(Ctx *c, Graph *g, int v, const Fit *f, Poly *const *ax,
 	return BURN_OK;
 }
 
+/* The value's element e as an integer at sample t; 0 when it is not an
+ * integer (a float that is not integral). */
+static int
+elem_int(const Value *v, int64_t e, int64_t *out)
+{
+	if (v->dtype == DT_I64 || v->dtype == DT_I32) {
+		*out = value_get_i(v, e);
+		return 1;
+	}
+	if (v->dtype == DT_F32 || v->dtype == DT_F64) {
+		double d = value_get_f(v, e);
+		*out = (int64_t)d;
+		return fabs(d) < 1e15 && (double)*out == d;
+	}
+	return 0;
+}
+
+/*
+ * Constant v of the first sample, whose values differ between the samples
+ * (a Shape or Size of a value with the dims, or a count made of them,
+ * folded), becomes a value a kernel computes: each element fitted, as
+ * kernel constants are, and stored by a kernel put first in the program,
+ * so that it runs before any reader.  Refused, by name, where an element
+ * is no such polynomial (or the type is not i64, i32 or an integral
+ * float).
+ */
+static int
+shape_kernel(Ctx *c, Compiled **s, const Fit *f, int v, const char *const *dyn)
+{
+	Compiled *m = s[0];
+	Value *val = GV(m->g, v);
+	int64_t n = value_numel(val), y[DF_GRID + 1];
+	KB kb;
+	KKernel *k;
+	Poly p;
+	int buf;
+
+	if (n < 0 || n > 64)
+		goto refuse;
+	kb_begin(&kb, &m->prog, "dims", "Shape");
+	for (int j = 0; j < f->d; j++)
+		kb_dim(&kb, dyn[j]);
+	buf = kb_buf(&kb, val->dtype, n, v, KS_GLOBAL, KA_WRITE);
+	for (int64_t e = 0; e < n; e++) {
+		KRef sum = 0;
+		for (int t = 0; t < f->nsamp; t++)
+			if (!elem_int(GV(s[t]->g, v), e, &y[t]))
+				goto refuse_open;
+		if (!poly_fit(f, y, &p))
+			goto refuse_open;
+		for (int q = 0; q < f->ngrid; q++) {
+			KRef term;
+			if (!p.c[q])
+				continue;
+			term = kb_idx(&kb, p.c[q]);
+			for (int j = 0, r = q; j < f->d; j++, r /= 3)
+				for (int w = 0; w < r % 3; w++)
+					term = kb_bin(&kb, KO_MUL, term, kb_get(&kb, j));
+			sum = sum ? kb_bin(&kb, KO_ADD, sum, term) : term;
+		}
+		if (!sum)
+			sum = kb_idx(&kb, 0);
+		kb_store(&kb, buf, kb_idx(&kb, e), val->dtype == DT_I64 ? sum
+		         : kb_cast(&kb, val->dtype, sum));
+	}
+	if (!(k = kb_finish(&kb)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	/* first in the program */
+	memmove(m->prog.kernel + 1, m->prog.kernel,
+	        sizeof *m->prog.kernel * (size_t)(m->prog.nkernel - 1));
+	m->prog.kernel[0] = k;
+	val->data = NULL;
+	val->kind = VK_TEMP;
+	return kir_verify(c, k);
+refuse_open:
+	kb_finish(&kb);   /* an unreferenced kernel: dropped below */
+	m->prog.nkernel--;
+refuse:
+	return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: constant '%s' "
+	                 "holds values that follow the dims but are not counts "
+	                 "made of them (a Shape or Size folded into data a kernel "
+	                 "reads); static shapes are needed (--dim)", dyn[0],
+	                 val->name);
+}
+
+/*
+ * Constant v of the first sample, whose shape follows the dims (a
+ * ConstantOfShape of a Shape, folded): where every element of every sample
+ * is one value, a kernel put first in the program fills it at run time
+ * (its size the fit of its element count); else refused by name.
+ */
+static int
+fill_kernel(Ctx *c, Compiled **s, const Fit *f, int v, const char *const *dyn)
+{
+	Compiled *m = s[0];
+	Value *val = GV(m->g, v);
+	int64_t y[DF_GRID + 1];
+	double x0 = 0;
+	KB kb;
+	KKernel *k;
+	KRef n, i, cst;
+	Poly p;
+	int buf;
+
+	if (!dtype_is_float(val->dtype) && !is_int_dtype(val->dtype))
+		goto refuse;
+	for (int t = 0; t < f->nsamp; t++) {
+		const Value *w = GV(s[t]->g, v);
+		int64_t ne = value_numel(w);
+		if (!w->data || ne < 0)
+			goto refuse;
+		for (int64_t e = 0; e < ne; e++) {
+			double d = value_get_f(w, e);
+			if (t == 0 && e == 0)
+				x0 = d;
+			if (!(d == x0))
+				goto refuse;
+		}
+		y[t] = ne;
+	}
+	if (!poly_fit(f, y, &p))
+		goto refuse;
+	kb_begin(&kb, &m->prog, "fill", "ConstantOfShape");
+	for (int j = 0; j < f->d; j++)
+		kb_dim(&kb, dyn[j]);
+	n = 0;
+	for (int q = 0; q < f->ngrid; q++) {
+		KRef term;
+		if (!p.c[q])
+			continue;
+		term = kb_idx(&kb, p.c[q]);
+		for (int j = 0, r = q; j < f->d; j++, r /= 3)
+			for (int w = 0; w < r % 3; w++)
+				term = kb_bin(&kb, KO_MUL, term, kb_get(&kb, j));
+		n = n ? kb_bin(&kb, KO_ADD, n, term) : term;
+	}
+	if (!n)
+		n = kb_idx(&kb, 0);
+	buf = kb_buf(&kb, val->dtype, 1, v, KS_GLOBAL, KA_WRITE);
+	kb.k->buf[buf].ext = n;
+	kb.k->buf[buf].count = 0;
+	cst = dtype_is_float(val->dtype) ? kb_const_f(&kb, val->dtype, x0)
+	                                 : kb_const_i(&kb, val->dtype, (int64_t)x0);
+	i = kb_get(&kb, kb_for(&kb, "i", kb_idx(&kb, 0), n, KF_PARALLEL));
+	kb_store(&kb, buf, i, cst);
+	kb_end(&kb);
+	if (!(k = kb_finish(&kb)))
+		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+	memmove(m->prog.kernel + 1, m->prog.kernel,
+	        sizeof *m->prog.kernel * (size_t)(m->prog.nkernel - 1));
+	m->prog.kernel[0] = k;
+	val->data = NULL;
+	val->kind = VK_TEMP;
+	return kir_verify(c, k);
+refuse:
+	return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: constant '%s' "
+	                 "has a shape that follows the dims and is no fill of one "
+	                 "value; static shapes are needed (--dim)", dyn[0],
+	                 val->name);
+}
+
 /* Float constant j of kernel i, which differs between the samples s:
  * 1 and *p when it is a count (integral at every sample: PF_FLOAT) or the
  * reciprocal of one (PF_RECIP), each count the polynomial p. */
@@ -686,7 +847,7 @@ fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn,
 		rc = burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	for (int v = 0; v < g->nval && !rc; v++) {
 		Value *val = GV(g, v);
-		int vary = 0;
+		int vary = 0, runtime = 0;
 		/* values no kernel reads or writes and the run does not take or
 		 * return (folded, aliased away) keep the first sample's shape */
 		if (val->rank < 0 || !(used[kprog_storage(p, v)] ||
@@ -705,23 +866,19 @@ fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn,
 			}
 			for (int d = 0; d < val->rank; d++)
 				vary |= w->dim[d] != val->dim[d];
-			if (used[v] && val->data && !vary &&
+			if (used[v] && val->data && !vary && !runtime &&
 			    (!w->data || memcmp(w->data, val->data,
 			                        (size_t)value_nbytes(val))))
-				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: "
-				               "constant '%s' holds values that follow the "
-				               "dims (a Shape or Size of a value that has "
-				               "them, folded); static shapes are needed "
-				               "(--dim)", dyn[0], val->name);
+				runtime = 1;
 		}
+		/* a constant that holds the dims (a Shape or Size folded) is
+		 * computed at run time instead */
+		if (!rc && runtime)
+			rc = shape_kernel(c, s, f, v, dyn);
 		if (rc || !vary)
 			continue;
-		if (val->data && used[v]) {
-			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: constant "
-			               "'%s' has a shape that follows the dims; static "
-			               "shapes are needed (--dim)", dyn[0], val->name);
+		if (val->data && used[v] && (rc = fill_kernel(c, s, f, v, dyn)))
 			break;
-		}
 		for (int d = 0; d < val->rank && !rc; d++) {
 			int vd = 0;
 			for (int t = 0; t < ns; t++)
