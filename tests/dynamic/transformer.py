@@ -8,7 +8,9 @@ is [batch, seq, 32] with both dims symbolic; burncc compiles it ONCE with
 evaluation of the same graph (the reference: ONNX Runtime is not installed
 as Python here).
 
-  transformer.py BURNCC WORK [TARGET] [--seed-bug]
+  transformer.py BURNCC WORK [--seed-bug]          the c target
+  transformer.py BURNCC WORK llvm RUNNER [--seed-bug] the llvm target, in
+      process through RUNNER (dyn_tr_run.c: compiles once, runs each size)
   transformer.py --make-only WORK     only write WORK/model.onnx
 
 The weights come from a seeded NumPy generator.  The graph splits and merges
@@ -188,6 +190,7 @@ def main():
         return 0
     burncc, work = args[0], args[1]
     target = args[2] if len(args) > 2 else "c"
+    runner = args[3] if len(args) > 3 else None
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, "model.onnx")
     onnx.save(model, path)
@@ -224,19 +227,27 @@ def main():
         xin = os.path.join(work, "x_%d_%d.bin" % (nb, ns))
         yout = os.path.join(work, "y_%d_%d.bin" % (nb, ns))
         x.tofile(xin)
+        runs.append((nb, ns, xin, yout, ref))
+    if target != "c":   # one compilation, every size: the runner's args
+        cmd = [runner, target, path, str(D)]
+        for nb, ns, xin, yout, _ in runs:
+            cmd += [str(nb), str(ns), xin, yout]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode == 77:
+            print(p.stdout.strip())
+            return 77
+        if p.returncode:
+            print("FAIL: %s\n%s%s" % (" ".join(cmd), p.stdout, p.stderr))
+            return 1
+    for nb, ns, xin, yout, ref in runs:
         if target == "c":
             cmd = [exe, str(nb), str(ns), xin, yout]
-        else:
-            cmd = [burncc, "run", path, "--target", target,
-                   "--dynamic-dim", "batch", "--dynamic-dim", "seq",
-                   "--dim", "batch=%d" % nb, "--dim", "seq=%d" % ns,
-                   "--input", "x=" + xin, "--output", "y=" + yout]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode:
-            print("FAIL: (%d, %d): %s\n%s%s" % (nb, ns, " ".join(cmd),
-                                                p.stdout, p.stderr))
-            failures += 1
-            continue
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode:
+                print("FAIL: (%d, %d): %s\n%s%s" % (nb, ns, " ".join(cmd),
+                                                    p.stdout, p.stderr))
+                failures += 1
+                continue
         y = np.fromfile(yout, np.float32).reshape(nb, ns, D)
         err = float(np.max(np.abs(y - ref)))
         ok = err <= 1e-4
