@@ -117,7 +117,15 @@ static int peel_or_fit(Ctx *c, Compiled *m, const CompileOpts *o)
 	char why[sizeof c->msg];
 	int rc, code;
 
-	TRY(dyn_graph_clone(c, m->g, &keep));
+	/* a graph its text form does not carry (sequence or optional inputs)
+	 * is peeled or refused */
+	if ((rc = dyn_graph_clone(c, m->g, &keep)) != BURN_OK) {
+		if (rc == BURN_ERR_NOMEM)
+			return rc;
+		c->code = BURN_OK;
+		c->msg[0] = 0;
+		keep = NULL;
+	}
 	if (!(inb = calloc((size_t)m->g->nin + 1, 1))) {
 		graph_destroy(keep);
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
@@ -126,7 +134,7 @@ static int peel_or_fit(Ctx *c, Compiled *m, const CompileOpts *o)
 	if (!rc)
 		rc = run_rest(c, m, o, inb);
 	free(inb);
-	if (rc != BURN_ERR_UNSUPPORTED) {
+	if (rc != BURN_ERR_UNSUPPORTED || !keep) {
 		graph_destroy(keep);
 		return rc;
 	}
