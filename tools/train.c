@@ -258,6 +258,153 @@ static int onnx_dropouts(Ctx *c, Graph *g, const char *path, int *noise, int *nn
 	return graph_toposort(c, g);
 }
 
+/*
+ * BatchNormalization's running statistics as parameters of their own, in
+ * both modes (the train step and the evaluation must have the same
+ * parameters): a statistic that is an Identity (or a chain of them) of a
+ * float constant becomes a constant of its own, a copy of that data under
+ * the Identity's output name.  PyTorch's exporter writes a fresh model so:
+ * a running variance of ones and a weight of ones are one initializer,
+ * '1.running_var' = Identity('1.weight'); trained, they part.
+ */
+static int bn_own_stats(Ctx *c, Graph *g)
+{
+	int changed = 0;
+
+	for (int i = 0; i < g->nnode; i++) {
+		const Node *n = &g->node[i];
+		if (n->dead || n->op != OP_BatchNormalization || n->nin < 5)
+			continue;
+		for (int k = 3; k < 5; k++) {
+			Value *v = GV(g, n->in[k]);
+			const Value *src = v;
+			/* through the Identities to what they copy */
+			while (src->producer >= 0 && g->node[src->producer].op == OP_Identity &&
+			       g->node[src->producer].nin == 1 && g->node[src->producer].in[0] >= 0)
+				src = GV(g, g->node[src->producer].in[0]);
+			if (src == v || !src->data || src->producer >= 0 ||
+			    !dtype_is_float(src->dtype))
+				continue;
+			g->node[v->producer].dead = 1;
+			if (graph_set_const(c, g, n->in[k], src->dtype, src->rank, src->dim,
+			                    src->data))
+				return c->code;
+			changed = 1;
+		}
+	}
+	if (changed)
+		graph_compact(g);
+	return BURN_OK;
+}
+
+/*
+ * The train step's BatchNormalizations of an inferred graph g whose
+ * parameters are inputs (md): each one in inference form (training_mode
+ * 0, an ONNX model's, or an imported model's in a script: a script's
+ * BatchNorm layers are in training form already) normalises with the
+ * batch's statistics (training_mode 1, as a script's layer in training,
+ * api/dsl.h), and its running mean and variance, which must be
+ * parameters read by no other BatchNormalization, get new values as
+ * PyTorch's do, the layer's "next:" outputs:
+ *   mean' = (1 - m) mean + m batch_mean
+ *   var'  = (1 - m) var + m batch_var n / (n - 1)   (n = N * spatial)
+ * with m = 1 - momentum (ONNX's momentum weighs the old value: PyTorch's
+ * exporter writes 0.9 for its 0.1).  Each new value is an output named
+ * "next:" and the statistic's name, appended to g's outputs, which
+ * load_model maps as it maps a script's.
+ */
+static int bn_training(Ctx *c, Graph *g, const Model *md, const char *path)
+{
+	AD a = { c, g, g->nval, NULL, NULL, 0 };
+	int n0 = g->nnode;
+
+	for (int i = 0; i < n0; i++) {
+		Node *n = &g->node[i];
+		const Value *x;
+		int64_t cnt = 1;
+		unsigned mask = 0;
+		int st[2], x_, at = -1, xc, newv[2];
+		double m;
+		const char *name;
+		if (n->dead || n->op != OP_BatchNormalization ||
+		    attr_int(n, "training_mode", 0))
+			continue;
+		x = GV(g, x_ = n->in[0]);
+		for (int k = 0; k < 2; k++) {
+			int v = n->nin > 3 + k ? n->in[3 + k] : -1, j = 0;
+			while (j < md->np && md->param[j] != v)
+				j++;
+			if (j == md->np)
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s: node '%s' "
+				                 "(BatchNormalization): in training its running %s "
+				                 "must be an initializer (a float constant)", path,
+				                 n->name, k ? "variance" : "mean");
+			for (int e = 0; e < g->nout; e++)
+				if (!strncmp(GV(g, g->out[e])->name, "next:", 5) &&
+				    !strcmp(GV(g, g->out[e])->name + 5, md->pname[j]))
+					return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s: node '%s' "
+					                 "(BatchNormalization): its running statistic "
+					                 "'%s' is another BatchNormalization's too: it "
+					                 "would be updated twice", path, n->name,
+					                 md->pname[j]);
+			st[k] = v;
+		}
+		if (st[0] == st[1])
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s: node '%s' "
+			                 "(BatchNormalization): its running mean and variance "
+			                 "are one value", path, n->name);
+		for (int d = 0; d < x->rank; d++)
+			if (d != 1) {
+				mask |= 1u << d;
+				cnt *= x->dim[d];
+			}
+		if (!dtype_is_float(x->dtype) || x->rank < 2 || cnt < 2)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s: node '%s' "
+			                 "(BatchNormalization): in training it needs a float "
+			                 "input with more than one value per channel", path, n->name);
+		m = 1 - attr_float(n, "momentum", 0.9);
+		name = n->name;   /* n moves as nodes are added */
+		/* training_mode 1, on a copy of the node's attributes (they may
+		 * be shared, ad_attr_copy) */
+		for (int k = 0; k < n->nattr; k++)
+			if (!strcmp(n->attr[k].name, "training_mode"))
+				at = k;
+		if (at < 0) {
+			ad_attr_i(&a, i, "training_mode", 1);
+		} else {
+			Attr *na = arena_alloc(&g->arena, sizeof *na * (size_t)n->nattr);
+			if (!na)
+				return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			memcpy(na, n->attr, sizeof *na * (size_t)n->nattr);
+			na[at].i = 1;
+			n->attr = na;
+		}
+		/* the batch's mean and the centred sum of squares, per channel */
+		xc = ad_op2(&a, OP_Sub, x_, ad_op2(&a, OP_Mul, ad_rsum(&a, x_, mask, 1),
+		                                   ad_k(&a, x_, 1.0 / (double)cnt)));
+		newv[0] = ad_op2(&a, OP_Add, ad_op2(&a, OP_Mul, st[0], ad_k(&a, st[0], 1 - m)),
+		                 ad_op2(&a, OP_Mul, ad_rsum(&a, x_, mask, 0),
+		                        ad_k(&a, x_, m / (double)cnt)));
+		newv[1] = ad_op2(&a, OP_Add, ad_op2(&a, OP_Mul, st[1], ad_k(&a, st[1], 1 - m)),
+		                 ad_op2(&a, OP_Mul, ad_rsum(&a, ad_op2(&a, OP_Mul, xc, xc), mask, 0),
+		                        ad_k(&a, x_, m / (double)(cnt - 1))));
+		for (int k = 0; k < 2; k++) {
+			Value *v;
+			if (newv[k] < 0)
+				return c->code ? c->code : BURN_ERR_INTERNAL;
+			v = GV(g, newv[k]);
+			if (v->dtype != GV(g, st[k])->dtype || value_numel(v) != value_numel(GV(g, st[k])))
+				return burn_fail(c, BURN_ERR_UNSUPPORTED, "%s: node '%s' "
+				                 "(BatchNormalization): its statistics' type is not "
+				                 "its input's", path, name);
+			if (!(v->name = arena_printf(&g->arena, "next:%s", GV(g, st[k])->name)))
+				return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+			graph_add_output(g, newv[k]);
+		}
+	}
+	return BURN_OK;
+}
+
 /* Load the model as a graph whose parameters are inputs, inferred.  init
  * (if not NULL) gets a malloc'd copy of each parameter's initial data. */
 static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
@@ -286,6 +433,8 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 		TRY(dsl_trace_file(c, path, entry, training, &g, NULL));
 	else
 		TRY(onnx_load_file(c, path, &g));
+	if (bn_own_stats(c, g))
+		goto fail;
 	/* the Dropouts' noise inputs of a training-mode trace come after x */
 	while (g->nin > 1 + nn && nn < MAX_NOISE &&
 	       !strncmp(GV(g, g->in[1 + nn])->name, "dropout_noise", 13)) {
@@ -338,6 +487,14 @@ static int load_model(Ctx *c, DslVm *vm, const char *path, const char *entry,
 	}
 	if (graph_check_attrs(c, g) || pass_infer_fold(c, g))
 		goto fail;
+	/* an ONNX model's BatchNormalizations (or an imported one's): their
+	 * statistics' new values become "next:" outputs too */
+	if (training) {
+		int nout0 = g->nout;
+		if (bn_training(c, g, md, path))
+			goto fail;
+		nnext += g->nout - nout0;
+	}
 	for (int k = 0; k < nnext; k++) {
 		int o = g->out[1 + k], i = 0;
 		while (i < md->np && strcmp(md->pname[i], GV(g, o)->name + 5))
