@@ -668,7 +668,8 @@ static void lower_reduction(GLower *gl, Node *n)
 {
 	Graph *g = gl->lw->g;
 	GWalk gw = { gl, n->in[0] };
-	ReduceWalk w = { gwalk_open, gwalk_close, &gw, 1, 0 };
+	ReduceWalk w = { gwalk_open, gwalk_close, &gw, 1, 0,
+	                 target_or_default(gl->lw->target)->tune.sum_f64_min };
 
 	for (int i = 0; i < gl->gr->rank; i++)
 		if (gl->gr->red[i])

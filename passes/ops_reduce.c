@@ -296,6 +296,7 @@ int lower_reduce(Lower *lw, Node *n)
 	shape_strides(nk, kdim, kst);
 	shape_strides(x->rank, x->dim, xst);
 	w.last = attr_int(n, "select_last_index", 0) != 0;
+	w.f64_min = target_or_default(lw->target)->tune.sum_f64_min;
 
 	lower_begin(lw, &kb, n);
 	rw.kb = &kb;

@@ -188,6 +188,10 @@ int reduce_emit(KB *kb, const ReduceOp *r, int t, int out_t, const ReduceWalk *w
 
 	if (r->flags & RR_ARG)
 		return emit_arg(kb, r, t, w);
+	/* a long float sum: f64, one rounding at the end (reduce.h) */
+	if (r->combine == RC_ADD && dtype_is_float(at) && at != DT_F64 && w->f64_min > 0 &&
+	    w->count >= w->f64_min)
+		at = DT_F64;
 
 	/* the max shift: m = max(x) in a pass of its own; exponents are
 	 * taken relative to m unless m is infinite */

@@ -58,8 +58,11 @@ typedef struct ReduceWalk {
 	KRef (*open)(void *self, KRef *index);
 	void (*close)(void *self);
 	void *self;
-	int64_t count;   /* reduced elements per result (RF_MEAN) */
+	int64_t count;   /* reduced elements per result (RF_MEAN); < 0 unknown */
 	int last;        /* arg rows: the last extreme wins (select_last_index) */
+	int64_t f64_min; /* a float sum of at least this many elements
+	                  * accumulates in f64 (the target's
+	                  * tune.sum_f64_min; 0: never) */
 } ReduceWalk;
 
 /* Emit reduction r at the current insertion point of kb, over elements of

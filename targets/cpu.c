@@ -51,6 +51,7 @@ const TargetCpu target_cpus[] = {
 		.im2col = 2,
 		.thread_min_work = 65536,
 		.thread_slots = 8,
+		.sum_f64_min = TARGET_SUM_F64_MIN,
 	  } },
 	{ .name = "generic",
 	  .about = "any CPU: small tiles and 4-float vectors (SSE2, NEON)",
@@ -67,6 +68,7 @@ const TargetCpu target_cpus[] = {
 		.im2col = 2,
 		.thread_min_work = 65536,
 		.thread_slots = 8,
+		.sum_f64_min = TARGET_SUM_F64_MIN,
 	  } },
 	{ .name = NULL },
 };

@@ -74,7 +74,20 @@ typedef struct TargetTune {
 	                          * 0: a block a row */
 	int recip_div;           /* a row divided by one value (Softmax) is
 	                          * multiplied by its reciprocal instead */
+	int64_t sum_f64_min;     /* a float sum (ReduceSum, Mean, SumSquare,
+	                          * L1, LogSumExp; fused or not) of at least
+	                          * this many elements a result accumulates in
+	                          * f64 and rounds once (0: never): a
+	                          * sequential f32 sum's error grows with the
+	                          * count (docs/NUMERICS.md) */
 } TargetTune;
+
+/* The CPU targets' tune.sum_f64_min.  On a CPU a reduction is one
+ * sequential chain of adds, whose latency an f64 add matches (the
+ * conversion is off the chain), so the wide sum costs nothing measurable;
+ * the GPU targets split long rows over a block's threads (a tree of
+ * partial sums) and keep f32. */
+#define TARGET_SUM_F64_MIN 4096
 
 /* The tuning constants of the avx512 CPU description (targets/cpu.c),
  * the default of the cpu (C) and llvm descriptions: both print the same
@@ -98,6 +111,7 @@ typedef struct TargetTune {
 	.im2col = 2, \
 	.thread_min_work = 65536, \
 	.thread_slots = 8, \
+	.sum_f64_min = TARGET_SUM_F64_MIN, \
 }
 
 /*

@@ -35,5 +35,6 @@ const Target target_wasm = {
 		.vec_lanes = 4, .vec_lanes_narrow = 4, .vec_wide_row = 64,
 		.im2col = 1,
 		.thread_min_work = 65536,
+		.sum_f64_min = TARGET_SUM_F64_MIN,
 	},
 };
