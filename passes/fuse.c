@@ -1199,6 +1199,53 @@ static void kernel_guard(const Graph *g, const int *group, int gid, int i,
 	}
 }
 
+/* Transposes a MatMul can read through (Lower.tview): the Transpose's
+ * output has that one consumer (not a graph output), a float MatMul
+ * whose output has more than one column (its GEMM forms take strided
+ * operands), and the permutation keeps the last axis last, so rows stay
+ * contiguous (attention's head split and merge: [B,S,H,D] -> [B,H,S,D]).
+ * No guards (a run-time If's branch keeps its kernels). */
+static int *transpose_views(const Fuser *f)
+{
+	const Graph *g = f->g;
+	int *tv = malloc(sizeof(int) * ((size_t)g->nval + 1)), any = 0;
+
+	if (!tv)
+		return NULL;
+	for (int v = 0; v < g->nval; v++)
+		tv[v] = -1;
+	for (int i = 0; i < g->nnode; i++) {
+		const Node *n = &g->node[i], *m;
+		const Value *y, *x;
+		const Attr *pa;
+		int v, r, u;
+		if (n->dead || n->op != OP_Transpose || n->nout != 1 || n->nin != 1 ||
+		    (v = n->out[0]) < 0 || n->in[0] < 0 || f->nuse[v] != 1 || n->guard ||
+		    (f->group && f->group[i] >= 0))
+			continue;
+		u = f->users[v][0];
+		m = &g->node[u];
+		y = GV(g, v);
+		x = GV(g, n->in[0]);
+		r = y->rank;
+		if (m->dead || m->op != OP_MatMul || m->guard || m->nin != 2 || m->in[0] == m->in[1] ||
+		    !dtype_is_float(y->dtype) || r < 2 || x->rank != r || m->nout != 1 ||
+		    m->out[0] < 0 || GV(g, m->out[0])->rank < 2 ||
+		    GV(g, m->out[0])->dim[GV(g, m->out[0])->rank - 1] < 2)
+			continue;
+		pa = node_attr(n, "perm");
+		if (pa ? (pa->n != r || pa->ints[r - 1] != r - 1) : r != 1)
+			continue;   /* no perm: reversed, the last axis moves */
+		tv[v] = i;
+		any = 1;
+	}
+	if (!any) {
+		free(tv);
+		return NULL;
+	}
+	return tv;
+}
+
 int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
                      const Target *t)
 {
@@ -1219,6 +1266,7 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
 		free_uses(&f);
 		return rc;
 	}
+	lw.tview = transpose_views(&f);
 	for (int i = 0; i < g->nnode && !rc; i++) {
 		Node *n = &g->node[i];
 		int gid = f.group ? f.group[i] : -1;
@@ -1226,6 +1274,8 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
 
 		if (n->dead || (gid >= 0 && f.grp[gid].root != i))
 			continue;   /* a group is lowered at its root, its last member */
+		if (lw.tview && n->op == OP_Transpose && lw.tview[n->out[0]] == i)
+			continue;   /* its MatMul reads its input through the perm */
 		if (gid >= 0 && f.grp[gid].anchor >= 0)
 			n = &g->node[f.grp[gid].anchor];   /* name the anchor in errors */
 		c->node = n->name;
@@ -1263,6 +1313,7 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
 			c->op = NULL;
 		}
 	}
+	free((void *)lw.tview);
 	scratch_free(&sh);
 	free_uses(&f);
 	return rc;

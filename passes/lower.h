@@ -50,6 +50,11 @@ typedef struct Lower {
 	 * NULL means target_default(), e.g. when constant folding lowers a
 	 * node to run it in the interpreter. */
 	const Target *target;
+	/* Per value, or NULL: the Transpose node whose output it is when its
+	 * one consumer, a MatMul, reads the Transpose's input through the
+	 * permuted strides instead (pass_lower_fused: no kernel for the
+	 * Transpose; lower_matmul), else -1. */
+	const int *tview;
 } Lower;
 
 /* Declarations of every infer/lower function named in the op table. */

@@ -1450,6 +1450,34 @@ typedef struct MM {
 	int64_t out[BURN_MAX_RANK];     /* output dims */
 } MM;
 
+/* Operand s (0: A, 1: B) of mm read through Transpose node t (a
+ * permutation keeping the last axis last; fuse.c transpose_views): *in
+ * the Transpose's input, *rs its row stride there, and mm's batch strides
+ * for the operand from the input's strides through the permutation. */
+static void
+mm_view(const Graph *g, const Node *t, MM *mm, int s, int64_t *rs, int *in)
+{
+	const Value *x = GV(g, t->in[0]), *y = GV(g, t->out[0]);
+	const Attr *pa = node_attr(t, "perm");
+	int64_t xs[BURN_MAX_RANK], vs[BURN_MAX_RANK];
+	int r = y->rank;
+
+	shape_strides(x->rank, x->dim, xs);
+	for (int i = 0; i < r; i++)
+		vs[i] = xs[pa->ints[i]];
+	*rs = vs[r - 2];
+	*in = t->in[0];
+	/* the operand's batch axes, right-aligned to the output's */
+	for (int i = 0; i < mm->nb; i++) {
+		int ia = i - (mm->nb - (r - 2));
+		int64_t st = ia >= 0 && y->dim[ia] != 1 ? vs[ia] : 0;
+		if (s == 0)
+			mm->as[i] = st;
+		else
+			mm->bs[i] = st;
+	}
+}
+
 static int
 mm_shape(Ctx *c, const Value *a, const Value *b, MM *mm)
 {
@@ -1550,32 +1578,45 @@ lower_matmul(Lower *lw, Node *n)
 	const Value *a = NIN(g, n, 0), *b = NIN(g, n, 1), *y = NOUT(g, n, 0);
 	int isint = n->op == OP_MatMulInteger;
 	int dt = cdt(y->dtype);
-	int ba, bb, by, av, d0, di, packed = -1;
-	int64_t last = 0;
+	int ba, bb, by, av, d0, di, packed = -1, vin[2] = { -1, -1 };
+	int64_t last = 0, vrs[2];
 	KRef ao, bo, yo, vi, vk, vj, azp = 0;
 	static const char *bname[] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"};
 	MM mm;
 	KB kb;
 
 	TRY(mm_shape(lw->ctx, a, b, &mm));
+	vrs[0] = mm.K;   /* row strides: contiguous, unless a view */
+	vrs[1] = mm.N;
+	/* an operand that is a Transpose of the last axis kept (Lower.tview)
+	 * is read from the Transpose's input through the permuted strides */
+	for (int s = 0; s < 2; s++) {
+		int t = lw->tview && n->in[s] >= 0 ? lw->tview[n->in[s]] : -1;
+		if (t >= 0)
+			mm_view(g, &g->node[t], &mm, s, &vrs[s], &vin[s]);
+	}
 	/* B without batch dims: the batch of A folds into M */
-	if (b->rank <= 2 && mm.nb > 0) {
+	if (b->rank <= 2 && mm.nb > 0 && vin[0] < 0) {
 		mm.M *= prod(mm.nb, mm.bat);
 		mm.nb = 0;
 	}
 	lower_begin(lw, &kb, n);
-	ba = lower_in(lw, &kb, n, 0);
+	ba = vin[0] >= 0 ? lower_bind(lw, &kb, vin[0], KA_READ) : lower_in(lw, &kb, n, 0);
 	/* a constant B of the blocked form is bound as its panels instead */
 	if (!isint && mm.N > 1) {
 		int64_t MR, NR, nr = gemm_nr(lw, &kb, mm.M, &MR, &NR);
 		TRY(gemm_pack_const(lw, n, 1, mm.K, mm.N, mm.N, 1, nr, 1, &packed, &last));
 	}
-	bb = packed >= 0 ? lower_bind(lw, &kb, packed, KA_READ) : lower_in(lw, &kb, n, 1);
+	bb = packed >= 0 ? lower_bind(lw, &kb, packed, KA_READ) :
+	     vin[1] >= 0 ? lower_bind(lw, &kb, vin[1], KA_READ) : lower_in(lw, &kb, n, 1);
 	by = lower_out(lw, &kb, n, 0);
 	d0 = kb.depth;
+	if ((vin[0] >= 0 || vin[1] >= 0) && (isint || mm.N <= 1))
+		return burn_fail(lw->ctx, BURN_ERR_INTERNAL, "MatMul: a transposed operand "
+		                 "outside the GEMM forms");
 	if (!isint && mm.N > 1 && packed < 0) {
-		GT t = { dt, mm.M, mm.N, mm.K, { ba, I(&kb, 0), mm.K, 1, 0 },
-		         { bb, I(&kb, 0), mm.N, 1, 0 }, { -1, 0, 0, 0, 0 }, 1, 0, by, -1,
+		GT t = { dt, mm.M, mm.N, mm.K, { ba, I(&kb, 0), vrs[0], 1, 0 },
+		         { bb, I(&kb, 0), vrs[1], 1, 0 }, { -1, 0, 0, 0, 0 }, 1, 0, by, -1,
 		         I(&kb, 0), 0, 0 };
 		if (gemm_gpu(lw, &kb, n, &t, mm.nb, mm.bat, mm.as, mm.bs)) {
 			lower_end(lw, &kb);
@@ -1590,8 +1631,8 @@ lower_matmul(Lower *lw, Node *n)
 		yo = madd(&kb, yo, v, mm.M * mm.N * prod(mm.nb - i - 1, mm.bat + i + 1));
 	}
 	if (!isint && mm.N > 1) {
-		GT t = { dt, mm.M, mm.N, mm.K, { ba, ao, mm.K, 1, 0 },
-		         { bb, bo, mm.N, 1, packed >= 0, last }, { -1, 0, 0, 0, 0, 0 }, 1, 0, by, -1,
+		GT t = { dt, mm.M, mm.N, mm.K, { ba, ao, vrs[0], 1, 0 },
+		         { bb, bo, vrs[1], 1, packed >= 0, last }, { -1, 0, 0, 0, 0, 0 }, 1, 0, by, -1,
 		         yo, 0, mm.nb == 0 && gemm_bpack(lw, mm.M, mm.N) };
 		gemm_blocked(lw, &kb, n, &t);
 		close_to(&kb, d0);
