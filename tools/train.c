@@ -48,6 +48,7 @@
 #include "frontend/safetensors.h"
 #include "tools/idx.h"
 #include "tools/train.h"
+#include "tools/compile.h"
 #include "tools/dash.h"
 #ifdef BURN_HAVE_LLVM
 #include "codegen/llvm/jit.h"
@@ -111,6 +112,8 @@ static const char train_usage[] =
 "                   needed only by the step and cosine schedules\n"
 "  --eval-o EVAL.c  with -o: the evaluation too (x and the parameters in,\n"
 "                   the logits out), prefix EVAL\n"
+"  --cpu NAME       size the kernels for a CPU description (native, avx512,\n"
+"                   avx2, generic: burncc --help), for the JIT and for -o\n"
 "On a terminal (stdin and stdout), a dashboard: progress, ETA, steps/s, plots\n"
 "of the losses, accuracy and learning rate (Tab or 1-3 switch them), q quits\n"
 "(saving the checkpoint if --save).  Otherwise one line per epoch: mean train\n"
@@ -563,13 +566,13 @@ static void set_outputs(Graph *g, int n, const int *v)
 }
 
 /* Compile g (consumed) and, on the llvm target, JIT it. */
-static int prog_make(Ctx *c, const Backend *be, Graph *g, Prog *p)
+static int prog_make(Ctx *c, const Backend *be, const Target *tg, Graph *g, Prog *p)
 {
 	CompileOpts co = { 0 };
 	size_t nb;
 
 	memset(p, 0, sizeof *p);
-	co.target = be ? be->target : NULL;
+	co.target = tg ? tg : be ? be->target : NULL;
 	TRY(burn_compile_graph(c, g, &co, &p->m));
 #ifdef BURN_HAVE_LLVM
 	if (be && !strcmp(be->name, "llvm"))
@@ -624,7 +627,17 @@ typedef struct Opts {
 	double **hist;            /* train(): (*hist)[3 e ..] gets epoch e's mean
 	                           * train loss, test loss, accuracy (realloc'd) */
 	int *nhist;
+	const TargetCpu *cpu;     /* --cpu NAME, or NULL: the target's own */
 } Opts;
+
+/* be's target, or with --cpu's description in *buf */
+static const Target *
+opts_target(const Opts *o, const Backend *be, Target *buf)
+{
+	if (o->cpu && be && !target_with_cpu(be->target, o->cpu, buf))
+		return buf;
+	return be ? be->target : NULL;
+}
 
 /* The losses, each the mean over the batch (and the classes, but for
  * cross-entropy and NLL); NLL takes the model's output as log-probabilities
@@ -1512,6 +1525,7 @@ static int write_module(Ctx *c, const Compiled *m, const char *path, const char 
 static int emit_step(Ctx *c, const Opts *o)
 {
 	const Backend *be = backend_find("c");
+	Target cpu_target;
 	CompileOpts co = { 0 };
 	Graph *g = NULL, *ge = NULL;
 	Compiled *m = NULL;
@@ -1524,7 +1538,7 @@ static int emit_step(Ctx *c, const Opts *o)
 	char *xh = NULL, *xc = NULL, prefix[128];
 
 	memset(&d, 0, sizeof d);
-	co.target = be->target;
+	co.target = opts_target(o, be, &cpu_target);
 	if ((rc = load_model(c, o->vm, o->model, o->entry, 1, &g, &md, init)))
 		goto done;
 	/* the schedule's length needs the steps per epoch: the data's */
@@ -1600,6 +1614,7 @@ done:
 static int train(Ctx *c, const Opts *o)
 {
 	const Backend *be = backend_find("llvm");
+	Target cpu_target;
 	Graph *g = NULL, *ge = NULL, *gx = NULL;
 	Model md, me, mx;
 	Data d;
@@ -1663,7 +1678,7 @@ static int train(Ctx *c, const Opts *o)
 	/* the train step */
 	if ((rc = build_step(c, o, &op, g, &md)))
 		goto done;
-	rc = prog_make(c, be, g, &step);
+	rc = prog_make(c, be, opts_target(o, be, &cpu_target), g, &step);
 	g = NULL;
 	if (rc)
 		goto done;
@@ -1673,7 +1688,7 @@ static int train(Ctx *c, const Opts *o)
 		rc = burn_fail(c, BURN_ERR_INTERNAL, "the model changed between loads");
 		goto done;
 	}
-	rc = prog_make(c, be, ge, &ev);
+	rc = prog_make(c, be, opts_target(o, be, &cpu_target), ge, &ev);
 	ge = NULL;
 	if (rc)
 		goto done;
@@ -1954,7 +1969,7 @@ static int parse_opt(Opts *o, Names *nm, const char *a, const char *what,
 			"--optimizer", "--lr-schedule", "--loss", "--lr", "--momentum",
 			"--weight-decay", "--beta1", "--beta2", "--eps", "--alpha",
 			"--label-smoothing", "--clip-norm", "--lr-gamma", "--lr-step", "--warmup",
-			"--epochs", "--seed", "--train-limit", "--test-limit", "--max-steps"
+			"--epochs", "--seed", "--train-limit", "--test-limit", "--max-steps", "--cpu"
 		};
 		size_t k;
 		for (k = 0; k < sizeof known / sizeof *known; k++)
@@ -1969,7 +1984,14 @@ static int parse_opt(Opts *o, Names *nm, const char *a, const char *what,
 		snprintf(err, en, "%s needs a value (burncc train --help)", what);
 		return 1;
 	}
-	if (!strcmp(a, "--data"))
+	if (!strcmp(a, "--cpu")) {
+		Ctx sc;
+		burn_ctx_init(&sc, NULL);
+		if (burn_cpu_arg(&sc, val, &o->cpu)) {
+			snprintf(err, en, "%s", sc.msg);
+			return 1;
+		}
+	} else if (!strcmp(a, "--data"))
 		o->data = val;
 	else if (!strcmp(a, "--entry"))
 		o->entry = val;

@@ -93,4 +93,18 @@ for d in avx512 avx2 generic; do
 done
 "$B" check -j 2 --freestanding --cpu generic "$CASES" > "$T/out" 2>&1 ||
 	{ cat "$T/out"; fail "check --freestanding --cpu generic"; }
+# the train step for a description: other tiles than the default's, and
+# ISO C that builds with that description's flags; bench takes it too
+ex=$(cd "$(dirname "$0")/../../examples" && pwd)
+"$B" train "$ex/mlp_train.burn" -o "$T/step_def.c" > /dev/null 2>&1 &&
+"$B" train "$ex/mlp_train.burn" -o "$T/step_avx2.c" --cpu avx2 > /dev/null 2>&1 ||
+	fail "train -o --cpu avx2"
+cmp -s "$T/step_def.c" "$T/step_avx2.c" && fail "train -o --cpu avx2: the same C as the default"
+${CC:-cc} -std=c99 -O1 -c -I"$T" "$T/step_avx2.c" -o "$T/step_avx2.o" 2> "$T/out" ||
+	{ cat "$T/out"; fail "train -o --cpu avx2: the C does not build"; }
+bad "unknown --cpu" train "$ex/mlp_train.burn" -o "$T/x.c" --cpu sse9
+if grep -q '^  llvm ' "$T/help"; then
+	"$B" bench "$MODELS/mlp/model.onnx" --cpu generic --runs 3 > "$T/out" 2>&1 &&
+	grep -q '^median_ms:' "$T/out" || { cat "$T/out"; fail "bench --cpu generic"; }
+fi
 echo "cpu: ok"
