@@ -94,7 +94,8 @@ int main(int argc, char **argv)
 	ok &= !strcmp(lenet_strerror(4), "unknown status");
 	ok &= !strcmp(blob_strerror(BLOB_ERR_WEIGHTS),
 	              "the weights are NULL, misaligned or not this module's blob");
-	ok &= !strcmp(dyn_strerror(DYN_ERR_DIM), "a dim is negative or a size would pass 2^63 bytes");
+	ok &= !strcmp(dyn_strerror(DYN_ERR_DIM),
+	               "a dim is out of range (N >= 0) or a size would pass 2^63 bytes");
 	ok &= !strcmp(dyn_strerror(-1), "unknown status");
 	printf("%s %s, %s\n", LENET_BURNCC_VERSION, LENET_MODEL_SHA256, lenet_strerror(LENET_ERR_ARENA));
 	return ok ? 0 : 1;
