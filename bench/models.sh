@@ -5,6 +5,8 @@
 # Each DIR is a model folder (DIR/model.onnx) or a folder of them
 # (bench/make_kinds.py writes one); none: ../shared/models.
 # ONNX Runtime is installed from npm into bench/peers (not committed).
+# CPU=NAME compiles with --cpu NAME (avx512, avx2, generic, native);
+# BENCH_CFLAGS replaces -O3 -march=native.
 set -e
 BUILD=${1:-build}
 THREADS=${2:-1}
@@ -24,14 +26,15 @@ if [ ! -d "$here/peers/node_modules/onnxruntime-node" ]; then
 	(cd "$here/peers" && npm install --no-audit --no-fund --ignore-scripts \
 		onnxruntime-node@1.30.0 >/dev/null)
 fi
-flags="-O3 -march=native"
+flags=${BENCH_CFLAGS:--O3 -march=native}
+cpu=${CPU:+--cpu $CPU}
 [ "$THREADS" -gt 1 ] && flags="$flags -fopenmp"
-printf "%s thread(s); cc %s; ms per inference, median and best over >= 1 s;\n" "$THREADS" "$flags"
+printf "%s thread(s); cc %s%s; ms per inference, median and best over >= 1 s;\n" "$THREADS" "$flags" "${cpu:+; burncc $cpu}"
 printf "ratio = ONNX Runtime / burncc, of the best times; %s\n" "$(uptime | sed 's/.*load/load/')"
 printf "%-14s %10s %10s %10s %10s %8s\n" model burncc best onnxrt best ratio
 for m in $dirs; do
 	name=$(basename "$m")
-	"$BUILD/burncc" "$m/model.onnx" -o "$out/$name.c" --name model
+	"$BUILD/burncc" $cpu "$m/model.onnx" -o "$out/$name.c" --name model
 	nin=$(sed -n 's/#define MODEL_NUM_INPUTS \(.*\)/\1/p' "$out/$name.h")
 	nout=$(sed -n 's/#define MODEL_NUM_OUTPUTS \(.*\)/\1/p' "$out/$name.h")
 	arena=$(sed -n 's/#define MODEL_ARENA_BYTES \(.*\)/\1/p' "$out/$name.h")

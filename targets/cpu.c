@@ -29,11 +29,28 @@
  *    badly (SqueezeNet 2.3x slower at -O3 than with 4 x 16, 10x with
  *    -march=native; docs/BENCHMARKS.md).
  * The flags are GCC's and Clang's x86-64 levels (GCC 11, Clang 12 and
- * later): v4 has AVX-512F/BW/DQ/VL, v3 AVX2, FMA and BMI2 (Haswell). */
+ * later): v4 has AVX-512F/BW/DQ/VL, v3 AVX2, FMA and BMI2 (Haswell).
+ *
+ * avx512's C also asks GCC for 512-bit vectors (cprelude): GCC's tuning
+ * for -march=x86-64-v4 and for the Intel AVX-512 CPUs (skylake-avx512 to
+ * sapphirerapids: -march=native there) prefers 256-bit vectors, and
+ * then the 8 x 32 tile's 16 accumulators are 32 ymm registers, spilled
+ * at every k: SqueezeNet 8.7 ms instead of 5.8 on a Sapphire Rapids
+ * (docs/BENCHMARKS.md, "512-bit vectors").  AMD's znver4/5 tunings
+ * prefer 512 already.  Clang ignores the pragma (its
+ * -mprefer-vector-width=512 does it). */
+#define AVX512_PRELUDE \
+	"/* the tiles are sized for 512-bit vectors (burncc --cpu avx512); GCC's\n" \
+	" * generic and Intel tunings prefer 256 (-mprefer-vector-width=512) */\n" \
+	"#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)\n" \
+	"#pragma GCC target(\"prefer-vector-width=512\")\n" \
+	"#endif\n"
+
 const TargetCpu target_cpus[] = {
 	{ .name = "avx512",
 	  .about = "x86-64 with AVX-512 (32 vector registers of 16 floats)",
 	  .cflags = "-march=x86-64-v4",
+	  .cprelude = AVX512_PRELUDE,
 	  .vector_bytes = 64,
 	  .tune = TARGET_TUNE_HOST_CPU },
 	{ .name = "avx2",

@@ -127,6 +127,10 @@ typedef struct TargetCpu {
 	const char *cflags;      /* what to build the generated C with, beside
 	                          * -O2/-O3 ("" for none): it sets the vector
 	                          * ISA the tiles were sized for */
+	const char *cprelude;    /* printed into the generated C before its
+	                          * kernels (NULL: nothing): what the C
+	                          * compiler must be told beside the flags,
+	                          * guarded so that any flags still build */
 	int vector_bytes;        /* SIMD register width */
 	TargetTune tune;
 } TargetCpu;

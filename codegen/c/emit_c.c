@@ -1083,6 +1083,8 @@ int emit_c_module(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
 		render_c_prelude_free(fc);
 	else
 		render_c_prelude(fc);
+	if (o->cpu && o->cpu->cprelude)   /* e.g. avx512's 512-bit vectors */
+		fprintf(fc, "\n%s", o->cpu->cprelude);
 	{
 		int calls = 0, strs = str_io(g);
 		for (int k = 0; k < p->nkernel; k++)
