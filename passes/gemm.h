@@ -41,7 +41,7 @@ typedef struct Mat {
 } Mat;
 
 /* One GEMM: Y[i, j] = alpha * sum_k A[i,k] * B[k,j] + beta * C[i,j] for
- * i < M, j < N, Y rows contiguous from yoff (row stride N). */
+ * i < M, j < N, Y rows contiguous from yoff (row stride ldy, or N). */
 typedef struct GT {
 	int dt;             /* compute dtype */
 	int64_t M, N, K;
@@ -61,6 +61,8 @@ typedef struct GT {
 	int yt;             /* Y stored transposed: element [i, j] at
 	                     * yoff + j*M + i (the CPU form only, and no
 	                     * fused epilogue: the caller runs it) */
+	int64_t ldy;        /* Y's row stride, 0: N (not transposed; the
+	                     * fused epilogue runs on each row's N) */
 } GT;
 
 /* The width of the tiles (and so of B's panels) of an M-row GEMM. */
