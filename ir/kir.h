@@ -381,7 +381,9 @@ ksched_fma(const KSched *ks, KRef s)
  *   serial          on CPU threads / none do (schedule.c; cpu targets)
  *   fma | nofma     f32 accumulations contract to fused multiply-adds or
  *                   not (schedule.c; printed for kernels that have one)
- *   tile(MR,NR)     register tile of the blocked GEMM core (ops_linalg.c)
+ *   tile(MR,NR[,KC]) register tile of the blocked GEMM core (ops_linalg.c);
+ *                   KC: k summed in chunks of KC (0: none; absent: the
+ *                   target's tune.gemm_kc where K > 2 * it)
  *   dot(L)          partial sums of a float dot product
  *   unroll(N)       Conv's last kernel dim unrolled when at most N wide
  *   vec(L)          lanes of a contiguous innermost loop's chunk
@@ -424,7 +426,7 @@ ksched_fma(const KSched *ks, KRef s)
 	X(SERIAL,  "serial",  0, 0, 0) \
 	X(FMA,     "fma",     1, 0, 0) \
 	X(NOFMA,   "nofma",   1, 0, 0) \
-	X(TILE,    "tile",    2, 2, 2) \
+	X(TILE,    "tile",    2, 2, 3) \
 	X(DOT,     "dot",     3, 1, 1) \
 	X(UNROLL,  "unroll",  4, 1, 1) \
 	X(VEC,     "vec",     5, 1, 1) \

@@ -284,6 +284,8 @@ check_args(KStep *st)
 		if (a[0] < 1 || a[0] > 64 || a[1] < 1 || a[1] > 1024 ||
 		    (int64_t)a[0] * a[1] > 8192)
 			return "tile(MR,NR): MR 1..64, NR 1..1024, MR*NR at most 8192";
+		if (st->narg > 2 && a[2] > 65536)
+			return "tile(MR,NR,KC): KC at most 65536";
 		return NULL;
 	case KST_DOT:
 	case KST_VEC:

@@ -35,6 +35,12 @@ typedef struct TargetTune {
 	int gemm_mc;             /* rows of A a panel of B is read for while
 	                          * it is in cache (the CPU form of the
 	                          * blocked GEMM; 0: one row of tiles) */
+	int gemm_kc;             /* a GEMM with K > 2 * this sums k in chunks
+	                          * of this many, each chunk's panel of B
+	                          * read by the block's tiles from L1 (their
+	                          * sums kept in a local array between
+	                          * chunks; 0: never); tile(MR,NR,KC) sets it
+	                          * per kernel */
 	int gemm_pack_tiles;     /* a pointwise Conv of at most this many
 	                          * tiles of rows (M <= this * gemm_mr) copies
 	                          * only X's last, partial panel, and its
@@ -103,7 +109,7 @@ typedef struct TargetTune {
 #define TARGET_TUNE_HOST_CPU { \
 	.gemm_mr = 8, .gemm_nr = 32, \
 	.gemm_nr_max = 128, .gemm_nr_step = 16, \
-	.gemm_mc = 64, .gemm_pack_tiles = 4, \
+	.gemm_mc = 64, .gemm_kc = 128, .gemm_pack_tiles = 4, \
 	.conv_tr_plane = 1024, .conv_tr_k = 256, \
 	.dot_lanes = 8, \
 	.conv_unroll = 8, \
