@@ -60,7 +60,7 @@ const TargetCpu target_cpus[] = {
 	  .tune = {
 		.gemm_mr = 6, .gemm_nr = 16,
 		.gemm_nr_max = 96, .gemm_nr_step = 16,
-		.gemm_mc = 60, .gemm_pack_tiles = 4,
+		.gemm_mc = 60, .gemm_pack_tiles = 4, .pool_plane = 2048,
 		.conv_tr_plane = 1024, .conv_tr_k = 256,
 		.dot_lanes = 8,
 		.conv_unroll = 8,
@@ -77,7 +77,7 @@ const TargetCpu target_cpus[] = {
 	  .tune = {
 		.gemm_mr = 4, .gemm_nr = 16,
 		.gemm_nr_max = 64, .gemm_nr_step = 16,
-		.gemm_mc = 64, .gemm_pack_tiles = 4,
+		.gemm_mc = 64, .gemm_pack_tiles = 4, .pool_plane = 2048,
 		.conv_tr_plane = 1024, .conv_tr_k = 256,
 		.dot_lanes = 4,
 		.conv_unroll = 8,

@@ -41,6 +41,10 @@ typedef struct TargetTune {
 	                          * sums kept in a local array between
 	                          * chunks; 0: never); tile(MR,NR,KC) sets it
 	                          * per kernel */
+	int pool_plane;          /* a MaxPool whose rows' maxes over an input
+	                          * plane take at most this many floats
+	                          * runs plane by plane (lower_maxpool_rows;
+	                          * 0: row by row) */
 	int gemm_pack_tiles;     /* a pointwise Conv of at most this many
 	                          * tiles of rows (M <= this * gemm_mr) copies
 	                          * only X's last, partial panel, and its
@@ -110,6 +114,7 @@ typedef struct TargetTune {
 	.gemm_mr = 8, .gemm_nr = 32, \
 	.gemm_nr_max = 128, .gemm_nr_step = 16, \
 	.gemm_mc = 64, .gemm_kc = 128, .gemm_pack_tiles = 4, \
+	.pool_plane = 2048, \
 	.conv_tr_plane = 1024, .conv_tr_k = 256, \
 	.dot_lanes = 8, \
 	.conv_unroll = 8, \
