@@ -412,6 +412,10 @@ ksched_fma(const KSched *ks, KRef s)
  *                   them vectorize, or the target's own (KCaps.libm)
  *                   where it has one; asked for by lowerings whose
  *                   element loops are mostly those (ops_rnn.c's cells)
+ *   plane | lines   MaxPool's window maxes a plane at a time (a local
+ *                   plane of tune.pool_plane floats at most) or an output
+ *                   row at a time (a local row); printed where the plane
+ *                   form can be built (--max-stack falls back to lines)
  *
  * Each step has a slot (the decision it answers); a kernel's steps hold
  * at most one per slot (grid and rows: one per statement S).  The
@@ -444,7 +448,9 @@ ksched_fma(const KSched *ks, KRef s)
 	X(OFFCHIP, "offchip", 10, 0, 0) \
 	X(INREG,   "inreg",   10, 0, 0) \
 	X(POLY,    "poly",    11, 0, 0) \
-	X(LIBM,    "libm",    11, 0, 0)
+	X(LIBM,    "libm",    11, 0, 0) \
+	X(PLANE,   "plane",   12, 0, 0) \
+	X(LINES,   "lines",   12, 0, 0)
 
 enum KStepKind {
 	KST_NONE_ = 0,

@@ -3508,7 +3508,8 @@ lower_maxpool_rows(Lower *lw, Node *n, const Win *w, int dt)
 	d0 = kb.depth;
 	vnc = loop(&kb, "nc", x->dim[0] * x->dim[1], KF_PARALLEL);
 	if (gemm_cpu(lw) && w->k[0] > 1 && w->k[1] > 1 &&
-	    OH * ((OW - 1) * w->s[1] + (w->k[1] - 1) * w->d[1] + 1) <= tune(lw)->pool_plane) {
+	    OH * ((OW - 1) * w->s[1] + (w->k[1] - 1) * w->d[1] + 1) <= tune(lw)->pool_plane &&
+	    step(lw, &kb, KST_PLANE, 0).kind == KST_PLANE) {
 		/* the whole plane in three passes: each output row's max over
 		 * the window's rows into u (OH rows of JW), the max over the
 		 * window's columns along u flat, in place (u[p] reads u[p +

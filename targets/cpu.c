@@ -209,6 +209,9 @@ KStep target_step(const Target *t, int kind, int64_t extent)
 	case KST_POLY:
 	case KST_LIBM:   /* for the kernels that ask: their loops vectorize */
 		return kstep_make(KST_POLY, 0, 0, 0, 0);
+	case KST_PLANE:
+	case KST_LINES:
+		return kstep_make(u->pool_plane > 0 ? KST_PLANE : KST_LINES, 0, 0, 0, 0);
 	case KST_IM2COL:
 	case KST_DIRECT:
 	case KST_IMPLICIT:

@@ -77,6 +77,24 @@ burn_compile_file_bounded(Ctx *c, const char *path, const CompileOpts *o,
 			KStep st;
 			if (kkernel_local_bytes(kk) <= max_stack)
 				continue;
+			if (kkernel_step(kk, KST_PLANE, 0) &&
+			    kkernel_step(kk, KST_PLANE, 0)->kind == KST_PLANE) {
+				/* a MaxPool's local plane: a local row instead */
+				KStep line = kstep_make(KST_LINES, 0, 0, 0, 0);
+				if (!over++) {
+					KWant *nw = arena_alloc(&a, sizeof *nw *
+					                        (size_t)(nwant + m->prog.nkernel + 1));
+					memcpy(nw, want, sizeof *nw * (size_t)nwant);
+					want = nw;
+				}
+				w = want_of(want, &nwant, kk->name, &a);
+				if (!ksteps_put(&w->steps, &line)) {
+					rc = burn_fail(c, BURN_ERR_INTERNAL, "kernel %s: cannot set "
+					               "lines", kk->name);
+					break;
+				}
+				continue;
+			}
 			if (!t || (t->arg[0] <= 1 && t->arg[1] <= 1))
 				break;   /* refused below */
 			if (!over++) {   /* room for a want per kernel */
