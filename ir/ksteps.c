@@ -364,8 +364,8 @@ step(P *p, KStep *st)
 		if (si->min == si->max)
 			snprintf(what, sizeof what, "'%s' takes %s", si->name, want[si->min]);
 		else
-			snprintf(what, sizeof what, "'%s' takes 1 to %d arguments", si->name,
-			         si->max);
+			snprintf(what, sizeof what, "'%s' takes %d to %d arguments", si->name,
+			         si->min, si->max);
 		return fail(p, at, "%s", what);
 	}
 	if ((bad = check_args(st)))
