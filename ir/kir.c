@@ -2048,3 +2048,53 @@ kkernel_local_bytes(const KKernel *k)
 	}
 	return n;
 }
+
+/* ---- appending to a finished kernel ---------------------------------------- */
+
+KRef
+kir_push(Arena *a, KKernel *k, const KNode *n)
+{
+	if (k->nnode == k->capnode) {
+		int want = 2 * k->capnode + 8;
+		KNode *nn = want > (1 << 28) ? NULL
+		          : arena_grow(a, k->node, sizeof *k->node, (size_t)k->nnode,
+		                       (size_t)want);
+		if (!nn)
+			return 0;
+		k->node = nn;
+		k->capnode = want;
+	}
+	k->node[k->nnode] = *n;
+	return k->nnode++;
+}
+
+KRef
+kir_push_i64(Arena *a, KKernel *k, int kind, int op, KRef x, KRef y, int var, int64_t v)
+{
+	KNode n;
+
+	memset(&n, 0, sizeof n);
+	n.kind = kind;
+	n.op = op;
+	n.dtype = DT_I64;
+	n.lanes = 1;
+	n.a = x;
+	n.b = y;
+	n.var = var;
+	n.ival = v;
+	return kir_push(a, k, &n);
+}
+
+void
+kir_relink(KKernel *k, const KRef *map, int n0)
+{
+	for (int i = 1; i < n0; i++) {
+		KNode *n;
+		if (!map[i] || k->node[i].kind < KS_FOR)
+			continue;
+		n = &k->node[map[i]];
+		n->next = n->next > 0 && n->next < n0 ? map[n->next] : 0;
+		n->body = n->body > 0 && n->body < n0 ? map[n->body] : 0;
+		n->orelse = n->orelse > 0 && n->orelse < n0 ? map[n->orelse] : 0;
+	}
+}

@@ -672,6 +672,15 @@ void kb_shfl(KB *kb, int var, int mode, KRef x, KRef lane, int width);
 void kb_sgred(KB *kb, int var, int op, KRef x, int width);
 void kb_tfill(KB *kb, int shape, int frag, KRef x);
 void kb_tload(KB *kb, int shape, int role, int frag, int src, KRef idx, KRef stride);
+/* Append a copy of *n to finished kernel k's node pool (growing it in
+ * arena a), or an i64 node (kind, op, operands x and y, var, ival v):
+ * its index, 0 when out of memory.  For passes that rewrite a lowered
+ * kernel (passes/dynamic.c, passes/dynfit.c). */
+KRef kir_push(Arena *a, KKernel *k, const KNode *n);
+KRef kir_push_i64(Arena *a, KKernel *k, int kind, int op, KRef x, KRef y, int var, int64_t v);
+/* After nodes 1 .. n0-1 of k were copied to map[i] (0: not copied): the
+ * copies' statement links (next, body, orelse) to the copies. */
+void kir_relink(KKernel *k, const KRef *map, int n0);
 void kb_tmma(KB *kb, int shape, int c, int a, int b);
 /* KS_WGMMA: fragments c .. c+n/8-1 += A (shared a at ai) x B (shared b at
  * bi, 64-column groups bstride apart) */

@@ -687,40 +687,7 @@ shift_vars(Arena *a, KKernel *k, const char *dim)
 	return 0;
 }
 
-/* Append a copy of *n to k's pool; 0 when out of memory. */
-static KRef
-push(Arena *a, KKernel *k, const KNode *n)
-{
-	if (k->nnode == k->capnode) {
-		int want = 2 * k->capnode;
-		KNode *nn = want > (1 << 28) ? NULL
-		          : arena_grow(a, k->node, sizeof *k->node, (size_t)k->nnode,
-		                       (size_t)want);
-		if (!nn)
-			return 0;
-		k->node = nn;
-		k->capnode = want;
-	}
-	k->node[k->nnode] = *n;
-	return k->nnode++;
-}
 
-static KRef
-push_i64(Arena *a, KKernel *k, int kind, int op, KRef x, KRef y, int var, int64_t c)
-{
-	KNode n;
-
-	memset(&n, 0, sizeof n);
-	n.kind = kind;
-	n.op = op;
-	n.dtype = DT_I64;
-	n.lanes = 1;
-	n.a = x;
-	n.b = y;
-	n.var = var;
-	n.ival = c;
-	return push(a, k, &n);
-}
 
 /* item * count + idx, as new nodes after idx */
 static KRef
@@ -735,14 +702,14 @@ slice_index(Arena *a, KKernel *k, int item, int64_t count, KRef idx)
 		n.dtype = DT_I64;
 		n.lanes = 1;
 		n.a = idx;
-		if (!(idx = push(a, k, &n)))
+		if (!(idx = kir_push(a, k, &n)))
 			return 0;
 	}
-	if (!(v = push_i64(a, k, KE_VAR, 0, 0, 0, item, 0)) ||
-	    !(c = push_i64(a, k, KE_CONST, 0, 0, 0, 0, count)) ||
-	    !(m = push_i64(a, k, KE_BIN, KO_MUL, v, c, 0, 0)))
+	if (!(v = kir_push_i64(a, k, KE_VAR, 0, 0, 0, item, 0)) ||
+	    !(c = kir_push_i64(a, k, KE_CONST, 0, 0, 0, 0, count)) ||
+	    !(m = kir_push_i64(a, k, KE_BIN, KO_MUL, v, c, 0, 0)))
 		return 0;
-	return push_i64(a, k, KE_BIN, KO_ADD, m, idx, 0, 0);
+	return kir_push_i64(a, k, KE_BIN, KO_ADD, m, idx, 0, 0);
 }
 
 static int
@@ -831,9 +798,9 @@ peel_kernel(Ctx *c, Graph *g, KProgram *p, KKernel *k, const char *dim,
 		if (k->buf[i].space != KS_GLOBAL || v < 0 || !b[kprog_storage(p, v)])
 			continue;
 		cnt[i] = k->buf[i].count;
-		if (!(d = push_i64(a, k, KE_VAR, 0, 0, 0, 0, 0)) ||
-		    !(m = push_i64(a, k, KE_CONST, 0, 0, 0, 0, cnt[i])) ||
-		    !(k->buf[i].ext = push_i64(a, k, KE_BIN, KO_MUL, d, m, 0, 0)))
+		if (!(d = kir_push_i64(a, k, KE_VAR, 0, 0, 0, 0, 0)) ||
+		    !(m = kir_push_i64(a, k, KE_CONST, 0, 0, 0, 0, cnt[i])) ||
+		    !(k->buf[i].ext = kir_push_i64(a, k, KE_BIN, KO_MUL, d, m, 0, 0)))
 			goto nomem;
 		k->buf[i].count = 0;
 	}
@@ -854,20 +821,12 @@ peel_kernel(Ctx *c, Graph *g, KProgram *p, KKernel *k, const char *dim,
 		if ((n.kind == KE_LOAD || n.kind == KS_STORE) && cnt[n.buf] >= 0 &&
 		    !(n.a = slice_index(a, k, item, cnt[n.buf], n.a)))
 			goto nomem;
-		if (!(map[i] = push(a, k, &n)))
+		if (!(map[i] = kir_push(a, k, &n)))
 			goto nomem;
 	}
-	for (int i = 1; i < n0; i++) {
-		KNode *n;
-		if (!map[i] || !is_stmt(k->node[i].kind))
-			continue;
-		n = &k->node[map[i]];
-		n->next = n->next > 0 && n->next < n0 ? map[n->next] : 0;
-		n->body = n->body > 0 && n->body < n0 ? map[n->body] : 0;
-		n->orelse = n->orelse > 0 && n->orelse < n0 ? map[n->orelse] : 0;
-	}
-	if (!(zero = push_i64(a, k, KE_CONST, 0, 0, 0, 0, 0)) ||
-	    !(hi = push_i64(a, k, KE_VAR, 0, 0, 0, 0, 0)))
+	kir_relink(k, map, n0);
+	if (!(zero = kir_push_i64(a, k, KE_CONST, 0, 0, 0, 0, 0)) ||
+	    !(hi = kir_push_i64(a, k, KE_VAR, 0, 0, 0, 0, 0)))
 		goto nomem;
 	memset(&fn, 0, sizeof fn);
 	fn.kind = KS_FOR;
@@ -877,7 +836,7 @@ peel_kernel(Ctx *c, Graph *g, KProgram *p, KKernel *k, const char *dim,
 	fn.b = hi;
 	fn.flags = KF_PARALLEL;   /* the items are independent */
 	fn.body = k->body > 0 && k->body < n0 ? map[k->body] : 0;
-	if (!(loop = push(a, k, &fn)))
+	if (!(loop = kir_push(a, k, &fn)))
 		goto nomem;
 	k->body = loop;
 	free(cnt);

@@ -280,41 +280,7 @@ is_int_dtype(int dt)
 
 /* ---- rewriting the first sample ------------------------------------------ */
 
-/* Append a copy of *n to k's pool; 0 when out of memory. */
-static KRef
-push(Arena *a, KKernel *k, const KNode *n)
-{
-	if (k->nnode == k->capnode) {
-		int want = 2 * k->capnode + 8;
-		KNode *nn = want > (1 << 28) ? NULL
-		          : arena_grow(a, k->node, sizeof *k->node, (size_t)k->nnode,
-		                       (size_t)want);
-		if (!nn)
-			return 0;
-		k->node = nn;
-		k->capnode = want;
-	}
-	k->node[k->nnode] = *n;
-	return k->nnode++;
-}
 
-static KRef
-push_i64(Arena *a, KKernel *k, int kind, int op, KRef x, KRef y, int var,
-         int64_t v)
-{
-	KNode n;
-
-	memset(&n, 0, sizeof n);
-	n.kind = kind;
-	n.op = op;
-	n.dtype = DT_I64;
-	n.lanes = 1;
-	n.a = x;
-	n.b = y;
-	n.var = var;
-	n.ival = v;
-	return push(a, k, &n);
-}
 
 /* p as i64 nodes over k's dim parameters (variables 0..d-1); 0 when out of
  * memory. */
@@ -330,26 +296,46 @@ push_poly(Arena *a, KKernel *k, const Fit *f, const Poly *p)
 		t = 0;
 		for (int j = 0, r = e; j < f->d; j++, r /= 3)
 			for (int q = 0; q < r % 3; q++) {
-				KRef v = push_i64(a, k, KE_VAR, 0, 0, 0, j, 0);
+				KRef v = kir_push_i64(a, k, KE_VAR, 0, 0, 0, j, 0);
 				if (!v)
 					return 0;
-				t = t ? push_i64(a, k, KE_BIN, KO_MUL, t, v, 0, 0) : v;
+				t = t ? kir_push_i64(a, k, KE_BIN, KO_MUL, t, v, 0, 0) : v;
 				if (!t)
 					return 0;
 			}
 		if (!t || p->c[e] != 1) {
-			KRef cst = push_i64(a, k, KE_CONST, 0, 0, 0, 0, p->c[e]);
+			KRef cst = kir_push_i64(a, k, KE_CONST, 0, 0, 0, 0, p->c[e]);
 			if (!cst)
 				return 0;
-			t = t ? push_i64(a, k, KE_BIN, KO_MUL, cst, t, 0, 0) : cst;
+			t = t ? kir_push_i64(a, k, KE_BIN, KO_MUL, cst, t, 0, 0) : cst;
 			if (!t)
 				return 0;
 		}
-		sum = sum ? push_i64(a, k, KE_BIN, KO_ADD, sum, t, 0, 0) : t;
+		sum = sum ? kir_push_i64(a, k, KE_BIN, KO_ADD, sum, t, 0, 0) : t;
 		if (!sum)
 			return 0;
 	}
-	return sum ? sum : push_i64(a, k, KE_CONST, 0, 0, 0, 0, 0);
+	return sum ? sum : kir_push_i64(a, k, KE_CONST, 0, 0, 0, 0, 0);
+}
+
+/* p as an i64 expression of the kernel kb builds, over its dim parameters
+ * (variables 0..d-1: kb_dim in order) */
+static KRef
+poly_kb(KB *kb, const Fit *f, const Poly *p)
+{
+	KRef sum = 0;
+
+	for (int q = 0; q < f->ngrid; q++) {
+		KRef term;
+		if (!p->c[q])
+			continue;
+		term = kb_idx(kb, p->c[q]);
+		for (int j = 0, r = q; j < f->d; j++, r /= 3)
+			for (int w = 0; w < r % 3; w++)
+				term = kb_bin(kb, KO_MUL, term, kb_get(kb, j));
+		sum = sum ? kb_bin(kb, KO_ADD, sum, term) : term;
+	}
+	return sum ? sum : kb_idx(kb, 0);
 }
 
 static int
@@ -413,7 +399,7 @@ rewrite_kernel(Ctx *c, Arena *a, KKernel *k, const Fit *f, Poly **cp,
 				cv.dtype = n.dtype;
 				cv.lanes = 1;
 				cv.a = e;
-				e = push(a, k, &cv);
+				e = kir_push(a, k, &cv);
 			}
 			if (e && cp[i]->form == PF_RECIP) {   /* 1 / count */
 				KNode one, dv;
@@ -428,7 +414,7 @@ rewrite_kernel(Ctx *c, Arena *a, KKernel *k, const Fit *f, Poly **cp,
 				dv.dtype = n.dtype;
 				dv.lanes = 1;
 				dv.b = e;
-				e = (dv.a = push(a, k, &one)) ? push(a, k, &dv) : 0;
+				e = (dv.a = kir_push(a, k, &one)) ? kir_push(a, k, &dv) : 0;
 			}
 			if (!(map[i] = e))
 				goto nomem;
@@ -441,18 +427,10 @@ rewrite_kernel(Ctx *c, Arena *a, KKernel *k, const Fit *f, Poly **cp,
 			n.b = map[n.b];
 		if (n.c > 0 && n.c < n0 && !is_stmt(n.kind))
 			n.c = map[n.c];
-		if (!(map[i] = push(a, k, &n)))
+		if (!(map[i] = kir_push(a, k, &n)))
 			goto nomem;
 	}
-	for (int i = 1; i < n0; i++) {
-		KNode *n;
-		if (!map[i] || !is_stmt(k->node[i].kind))
-			continue;
-		n = &k->node[map[i]];
-		n->next = n->next > 0 && n->next < n0 ? map[n->next] : 0;
-		n->body = n->body > 0 && n->body < n0 ? map[n->body] : 0;
-		n->orelse = n->orelse > 0 && n->orelse < n0 ? map[n->orelse] : 0;
-	}
+	kir_relink(k, map, n0);
 	k->body = k->body > 0 && k->body < n0 ? map[k->body] : 0;
 	free(map);
 	return kir_verify(c, k);
@@ -571,18 +549,7 @@ shape_kernel(Ctx *c, Compiled **s, const Fit *f, int v, const char *const *dyn)
 				goto refuse_open;
 		if (!poly_fit(f, y, &p))
 			goto refuse_open;
-		for (int q = 0; q < f->ngrid; q++) {
-			KRef term;
-			if (!p.c[q])
-				continue;
-			term = kb_idx(&kb, p.c[q]);
-			for (int j = 0, r = q; j < f->d; j++, r /= 3)
-				for (int w = 0; w < r % 3; w++)
-					term = kb_bin(&kb, KO_MUL, term, kb_get(&kb, j));
-			sum = sum ? kb_bin(&kb, KO_ADD, sum, term) : term;
-		}
-		if (!sum)
-			sum = kb_idx(&kb, 0);
+		sum = poly_kb(&kb, f, &p);
 		kb_store(&kb, buf, kb_idx(&kb, e), val->dtype == DT_I64 ? sum
 		         : kb_cast(&kb, val->dtype, sum));
 	}
@@ -646,19 +613,7 @@ fill_kernel(Ctx *c, Compiled **s, const Fit *f, int v, const char *const *dyn)
 	kb_begin(&kb, &m->prog, "fill", "ConstantOfShape");
 	for (int j = 0; j < f->d; j++)
 		kb_dim(&kb, dyn[j]);
-	n = 0;
-	for (int q = 0; q < f->ngrid; q++) {
-		KRef term;
-		if (!p.c[q])
-			continue;
-		term = kb_idx(&kb, p.c[q]);
-		for (int j = 0, r = q; j < f->d; j++, r /= 3)
-			for (int w = 0; w < r % 3; w++)
-				term = kb_bin(&kb, KO_MUL, term, kb_get(&kb, j));
-		n = n ? kb_bin(&kb, KO_ADD, n, term) : term;
-	}
-	if (!n)
-		n = kb_idx(&kb, 0);
+	n = poly_kb(&kb, f, &p);
 	buf = kb_buf(&kb, val->dtype, 1, v, KS_GLOBAL, KA_WRITE);
 	kb.k->buf[buf].ext = n;
 	kb.k->buf[buf].count = 0;

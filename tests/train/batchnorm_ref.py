@@ -26,6 +26,7 @@ are off by far more than the tolerance (1e-4 relative plus 1e-5).
 Without python3-torch: exit 77 (ctest SKIP)."""
 import json, os, struct, subprocess, sys
 import numpy as np
+from c_step import c_step
 from safetensors_np import st_read, st_write, splitmix, M64
 
 try:
@@ -224,29 +225,8 @@ r = subprocess.run([burncc, "train", model, "-o", os.path.join(aot, "step.c"), "
                    capture_output=True, text=True)
 if r.returncode:
     fail("-o: exit %d, %s" % (r.returncode, r.stderr.strip()))
-elif subprocess.run(["sh", "-c", "command -v " + cc], capture_output=True).returncode:
-    print("no C compiler (%s): the C train step was not run" % cc)
 else:
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
-                       "train_aot.c")
-    exe = os.path.join(aot, "train_aot")
-    r = subprocess.run([cc, "-O2", "-I" + aot, src, os.path.join(aot, "step.c"),
-                        os.path.join(aot, "step_eval.c"), "-lz", "-lm", "-o", exe],
-                       capture_output=True, text=True)
-    if r.returncode:
-        fail("the C train step does not build: %s" % r.stderr[:2000])
-    else:
-        r = subprocess.run([exe, data, "--epochs", str(EPOCHS), "--seed", str(SEED),
-                            "--losses", os.path.join(aot, "loss")], capture_output=True,
-                           text=True)
-        if r.returncode:
-            fail("train_aot: exit %d: %s" % (r.returncode, r.stderr))
-        else:
-            close("the C step's losses", [float(l.split()[2])
-                                          for l in open(os.path.join(aot, "loss"))], ref)
-            close("the C step's test losses", [float(l.split("test loss ")[1].split()[0])
-                                               for l in r.stdout.splitlines()
-                                               if "test loss " in l], ref_test, 2e-4)
+    c_step(cc, aot, data, EPOCHS, SEED, ref, ref_test, fail, close)
 # a layer run twice in one step would update its statistics twice: refused
 twice = os.path.join(work, "twice.burn")
 with open(twice, "w") as f:

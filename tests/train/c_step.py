@@ -1,0 +1,33 @@
+"""The C train step of `burncc train -o` run against a reference, for the
+training tests (tests/train/batchnorm_ref.py, batchnorm_onnx_ref.py)."""
+import os, subprocess
+
+
+def c_step(cc, aot, data, epochs, seed, ref, ref_test, fail, close):
+    """Build examples/train_aot.c with AOT/step.c and step_eval.c, train on
+    DATA for EPOCHS from SEED, and compare its losses with ref (1e-4) and
+    its test losses with ref_test (2e-4) through close; fail(msg) on an
+    error.  Says so and returns when there is no C compiler."""
+    if subprocess.run(["sh", "-c", "command -v " + cc], capture_output=True).returncode:
+        print("no C compiler (%s): the C train step was not run" % cc)
+        return
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                       "train_aot.c")
+    exe = os.path.join(aot, "train_aot")
+    r = subprocess.run([cc, "-O2", "-I" + aot, src, os.path.join(aot, "step.c"),
+                        os.path.join(aot, "step_eval.c"), "-lz", "-lm", "-o", exe],
+                       capture_output=True, text=True)
+    if r.returncode:
+        fail("the C train step does not build: %s" % r.stderr[:2000])
+        return
+    r = subprocess.run([exe, data, "--epochs", str(epochs), "--seed", str(seed),
+                        "--losses", os.path.join(aot, "loss")], capture_output=True,
+                       text=True)
+    if r.returncode:
+        fail("train_aot: exit %d: %s" % (r.returncode, r.stderr))
+        return
+    close("the C step's losses", [float(l.split()[2])
+                                  for l in open(os.path.join(aot, "loss"))], ref)
+    close("the C step's test losses", [float(l.split("test loss ")[1].split()[0])
+                                       for l in r.stdout.splitlines()
+                                       if "test loss " in l], ref_test, 2e-4)
