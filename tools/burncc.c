@@ -65,6 +65,8 @@ static const char usage[] =
 "       burncc --emit=WHAT MODEL.onnx [options] print a stage to stdout\n"
 "       burncc --stats MODEL.onnx [options]     print statistics as JSON\n"
 "       burncc check [options] DIR...           run conformance cases\n"
+"       burncc bench MODEL.onnx [options]       time it (llvm: the CPU; cuda),\n"
+"                                               --profile, --trace FILE.json\n"
 "       burncc kir [--run] FILE                 read kernel-IR text (see\n"
 "                                               burncc kir --help)\n"
 "       burncc cache path|stats|clear [--cache-dir DIR]   the llvm\n"
