@@ -318,6 +318,19 @@ push_poly(Arena *a, KKernel *k, const Fit *f, const Poly *p)
 	return sum ? sum : kir_push_i64(a, k, KE_CONST, 0, 0, 0, 0, 0);
 }
 
+/* Kernel k, just finished (the program's last), moved first in the
+ * program: it computes val, a constant until now, at run time. */
+static int
+put_first(Ctx *c, Compiled *m, KKernel *k, Value *val)
+{
+	memmove(m->prog.kernel + 1, m->prog.kernel,
+	        sizeof *m->prog.kernel * (size_t)(m->prog.nkernel - 1));
+	m->prog.kernel[0] = k;
+	val->data = NULL;
+	val->kind = VK_TEMP;
+	return kir_verify(c, k);
+}
+
 /* p as an i64 expression of the kernel kb builds, over its dim parameters
  * (variables 0..d-1: kb_dim in order) */
 static KRef
@@ -555,13 +568,7 @@ shape_kernel(Ctx *c, Compiled **s, const Fit *f, int v, const char *const *dyn)
 	}
 	if (!(k = kb_finish(&kb)))
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
-	/* first in the program */
-	memmove(m->prog.kernel + 1, m->prog.kernel,
-	        sizeof *m->prog.kernel * (size_t)(m->prog.nkernel - 1));
-	m->prog.kernel[0] = k;
-	val->data = NULL;
-	val->kind = VK_TEMP;
-	return kir_verify(c, k);
+	return put_first(c, m, k, val);
 refuse_open:
 	kb_finish(&kb);   /* an unreferenced kernel: dropped below */
 	m->prog.nkernel--;
@@ -624,12 +631,7 @@ fill_kernel(Ctx *c, Compiled **s, const Fit *f, int v, const char *const *dyn)
 	kb_end(&kb);
 	if (!(k = kb_finish(&kb)))
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
-	memmove(m->prog.kernel + 1, m->prog.kernel,
-	        sizeof *m->prog.kernel * (size_t)(m->prog.nkernel - 1));
-	m->prog.kernel[0] = k;
-	val->data = NULL;
-	val->kind = VK_TEMP;
-	return kir_verify(c, k);
+	return put_first(c, m, k, val);
 refuse:
 	return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim %s: constant '%s' "
 	                 "has a shape that follows the dims and is no fill of one "

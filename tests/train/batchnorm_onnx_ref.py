@@ -26,7 +26,7 @@ eval are off by far more than the tolerance (1e-4 relative plus 1e-5).
 Without python3-torch or python3-onnx: exit 77 (ctest SKIP)."""
 import os, struct, subprocess, sys
 import numpy as np
-from c_step import c_step
+from c_step import c_step, torch_ref
 from safetensors_np import st_read, splitmix
 
 try:
@@ -128,26 +128,7 @@ ref_net = make_net()
 ref_net.load_state_dict(start, strict=False)
 opt = torch.optim.SGD(ref_net.parameters(), lr=LR, momentum=MOM)
 xt, yt = torch.tensor(x.astype(np.float64)), torch.tensor(lab.astype(np.int64))
-perm, rs = list(range(N)), SEED
-ref, ref_test = [], []
-for ep in range(EPOCHS):
-    for i in range(N - 1, 0, -1):
-        rs, v = splitmix(rs)
-        j = v % (i + 1)
-        perm[i], perm[j] = perm[j], perm[i]
-    ref_net.train()
-    for b in range(N // B):
-        idx = perm[b * B:(b + 1) * B]
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(ref_net(xt[idx]), yt[idx])
-        loss.backward()
-        opt.step()
-        ref.append(loss.item())
-    ref_net.eval()
-    with torch.no_grad():
-        ref_test.append(sum(torch.nn.functional.cross_entropy(
-            ref_net(xt[s:s + B]), yt[s:s + B], reduction="sum").item()
-            for s in range(0, N, B)) / N)
+ref, ref_test = torch_ref(ref_net, opt, xt, yt, N, B, EPOCHS, SEED)
 final = {k: v.detach().numpy() for k, v in ref_net.state_dict().items()}
 
 close("step losses", losses, ref)

@@ -26,7 +26,7 @@ are off by far more than the tolerance (1e-4 relative plus 1e-5).
 Without python3-torch: exit 77 (ctest SKIP)."""
 import json, os, struct, subprocess, sys
 import numpy as np
-from c_step import c_step
+from c_step import c_step, torch_ref
 from safetensors_np import st_read, st_write, splitmix, M64
 
 try:
@@ -139,26 +139,7 @@ net = torch.nn.Sequential(conv, bn1, torch.nn.ReLU(), torch.nn.Flatten(), fc1, b
                           torch.nn.ReLU(), fc2)
 opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOM)
 xt, yt = torch.tensor(x.astype(np.float64)), torch.tensor(lab.astype(np.int64))
-perm, rs = list(range(N)), SEED
-ref, ref_test = [], []
-for ep in range(EPOCHS):
-    for i in range(N - 1, 0, -1):
-        rs, v = splitmix(rs)
-        j = v % (i + 1)
-        perm[i], perm[j] = perm[j], perm[i]
-    net.train()
-    for b in range(N // B):
-        idx = perm[b * B:(b + 1) * B]
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(net(xt[idx]), yt[idx])
-        loss.backward()
-        opt.step()
-        ref.append(loss.item())
-    net.eval()
-    with torch.no_grad():
-        ref_test.append(sum(torch.nn.functional.cross_entropy(
-            net(xt[s:s + B]), yt[s:s + B], reduction="sum").item()
-            for s in range(0, N, B)) / N)
+ref, ref_test = torch_ref(net, opt, xt, yt, N, B, EPOCHS, SEED)
 
 
 def close(what, a, e, tol=1e-4):

@@ -1,6 +1,37 @@
-"""The C train step of `burncc train -o` run against a reference, for the
-training tests (tests/train/batchnorm_ref.py, batchnorm_onnx_ref.py)."""
+"""The reference training loop in PyTorch and the C train step of
+`burncc train -o` run against it, for the training tests
+(tests/train/batchnorm_ref.py, batchnorm_onnx_ref.py)."""
 import os, subprocess
+from safetensors_np import splitmix
+
+
+def torch_ref(net, opt, xt, yt, n, b, epochs, seed):
+    """burncc train's loop in PyTorch: each epoch a Fisher-Yates shuffle of
+    the n examples by splitmix64 from seed, steps of b examples (mean
+    cross-entropy, opt), then the test loss over all n in eval mode.
+    Returns (step losses, test losses)."""
+    import torch
+    perm, rs = list(range(n)), seed
+    ref, ref_test = [], []
+    for ep in range(epochs):
+        for i in range(n - 1, 0, -1):
+            rs, v = splitmix(rs)
+            j = v % (i + 1)
+            perm[i], perm[j] = perm[j], perm[i]
+        net.train()
+        for k in range(n // b):
+            idx = perm[k * b:(k + 1) * b]
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(net(xt[idx]), yt[idx])
+            loss.backward()
+            opt.step()
+            ref.append(loss.item())
+        net.eval()
+        with torch.no_grad():
+            ref_test.append(sum(torch.nn.functional.cross_entropy(
+                net(xt[s:s + b]), yt[s:s + b], reduction="sum").item()
+                for s in range(0, n, b)) / n)
+    return ref, ref_test
 
 
 def c_step(cc, aot, data, epochs, seed, ref, ref_test, fail, close):
