@@ -1180,6 +1180,12 @@ kb_cpwait_n(KB *kb, int n)
 }
 
 void
+kb_wgwait(KB *kb, int n)
+{
+	append(kb, gpu_node(kb, KS_WGWAIT, 0, n));
+}
+
+void
 kb_atomic(KB *kb, int var, int op, int buf, KRef idx, KRef x, KRef y)
 {
 	KRef s = gpu_node(kb, KS_ATOMIC, op, 0);
@@ -1554,8 +1560,10 @@ vgpu(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop, KRef 
 		break;
 	}
 	case KS_CPWAIT:
+	case KS_WGWAIT:
 		if (n->ival < 0 || n->ival > 7)
-			return GFAIL("kir %s: cpwait %d: keeps 0 to 7 groups pending", k->name, s);
+			return GFAIL("kir %s: %s %d: keeps 0 to 7 groups pending", k->name,
+			             kgpu_name(n->kind), s);
 		break;
 	case KS_ATOMIC: {
 		TRY(vmem(c, k, s, n->buf, 1));

@@ -250,7 +250,15 @@ enum KSpace { KS_GLOBAL = 0, KS_LOCAL, KS_SHARED, KS_FRAG };
  *               A(r, k) = buf2[sw(a + r*64 + k)], B(k, n) =
  *               buf3[sw(b + (n/64)*c + k*64 + n%64)] (B by 64-column
  *               groups c elements apart).  a % 8 == 0 and a - a % 64 a
- *               multiple of 512; b and c multiples of 512
+ *               multiple of 512; b and c multiples of 512.  It is
+ *               asynchronous: it completes at a KS_WGWAIT of its subgroup
+ *               (hardware reads A and B at any time before that)
+ *   KS_WGWAIT   the subgroup's wgmma statements issued since its previous
+ *               KS_WGWAIT become one group; then all but the ival most
+ *               recent groups complete (at most 7).  Until a wgmma
+ *               completes, no other statement may touch its C fragments
+ *               (a later wgmma may accumulate into them), A and B must
+ *               not change, and the kernel must not end
  *
  * Fragments are buffers of space KS_FRAG: a whole tile, m*k, k*n or m*n
  * elements of the shape's dtype, that belongs to a subgroup (32 lanes);
@@ -667,6 +675,7 @@ void kb_vcopy(KB *kb, int dst, KRef di, int src, KRef si, int lanes);
 void kb_cpasync(KB *kb, int dst, KRef di, int src, KRef si, int lanes);
 void kb_cpwait(KB *kb);
 void kb_cpwait_n(KB *kb, int n);   /* all but the n most recent groups */
+void kb_wgwait(KB *kb, int n);     /* KS_WGWAIT: all but the n most recent */
 void kb_atomic(KB *kb, int var, int op, int buf, KRef idx, KRef x, KRef y);
 void kb_shfl(KB *kb, int var, int mode, KRef x, KRef lane, int width);
 void kb_sgred(KB *kb, int var, int op, KRef x, int width);

@@ -66,7 +66,22 @@ typedef struct Interp {
 	struct Pend *pend; /* async copies issued and not yet waited for */
 	int npend, cappend;
 	int64_t ngrp;      /* groups of async copies closed so far */
+	struct WPend *wpend; /* a subgroup's wgmma in flight (its lane 0's) */
+	int nwpend, capwpend;
+	int64_t nwgrp;     /* groups of wgmma closed so far */
 } Interp;
+
+/* One KS_WGMMA in flight: computed when issued, with a hash of the A and
+ * B ranges it read; at its KS_WGWAIT the ranges must hash the same (the
+ * hardware may read them any time before). */
+typedef struct WPend {
+	KRef s;
+	int c0, nc;            /* its C fragments c0 .. c0+nc-1 */
+	int ab, bb;
+	int64_t alo, an, blo, bn;
+	uint64_t hash;
+	int64_t grp;           /* its group (KS_WGWAIT), -1 while open */
+} WPend;
 
 typedef struct Pend {      /* one KS_CPASYNC in flight */
 	int dbuf, sbuf;
@@ -961,6 +976,10 @@ simt_thread(void *arg)
 		                    "ends with %d async copies never waited for (cpwait) "
 		                    "(BURN_SIMT_SEED=%llu)", in->k->name, in->tid,
 		                    in->npend, (unsigned long long)s->seed);
+	if (!ab && !in->err && in->nwpend)
+		in->err = burn_fail(in->c, BURN_ERR_INTERNAL, "kir_interp %s: subgroup %d "
+		                    "ends with %d wgmma never waited for (wgwait)", in->k->name,
+		                    in->tid / KT_SUBGROUP, in->nwpend);
 	pthread_mutex_lock(&s->mu);
 	s->st[in->tid] = ST_DONE;
 	if (in->err && !s->abort) {
@@ -995,6 +1014,7 @@ thread_free(const KKernel *k, Interp *t)
 			if (k->buf[b].space == KS_LOCAL || k->buf[b].space == KS_FRAG)
 				free(t->buf[b]);
 	free(t->pend);
+	free(t->wpend);
 	free(t->buf);
 	free(t->var);
 	free(t->memo);
@@ -1068,6 +1088,9 @@ simt_run(Interp *in, KRef st)
 		t->gen = 0;
 		t->pend = NULL;
 		t->npend = t->cappend = 0;
+		t->wpend = NULL;
+		t->nwpend = t->capwpend = 0;
+		t->nwgrp = 0;
 		t->buf = calloc((size_t)k->nbuf + 1, sizeof *t->buf);
 		t->var = malloc(((size_t)k->nvar + 1) * sizeof *t->var);
 		t->memo = calloc((size_t)k->nnode, sizeof *t->memo);
@@ -1363,6 +1386,64 @@ cpwait_stmt(Interp *in, KRef s)
 	return BURN_OK;
 }
 
+/* FNV-1a of elements [lo, lo+n) of buffer b */
+static uint64_t
+range_hash(const Interp *in, int b, int64_t lo, int64_t n)
+{
+	const unsigned char *p = (const unsigned char *)in->buf[b] +
+	                         (size_t)lo * (size_t)dtype_size(in->k->buf[b].dtype);
+	size_t bytes = (size_t)n * (size_t)dtype_size(in->k->buf[b].dtype);
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < bytes; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+/* wgwait on thread `in`: its subgroup's records live in lane 0's Interp */
+static int
+wgwait_stmt(Interp *in, KRef s)
+{
+	int64_t keep = in->k->node[s].ival, j = 0;
+
+	if (!in->simt)
+		return gfail(in, s, "wgwait outside a thread loop", 0, 0);
+	if (in->tid % KT_SUBGROUP)
+		return BURN_OK;
+	for (int p = 0; p < in->nwpend; p++)
+		if (in->wpend[p].grp < 0)
+			in->wpend[p].grp = in->nwgrp;
+	in->nwgrp++;
+	for (int p = 0; p < in->nwpend; p++) {
+		WPend *q = &in->wpend[p];
+		if (keep && q->grp >= in->nwgrp - keep) {
+			in->wpend[j++] = *q;
+			continue;
+		}
+		if ((range_hash(in, q->ab, q->alo, q->an) ^
+		     range_hash(in, q->bb, q->blo, q->bn) * 31) != q->hash)
+			return gfail(in, s, "shared memory that wgmma %lld reads changed before "
+			             "its wgwait (subgroup %lld)", q->s, in->tid / KT_SUBGROUP);
+	}
+	in->nwpend = (int)j;
+	return BURN_OK;
+}
+
+/* Whether tile op s touches a C fragment of a wgmma in flight (lane 0 of
+ * the subgroup holds the records; a later wgmma may accumulate). */
+static int
+wg_busy(Interp *in, KRef s, const Interp *l0)
+{
+	const KNode *n = &in->k->node[s];
+	int nb = n->kind == KS_WGMMA ? 0 : n->kind == KS_TSTORE ? n->buf2 : n->buf;
+
+	for (int p = 0; nb && p < l0->nwpend; p++)
+		if (nb >= l0->wpend[p].c0 && nb < l0->wpend[p].c0 + l0->wpend[p].nc)
+			return gfail(in, s, "fragment b%lld is the accumulator of wgmma %lld in "
+			             "flight (no wgwait since)", nb, l0->wpend[p].s);
+	return BURN_OK;
+}
+
 /* The width of subgroup op n. */
 static int
 sg_width(const KNode *n)
@@ -1443,6 +1524,22 @@ sg_exec(Interp *in, KRef s, Interp *lane, int w)
 			             a, b);
 		TRY(grange(in, s, n->buf2, a - a % 512, 512 * 8));
 		TRY(grange(in, s, n->buf3, b, (ti->n / 64 - 1) * cs + 1024));
+		if (lane[0].nwpend == lane[0].capwpend) {
+			int cap = lane[0].capwpend ? 2 * lane[0].capwpend : 8;
+			WPend *np = cap > (1 << 20) ? NULL :
+			            realloc(lane[0].wpend, (size_t)cap * sizeof *np);
+			if (!np)
+				return in->err = burn_fail(in->c, BURN_ERR_NOMEM,
+				                           "kir_interp: out of memory");
+			lane[0].wpend = np;
+			lane[0].capwpend = cap;
+		}
+		{
+			WPend q = { s, n->buf, (int)(ti->n / 8), n->buf2, n->buf3, a - a % 512,
+			            512 * 8, b, (ti->n / 64 - 1) * cs + 1024, 0, -1 };
+			q.hash = range_hash(in, q.ab, q.alo, q.an) ^ range_hash(in, q.bb, q.blo, q.bn) * 31;
+			lane[0].wpend[lane[0].nwpend++] = q;
+		}
 		for (int j = 0; j < ti->n / 8; j++) {
 			float acc[16 * 8];
 			for (int64_t r = 0; r < 16; r++)
@@ -1464,6 +1561,7 @@ sg_exec(Interp *in, KRef s, Interp *lane, int w)
 		return BURN_OK;
 	}
 	/* tile ops */
+	TRY(wg_busy(in, s, &lane[0]));
 	{
 		const KTileInfo *ti = ktile_info((int)n->ival);
 		int64_t m = ti->m, nn = ti->n, kk = ti->k, rows, cols, r, c;
@@ -1612,6 +1710,8 @@ gpu_stmt(Interp *in, KRef s)
 		return cpasync_stmt(in, s);
 	case KS_CPWAIT:
 		return cpwait_stmt(in, s);
+	case KS_WGWAIT:
+		return wgwait_stmt(in, s);
 	default:
 		return sg_arrive(in, s);
 	}
@@ -1780,6 +1880,7 @@ done:
 	free(in.shadow);
 	free(count);
 	free(in.pend);
+	free(in.wpend);
 	free(in.buf);
 	free(in.var);
 	free(in.memo);

@@ -440,6 +440,7 @@ pgpu(Printer *P, const KNode *n)
 	fputs(kgpu_name(n->kind), f);
 	switch (n->kind) {
 	case KS_CPWAIT:
+	case KS_WGWAIT:
 		if (n->ival)
 			fprintf(f, ".%" PRId64, n->ival);
 		break;
@@ -2064,7 +2065,7 @@ gpu_start(P *ps, int result)
 	if (result)
 		return (kd == KS_SHFL || kd == KS_SGRED || kd == KS_ATOMIC) &&
 		       ispunct_(t1, '.') && t2->kind == TK_ID;
-	if (kd == KS_CPWAIT)   /* cpwait, cpwait.N */
+	if (kd == KS_CPWAIT || kd == KS_WGWAIT)   /* cpwait, cpwait.N */
 		return (!ispunct_(t1, '.') && !ispunct_(t1, '=')) ||
 		       (ispunct_(t1, '.') && t2->kind == TK_INT && !ispunct_(peek(ps, 3), '='));
 	if (kd == KS_SHFL || kd == KS_SGRED)
@@ -2136,6 +2137,7 @@ pgpu_stmt(P *ps, const char *at, int var, KRef *out)
 		TRY(pbufidx(ps, &buf2, &b));
 		break;
 	case KS_CPWAIT:
+	case KS_WGWAIT:
 		if (ispunct_(tk(ps), '.')) {
 			adv(ps);
 			TRY(pint(ps, 7, &u, "a group count"));

@@ -1171,14 +1171,19 @@ gemm_gpu_big(Lower *lw, KB *kb, Node *n, const GT *t, int shape, const GB *g, in
  *     for tid (BM/64 warpgroups of 4 subgroups) thread.x:
  *       warpgroup q owns rows 64q .. 64q+63 of the BM x BN block tile;
  *       its subgroup 4q+i rows 16i .. 16i+15 as BN/8 m16n8 tiles
- *       stages 0 .. S-2 <- the first K slices of 64: A (BM x 64) and B
+ *       stages 0 .. P-1 <- the first K slices of 64: A (BM x 64) and B
  *                          (64 x BN), cp.async of 16 bytes, swizzled
+ *                          (P = S-2 slices ahead, or S-1 with 2 stages)
  *       for kt < K/64:
- *         cpwait.(S-2); barrier   (the renderer fences the async proxy)
- *         stage (kt+S-1)%S <- slice kt+S-1 (kt-1's, finished: its
- *                             wgmma batch was waited for)
+ *         cpwait.(P-1); barrier   (the renderer fences the async proxy)
+ *         stage (kt+P)%S <- slice kt+P (the stage batch kt+P-S read:
+ *                           complete, see wgwait)
  *         for ks < 4: wgmma C += A[64q.., 16ks..] * B[16ks.., 0..BN)
- *       the large form's epilogue, one 16-row band of tiles a subgroup
+ *         wgwait.1  (batch kt stays in flight while the next iteration
+ *                    waits for its slice and issues the loads; wgwait
+ *                    with 2 stages)
+ *       wgwait; the large form's epilogue, one 16-row band of tiles a
+ *       subgroup
  *
  * Shared memory holds A's rows of 64 elements (128 bytes) and B by groups
  * of 64 columns (64 rows of 128 bytes each, 8 KB apart) in the 128-byte
@@ -1233,6 +1238,10 @@ gemm_gpu_wg(Lower *lw, KB *kb, Node *n, const GT *t, const WG *g, int nb,
 	int64_t nblk = prod(nb, bat) * tm * tn, sta = g->bm * WG_BK, stb = WG_BK * g->bn;
 	int na = (int)(sta / 8 / T), nbc = (int)(stb / 8 / T);
 	int sa, sb, se, fc[32], blk, tid;
+	/* one batch of wgmma in flight while the next is issued when there
+	 * are 3 or more stages: slices P = S-2 ahead (the stage reloaded is
+	 * the one batch kt-2 read, complete at kt-1's wgwait.1) */
+	int keep = S >= 3, P = S - 1 - keep;
 	KRef bt, bm, bn, aoff, boff, yoff, tv, w, ln, q, wm, asrc[8], adst[8], bsrc[16], bdst[16];
 
 	sa = kb_buf(kb, adt, S * sta, -1, KS_SHARED, KA_RW);
@@ -1283,19 +1292,19 @@ gemm_gpu_wg(Lower *lw, KB *kb, Node *n, const GT *t, const WG *g, int nb,
 			kb_cpasync(kb, sb, add(kb, mul(kb, st_, I(kb, stb)), bdst[e]), t->b.buf, \
 			           add(kb, bsrc[e], mul(kb, k0_, I(kb, t->b.rs))), 8); \
 	} while (0)
-		for (int s = 0; s < S - 1; s++) {
+		for (int s = 0; s < P; s++) {
 			if (s < nk)
 				WG_STAGE(I(kb, s), I(kb, s));
-			if (s < S - 2)
-				kb_cpwait_n(kb, S - 1);   /* only closes the group */
+			if (s < P - 1)
+				kb_cpwait_n(kb, 7);   /* only closes the group */
 		}
 		dk = kb->depth;
 		kt = loop(kb, "kt", nk, 0);
-		kb_cpwait_n(kb, S - 2);
+		kb_cpwait_n(kb, P - 1);
 		kb_barrier(kb);
-		if (nk > S - 1) {
+		if (nk > P) {
 			int di = kb->depth;
-			kn = add(kb, kt, I(kb, S - 1));
+			kn = add(kb, kt, I(kb, P));
 			kb_if(kb, kb_bin(kb, KO_LT, kn, I(kb, nk)));
 			WG_STAGE(stage_of(kb, kn, S), kn);
 			close_to(kb, di);
@@ -1308,17 +1317,20 @@ gemm_gpu_wg(Lower *lw, KB *kb, Node *n, const GT *t, const WG *g, int nb,
 			for (int ks = 0; ks < WG_BK / 16; ks++)
 				kb_wgmma(kb, shape, fc[0], sa, add(kb, ab, I(kb, ks * 16)), sb,
 				         add(kb, bb, I(kb, ks * 16 * 64)), I(kb, 64 * WG_BK));
+			kb_wgwait(kb, keep);
 		}
 		close_to(kb, dk);
 	}
+	kb_wgwait(kb, 0);
 	kb_cpwait(kb);   /* the empty groups of the last slices */
 	kb_barrier(kb);
 	gemm_tiles_out(lw, kb, n, t, sub, fc, 1, ni_n, se, T, w, ln, bm, bn, wm, I(kb, 0), yoff);
 	close_to(kb, d);
 	kb->k->grid = arena_printf(lw->prog->arena, "matmul blocks=%lld threads=%d "
-	                           "tile=%lldx%lldx%d warpgroups=%d wgmma=%s cp.async %d stages",
+	                           "tile=%lldx%lldx%d warpgroups=%d wgmma=%s cp.async %d stages, "
+	                           "%d batch in flight",
 	                           (long long)nblk, T, (long long)g->bm, (long long)g->bn, WG_BK,
-	                           T / 128, ktile_info(shape)->name, S);
+	                           T / 128, ktile_info(shape)->name, S, keep);
 }
 
 static int

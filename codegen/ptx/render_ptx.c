@@ -1159,7 +1159,7 @@ wg_desc(P *p, int mb, KRef ie, int64_t lbo, int64_t sbo)
  * swizzle: A's 8-row groups 1024 bytes apart (the leading offset unused:
  * 16 bytes), B's too, its 64-column groups c elements apart.  A run of
  * consecutive wgmma statements is one batch: wgmma.fence before it,
- * commit and wait for it after (the IR's statement is synchronous). */
+ * commit_group after; KS_WGWAIT is wait_group. */
 static void
 wgmma(P *p, KRef s)
 {
@@ -1195,7 +1195,6 @@ wgmma(P *p, KRef s)
 	fprintf(p->f, "}, %s, %s, %s, 1, 1, 0, 1;\n", R(p, RD, da), R(p, RD, db), R(p, RP, pr));
 	if (!n->next || k->node[n->next].kind != KS_WGMMA) {
 		E(p, "wgmma.commit_group.sync.aligned");
-		E(p, "wgmma.wait_group.sync.aligned 0");
 		p->wg_open = 0;
 	}
 }
@@ -1245,6 +1244,9 @@ gpu_stmt(P *p, KRef s)
 		}
 		return;
 	}
+	case KS_WGWAIT:
+		E(p, "wgmma.wait_group.sync.aligned %d", (int)n->ival);
+		return;
 	case KS_CPWAIT:
 		if (n->ival) {
 			E(p, "cp.async.commit_group");
@@ -1683,7 +1685,7 @@ buses(const KKernel *k, KRef s, int all, unsigned char *u, unsigned char *seen)
 	for (; s; s = all ? k->node[s].next : 0) {
 		const KNode *n = &k->node[s];
 		if (n->kind == KS_STORE || kgpu_name(n->kind)) {
-			if (n->kind != KS_CPWAIT) {
+			if (n->kind != KS_CPWAIT && n->kind != KS_WGWAIT) {
 				u[n->buf] = 1;
 				if (n->kind != KS_SHFL && n->kind != KS_SGRED && n->kind != KS_ATOMIC &&
 				    n->kind != KS_TFILL) {

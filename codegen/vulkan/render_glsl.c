@@ -384,6 +384,7 @@ gpu_stmt(G *g, KRef s)
 		return;
 	}
 	case KS_CPWAIT:
+	case KS_WGWAIT:
 		return;
 	}
 	{

@@ -59,6 +59,21 @@ done
 grep -q "wgmma.m64n256k16bf" "$d/k2.txt" &&
 grep -v '^ *#' "$d/k1.txt" | cmp -s - "$d/k2.txt" ||
 	{ echo "FAIL: the wgmma kernel's text does not round-trip"; fail=1; }
+# one batch in flight (wgwait.1): the interpreter catches a schedule
+# that reloads a stage a wgmma in flight reads (no wgwait.1 in the K
+# loop) or reads the accumulators before the last wgwait
+"$burncc" --target gpu --schedule "k_matmul=tile(1,1) wgmma(128,128,4) async" --emit=kernels \
+	"$d/mm_128_320_256_bf16/model.onnx" > "$d/k3.txt"
+in=$(awk 'BEGIN { for (i = 0; i < 40960; i++) printf "%s%d", i ? "," : "", i % 7 + 1 }')
+"$burncc" kir --run --in "v2=$in" "$d/k3.txt" > /dev/null ||
+	{ echo "FAIL: the wgmma kernel does not run from its text"; fail=1; }
+for w in "wgwait.1" "wgwait"; do
+	awk -v w="$w" '!d && $1 == w { d = 1; next } 1' "$d/k3.txt" > "$d/k4.txt"
+	if "$burncc" kir --run --in "v2=$in" "$d/k4.txt" > "$d/k4.log" 2>&1 ||
+	   ! grep -qE "changed before its wgwait|in flight" "$d/k4.log"; then
+		echo "FAIL: a kernel without its $w ran: $(tail -1 "$d/k4.log" | cut -c1-200)"; fail=1
+	fi
+done
 if "$burncc" check --target gpu --schedule "k_matmul=tile(1,1) wgmma(128,256,3) async" \
 	"$d/mm_256_64_128_f16" > "$d/refuse.log" 2>&1 ||
    ! grep -q "cannot be built" "$d/refuse.log"; then
@@ -73,7 +88,7 @@ if [ -n "$ptxas" ]; then
 		grep -q "ldmatrix.sync.aligned.m8n8.x4.trans" "$d/$n.ptx" ||
 			{ echo "FAIL $n: no paired B tiles"; fail=1; }
 	done
-	# wgmma: PTX 8.0 for sm_90a, the batch fenced, committed and waited for
+	# wgmma: PTX 8.0 for sm_90a, the batch fenced and committed, one in flight
 	n=mm_128_320_256_bf16
 	"$burncc" --target cuda --emit=ptx --schedule "k_matmul=tile(1,1) wgmma(128,256,3) async" \
 		"$d/$n/model.onnx" > "$d/wg.ptx" &&
@@ -81,7 +96,8 @@ if [ -n "$ptxas" ]; then
 		{ echo "FAIL $n: wgmma PTX through ptxas"; fail=1; }
 	for want in ".target sm_90a" "wgmma.fence.sync.aligned" \
 	            "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16" \
-	            "wgmma.wait_group.sync.aligned 0" "fence.proxy.async.shared::cta"; do
+	            "wgmma.wait_group.sync.aligned 1" "wgmma.wait_group.sync.aligned 0" \
+	            "fence.proxy.async.shared::cta"; do
 		grep -qF "$want" "$d/wg.ptx" || { echo "FAIL $n: no '$want' in the wgmma PTX"; fail=1; }
 	done
 else
