@@ -392,6 +392,11 @@ ksched_fma(const KSched *ks, KRef s)
  *   tile(MR,NR[,KC]) register tile of the blocked GEMM core (ops_linalg.c);
  *                   KC: k summed in chunks of KC (0: none; absent: the
  *                   target's tune.gemm_kc where K > 2 * it)
+ *   axpy            MatMul without a register tile: each row of Y summed in
+ *                   memory, k outer, a row of B times A[i,k] added over
+ *                   the columns in vec(L) chunks (i-k-j); no choice by the
+ *                   columns' count, for a run-time N (dynfit.c).  A GEMM
+ *                   lowering without that form takes it as tile(1,1)
  *   dot(L)          partial sums of a float dot product
  *   unroll(N)       Conv's last kernel dim unrolled when at most N wide
  *   vec(L)          lanes of a contiguous innermost loop's chunk
@@ -439,6 +444,7 @@ ksched_fma(const KSched *ks, KRef s)
 	X(FMA,     "fma",     1, 0, 0) \
 	X(NOFMA,   "nofma",   1, 0, 0) \
 	X(TILE,    "tile",    2, 2, 3) \
+	X(AXPY,    "axpy",    2, 0, 0) \
 	X(DOT,     "dot",     3, 1, 1) \
 	X(UNROLL,  "unroll",  4, 1, 1) \
 	X(VEC,     "vec",     5, 1, 1) \

@@ -45,6 +45,7 @@
 
 #define DF_MAX_DIMS 3
 #define DF_GRID 27          /* 3^DF_MAX_DIMS */
+#define DF_NSAMP (DF_GRID + 2)   /* the grid and two check points */
 
 /* A fitted size: coefficient c[e] of the monomial prod dim_j^(e's base-3
  * digit j), over the dims of the Fit it belongs to. */
@@ -58,10 +59,11 @@ typedef struct Poly {
  * float), or 1/p (a mean's scale over a run-time axis) in float. */
 enum { PF_INT = 0, PF_FLOAT, PF_RECIP };
 
-/* The samples: nsamp = 3^D + 1 points, x[t][j] the value of dim j at t. */
+/* The samples: nsamp = 3^D + 2 points, x[t][j] the value of dim j at t:
+ * the grid, then the check points near it and far above it. */
 typedef struct Fit {
 	int d, ngrid, nsamp;
-	int64_t x[DF_GRID + 1][DF_MAX_DIMS];
+	int64_t x[DF_NSAMP][DF_MAX_DIMS];
 	const char *const *name;
 } Fit;
 
@@ -73,12 +75,18 @@ fit_init(Fit *f, int d, const char *const *name)
 	f->ngrid = 1;
 	for (int j = 0; j < d; j++)
 		f->ngrid *= 3;
-	f->nsamp = f->ngrid + 1;
+	f->nsamp = f->ngrid + 2;
 	for (int t = 0; t < f->ngrid; t++)
 		for (int j = 0, r = t; j < d; j++, r /= 3)
 			f->x[t][j] = 7 + 10 * j + 2 * (r % 3);
-	for (int j = 0; j < d; j++)
+	/* the far point is past every register tile and lane count of a
+	 * target (tune.gemm_nr_max 96), so that a choice by size the small
+	 * samples all make alike (a column tile wider than each of them:
+	 * no full tile, the rest tile the whole row) shows as a difference */
+	for (int j = 0; j < d; j++) {
 		f->x[f->ngrid][j] = 7 + 10 * j + 6;
+		f->x[f->ngrid + 1][j] = 131 + 10 * j;
+	}
 }
 
 /* p at the dims' values x[0..d), exactly; 0 if it passes 2^62 on the
@@ -543,7 +551,7 @@ shape_kernel(Ctx *c, Compiled **s, const Fit *f, int v, const char *const *dyn)
 {
 	Compiled *m = s[0];
 	Value *val = GV(m->g, v);
-	int64_t n = value_numel(val), y[DF_GRID + 1];
+	int64_t n = value_numel(val), y[DF_NSAMP];
 	KB kb;
 	KKernel *k;
 	Poly p;
@@ -591,7 +599,7 @@ fill_kernel(Ctx *c, Compiled **s, const Fit *f, int v, const char *const *dyn)
 {
 	Compiled *m = s[0];
 	Value *val = GV(m->g, v);
-	int64_t y[DF_GRID + 1];
+	int64_t y[DF_NSAMP];
 	double x0 = 0;
 	KB kb;
 	KKernel *k;
@@ -645,7 +653,7 @@ refuse:
 static int
 float_fit(const Fit *f, Compiled *const *s, int i, int j, Poly *p)
 {
-	int64_t y[DF_GRID + 1];
+	int64_t y[DF_NSAMP];
 
 	for (int form = PF_FLOAT; form <= PF_RECIP; form++) {
 		int ok = 1;
@@ -666,6 +674,54 @@ float_fit(const Fit *f, Compiled *const *s, int i, int j, Poly *p)
 }
 
 /*
+ * Whether kernel i of the samples s (which agree on the graph and the
+ * number of kernels) is one kernel but for sizes: the same nodes, buffers
+ * and loops at every point, and each integer constant or buffer size that
+ * differs a polynomial of the dims.  What fit_program requires of a
+ * kernel's structure, asked before it to find the kernels whose schedule
+ * chose by size (see dyn_fit_compile).
+ */
+static int
+kernel_fits(Compiled *const *s, const Fit *f, int i)
+{
+	const KKernel *k = s[0]->prog.kernel[i];
+	int64_t y[DF_NSAMP];
+	Poly p;
+
+	for (int t = 1; t < f->nsamp; t++) {
+		const KKernel *l = s[t]->prog.kernel[i];
+		if (k->nnode != l->nnode || k->nbuf != l->nbuf || k->nvar != l->nvar ||
+		    k->body != l->body || strcmp(k->name, l->name))
+			return 0;
+		for (int j = 1; j < k->nnode; j++)
+			if (!same_node(&k->node[j], &l->node[j]))
+				return 0;
+		for (int j = 0; j < k->nbuf; j++)
+			if (k->buf[j].dtype != l->buf[j].dtype ||
+			    k->buf[j].value != l->buf[j].value ||
+			    k->buf[j].space != l->buf[j].space)
+				return 0;
+	}
+	for (int j = 1; j < k->nnode; j++) {
+		int vary = 0;
+		if (k->node[j].kind != KE_CONST || !is_int_dtype(k->node[j].dtype))
+			continue;
+		for (int t = 0; t < f->nsamp; t++)
+			vary |= (y[t] = s[t]->prog.kernel[i]->node[j].ival) != k->node[j].ival;
+		if (vary && !poly_fit(f, y, &p))
+			return 0;
+	}
+	for (int j = 0; j < k->nbuf; j++) {
+		int vary = 0;
+		for (int t = 0; t < f->nsamp; t++)
+			vary |= (y[t] = s[t]->prog.kernel[i]->buf[j].count) != k->buf[j].count;
+		if (vary && (k->buf[j].space != KS_GLOBAL || !poly_fit(f, y, &p)))
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * The fit proper: s[0..f->nsamp) compiled at f's points; s[0] becomes the
  * program for every value of the dims, or the reason it cannot.
  */
@@ -677,7 +733,7 @@ fit_program(Ctx *c, Compiled **s, const Fit *f, const char *const *dyn,
 	Graph *g = m->g;
 	KProgram *p = &m->prog;
 	int ns = f->nsamp, rc = BURN_OK;
-	int64_t y[DF_GRID + 1];
+	int64_t y[DF_NSAMP];
 	unsigned char *used = NULL;
 	Poly **cp = NULL, **bp = NULL, *num = NULL, **ax = NULL;
 	Arena *a = p->arena;
@@ -972,10 +1028,95 @@ probe_min(Ctx *c, const Graph *src, Compiled *m, const CompileOpts *o,
 	return BURN_OK;
 }
 
+/* Sample x back to before lowering (m or a copy: no graph, an empty
+ * program). */
+static void
+sample_reset(Compiled *x)
+{
+	graph_destroy(x->g);
+	x->g = NULL;
+	arena_free(&x->arena);
+	arena_init(&x->arena);
+	kprog_init(&x->prog, &x->arena);
+}
+
+/*
+ * After a first compile of the samples s (s[0] is m) with column tiles:
+ * the kernels that do not fit (kernel_fits) because their tile chose by
+ * a run-time size (a product whose columns are a run-time dim: Q @ K^T's
+ * seq) are asked for one-element tiles (a want tile(1,1), as --schedule
+ * would), and *again is set: then every sample is reset, with those wants
+ * (in m's arena, after the caller's own, which stay as given), to be
+ * compiled again.  Nothing to do (*again 0) where every kernel fits, where
+ * the samples differ beyond single kernels (fit_program names it), or
+ * where no kernel that does not fit has a tile to shrink.
+ */
+static int
+tile_fallback(Ctx *c, Compiled **s, const Fit *f, int *again)
+{
+	Compiled *m = s[0];
+	const KWant *uw = m->prog.want;
+	int nu = m->prog.nwant, nbad = 0, nw = 0;
+	char **bad = NULL;
+	KWant *want;
+	KStep one = kstep_make(KST_AXPY, 0, 0, 0, 0);
+
+	*again = 0;
+	for (int t = 1; t < f->nsamp; t++)
+		if (s[t]->prog.nkernel != m->prog.nkernel || s[t]->g->nval != m->g->nval ||
+		    s[t]->g->nnode != m->g->nnode)
+			return BURN_OK;
+	for (int i = 0; i < m->prog.nkernel; i++) {
+		const KKernel *k = m->prog.kernel[i];
+		const KStep *tile = kkernel_step(k, KST_TILE, 0);
+		int asked = 0;
+		if (!tile || (tile->arg[0] <= 1 && tile->arg[1] <= 1) || kernel_fits(s, f, i))
+			continue;
+		for (int w = 0; w < nu; w++)
+			asked |= !strcmp(uw[w].kernel, k->name);
+		if (asked)   /* the caller's tile stays, and is refused if it
+		              * chose by size */
+			continue;
+		if (!bad && !(bad = calloc((size_t)m->prog.nkernel, sizeof *bad)))
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		if (!(bad[nbad++] = strdup(k->name)))
+			goto nomem;
+	}
+	if (!nbad)
+		return BURN_OK;
+	for (int t = 0; t < f->nsamp; t++)
+		sample_reset(s[t]);
+	if (!(want = arena_alloc(&m->arena, sizeof *want * (size_t)(nu + nbad + 1))))
+		goto nomem;
+	for (int w = 0; w < nu; w++)
+		want[nw++] = uw[w];
+	for (int i = 0; i < nbad; i++) {
+		memset(&want[nw], 0, sizeof want[nw]);
+		if (!(want[nw].kernel = arena_strdup(&m->arena, bad[i])) ||
+		    !ksteps_put(&want[nw].steps, &one))
+			goto nomem;
+		nw++;
+	}
+	for (int t = 0; t < f->nsamp; t++) {
+		s[t]->prog.want = want;
+		s[t]->prog.nwant = nw;
+	}
+	for (int i = 0; i < nbad; i++)
+		free(bad[i]);
+	free(bad);
+	*again = 1;
+	return BURN_OK;
+nomem:
+	for (int i = 0; i < nbad; i++)
+		free(bad[i]);
+	free(bad);
+	return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+}
+
 int
 dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o, Front front)
 {
-	Compiled *s[DF_GRID + 1];
+	Compiled *s[DF_NSAMP];
 	Graph *src = m->g;
 	Poly **size = NULL;
 	const Target *real;
@@ -1006,16 +1147,21 @@ dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o, Front front)
 			                 o->dyn[j]);
 	}
 	fit_init(&f, o->ndyn, o->dyn);
-	/* the lowerings' choices by size made the same at every size: GEMM
-	 * tiles of one element (the last tile of a row of N % 32 columns is
-	 * no polynomial in N), rows not in blocks, no unrolled lanes */
+	/* the lowerings' choices by size made the same at every size: a
+	 * GEMM's register tile one row high (its M rows, run-time ones in
+	 * the products of a transformer, in a plain loop: the M % MR rest
+	 * rows of taller tiles are no polynomial in M), the target's column
+	 * tile (the weights' static columns; where the columns are a run-time
+	 * dim, tile_fallback asks one-element tiles: the last tile of N % 32
+	 * columns is no polynomial in N either), rows not in blocks, no
+	 * unrolled lanes */
 	tt = *m->target;
-	tt.tune.gemm_mr = tt.tune.gemm_nr = 1;
-	tt.tune.gemm_nr_max = tt.tune.gemm_nr_step = 1;
+	tt.tune.gemm_mr = 1;
 	tt.tune.gemm_mc = 0;
 	tt.tune.gemm_pack_tiles = 0;
 	tt.tune.dot_lanes = tt.tune.conv_unroll = 1;
-	tt.tune.vec_lanes = tt.tune.vec_lanes_narrow = 1;
+	tt.tune.vec_lanes_narrow = tt.tune.vec_lanes;
+	tt.tune.size_free = 1;
 	tt.tune.thread_slots = 1;
 	tt.tune.im2col = 0;
 	real = m->target;
@@ -1035,8 +1181,15 @@ dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o, Front front)
 		s[t]->prog.want = m->prog.want;
 		s[t]->prog.nwant = m->prog.nwant;
 	}
-	for (int t = 0; t < f.nsamp && !rc; t++)
-		rc = lower_sample(c, src, s[t], o, f.x[t], front, 1);
+	/* compiled twice where a kernel's tile chose by size: then with
+	 * one-element tiles for it (tile_fallback) */
+	for (int round = 0; round < 2 && !rc; round++) {
+		int again = 0;
+		for (int t = 0; t < f.nsamp && !rc; t++)
+			rc = lower_sample(c, src, s[t], o, f.x[t], front, 1);
+		if (rc || round == 1 || (rc = tile_fallback(c, s, &f, &again)) || !again)
+			break;
+	}
 	if (!rc) {   /* the values' sizes, per value of the first sample */
 		size = arena_alloc(&m->arena, sizeof *size * ((size_t)m->g->nval + 1));
 		memset(size, 0, sizeof *size * ((size_t)m->g->nval + 1));

@@ -169,17 +169,26 @@ batch_loop(KB *kb, int64_t N, int64_t S, KRef *slice)
  * GCC at -O2 uses the "very cheap" vectorizer cost model, which vectorizes
  * a loop only when its trip count is a known multiple of the vector width;
  * the constant-trip inner loop is unrolled and SLP-vectorized instead.  With
- * constant bounds pass 0 is a plain loop of a multiple of VL iterations.
+ * constant bounds pass 0 is a plain loop of a multiple of VL iterations
+ * (on a target with tune.size_free, the run-time form even then).
  * Returns 0 when the pass is empty (the caller emits nothing); else the
  * caller emits the body and closes the blocks with close_to().
  */
 static int
-vl_open(KB *kb, const char *name, KRef lo, KRef hi, int64_t vl, int pass, KRef *q)
+vl_open(const Lower *lw, KB *kb, const char *name, KRef lo, KRef hi, int64_t vl,
+        int pass, KRef *q)
 {
 	int64_t l, h;
 	KRef nc;
 
-	if (kb_is_const_i(kb->k, lo, &l) && kb_is_const_i(kb->k, hi, &h)) {
+	if (vl > 1 && tune(lw)->size_free) {
+		/* the length through a variable, so that the builder folds no
+		 * division of constants: the chunks and the remainder are there
+		 * at every length (dynfit.c fits the length) */
+		int v = kb_var(kb, DT_I64, "len");
+		kb_set(kb, v, kb_bin(kb, KO_SUB, hi, lo));
+		hi = kb_bin(kb, KO_ADD, lo, kb_get(kb, v));
+	} else if (kb_is_const_i(kb->k, lo, &l) && kb_is_const_i(kb->k, hi, &h)) {
 		int64_t m = h > l ? (h - l) / vl * vl : 0;
 		if (h <= l || (pass == 0 && m == 0) || (pass == 1 && l + m == h))
 			return 0;
@@ -477,6 +486,9 @@ gemm_nr(Lower *lw, KB *kb, int64_t M, int64_t *MR, int64_t *NR)
 	KStep tile = step(lw, kb, KST_TILE, 0);
 	int64_t nr;
 
+	if (tile.kind != KST_TILE)   /* axpy, where this lowering has no
+	                              * row form: one-element tiles */
+		tile = kstep_make(KST_TILE, 2, 1, 1, 0);
 	*MR = tile.arg[0];
 	*NR = tile.arg[1];
 	nr = *NR;
@@ -1668,7 +1680,7 @@ lower_matmul(Lower *lw, Node *n)
 	const Value *a = NIN(g, n, 0), *b = NIN(g, n, 1), *y = NOUT(g, n, 0);
 	int isint = n->op == OP_MatMulInteger;
 	int dt = cdt(y->dtype);
-	int ba, bb, by, av, d0, di, packed = -1, vin[2] = { -1, -1 };
+	int ba, bb, by, av, d0, di, packed = -1, vin[2] = { -1, -1 }, axpy;
 	int64_t last = 0, vrs[2];
 	KRef ao, bo, yo, vi, vk, vj, azp = 0;
 	static const char *bname[] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"};
@@ -1691,9 +1703,12 @@ lower_matmul(Lower *lw, Node *n)
 		mm.nb = 0;
 	}
 	lower_begin(lw, &kb, n);
+	/* the axpy step: the row form below for floats too (reading a
+	 * transposed view through its row strides vrs) */
+	axpy = !isint && mm.N > 1 && step(lw, &kb, KST_TILE, 0).kind == KST_AXPY;
 	ba = vin[0] >= 0 ? lower_bind(lw, &kb, vin[0], KA_READ) : lower_in(lw, &kb, n, 0);
 	/* a constant B of the blocked form is bound as its panels instead */
-	if (!isint && mm.N > 1) {
+	if (!isint && mm.N > 1 && !axpy) {
 		int64_t MR, NR, nr = gemm_nr(lw, &kb, mm.M, &MR, &NR);
 		TRY(gemm_pack_const(lw, n, 1, mm.K, mm.N, mm.N, 1, nr, 1, &packed, &last));
 	}
@@ -1704,7 +1719,7 @@ lower_matmul(Lower *lw, Node *n)
 	if ((vin[0] >= 0 || vin[1] >= 0) && (isint || mm.N <= 1))
 		return burn_fail(lw->ctx, BURN_ERR_INTERNAL, "MatMul: a transposed operand "
 		                 "outside the GEMM forms");
-	if (!isint && mm.N > 1 && packed < 0) {
+	if (!isint && mm.N > 1 && packed < 0 && !axpy) {
 		GT t = { dt, mm.M, mm.N, mm.K, { ba, I(&kb, 0), vrs[0], 1, 0 },
 		         { bb, I(&kb, 0), vrs[1], 1, 0 }, { -1, 0, 0, 0, 0 }, 1, 0, by, -1,
 		         I(&kb, 0), 0, 0 };
@@ -1720,7 +1735,7 @@ lower_matmul(Lower *lw, Node *n)
 		bo = madd(&kb, bo, v, mm.bs[i]);
 		yo = madd(&kb, yo, v, mm.M * mm.N * prod(mm.nb - i - 1, mm.bat + i + 1));
 	}
-	if (!isint && mm.N > 1) {
+	if (!isint && mm.N > 1 && !axpy) {
 		GT t = { dt, mm.M, mm.N, mm.K, { ba, ao, vrs[0], 1, 0 },
 		         { bb, bo, vrs[1], 1, packed >= 0, last }, { -1, 0, 0, 0, 0, 0 }, 1, 0, by, -1,
 		         yo, 0, mm.nb == 0 && gemm_bpack(lw, mm.M, mm.N) };
@@ -1733,7 +1748,7 @@ lower_matmul(Lower *lw, Node *n)
 	di = kb.depth;
 	if (isint)
 		azp = zero_point(lw, &kb, n, 2, vi);
-	ao = madd(&kb, ao, vi, mm.K);
+	ao = madd(&kb, ao, vi, vrs[0]);
 	yo = madd(&kb, yo, vi, mm.N);
 	av = kb_var(&kb, dt, "a");
 	if (mm.N == 1) {
@@ -1774,13 +1789,13 @@ lower_matmul(Lower *lw, Node *n)
 		for (int pass = 0; pass < 2; pass++) {
 			int dp = kb.depth;
 			KRef acc = 0, yi;
-			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N),
+			if (!vl_open(lw, &kb, "j", I(&kb, 0), I(&kb, mm.N),
 			             step1(lw, &kb, KST_VEC, 0),
 			             pass, &vj))
 				continue;
 			for (int t = 0; t < 4; t++) {
 				KRef bv = kb_cast(&kb, dt, kb_load(&kb, bb, add(&kb,
-				          madd(&kb, bo, add(&kb, vk4, I(&kb, t)), mm.N), vj)));
+				          madd(&kb, bo, add(&kb, vk4, I(&kb, t)), vrs[1]), vj)));
 				KRef term = mul(&kb, kb_get(&kb, a4[t]), bv);
 				acc = acc ? add(&kb, acc, term) : term;
 			}
@@ -1806,11 +1821,11 @@ lower_matmul(Lower *lw, Node *n)
 			x = kb_bin(&kb, KO_SUB, x, azp);
 		kb_set(&kb, av, x);
 	}
-	bo = madd(&kb, bo, vk, mm.N);
+	bo = madd(&kb, bo, vk, vrs[1]);
 	for (int pass = 0; pass < 2; pass++) {
 		int dp = kb.depth;
 		KRef w, yi;
-		if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, mm.N),
+		if (!vl_open(lw, &kb, "j", I(&kb, 0), I(&kb, mm.N),
 			             step1(lw, &kb, KST_VEC, 0),
 			             pass, &vj))
 			continue;
@@ -2030,7 +2045,7 @@ lower_gemm(Lower *lw, Node *n)
 		for (int pass = 0; pass < 2; pass++) {
 			int dp = kb.depth;
 			KRef w, yi;
-			if (!vl_open(&kb, "j", I(&kb, 0), I(&kb, gm.N),
+			if (!vl_open(lw, &kb, "j", I(&kb, 0), I(&kb, gm.N),
 			             step1(lw, &kb, KST_VEC, 0),
 			             pass, &vj))
 				continue;
@@ -3018,7 +3033,7 @@ lower_conv(Lower *lw, Node *n)
 			win_span(&kb, off, w->s[L], w->in[L], w->out[L], &qlo, &qhi);
 		for (int pass = 0; pass < 2; pass++) {
 			int dp = kb.depth;
-			if (!vl_open(&kb, oname[L], qlo, qhi, lanes, pass, &ol))
+			if (!vl_open(lw, &kb, oname[L], qlo, qhi, lanes, pass, &ol))
 				continue;
 			xv = kb_cast(&kb, dt, kb_load(&kb, bx, add(&kb, xbase,
 			             add(&kb, mul(&kb, ol, I(&kb, w->s[L])), off))));
@@ -3234,7 +3249,7 @@ lower_convt_gemm(Lower *lw, Node *n, CV *cv)
 	for (int pass = 0; pass < 2; pass++) {
 		int dp = kb.depth;
 		KRef yi;
-		if (!vl_open(&kb, "iw", qlo, qhi, lanes, pass, &q))
+		if (!vl_open(lw, &kb, "iw", qlo, qhi, lanes, pass, &q))
 			continue;
 		yi = add(&kb, yrow, add(&kb, mul(&kb, q, I(&kb, w->s[1])), off));
 		kb_store(&kb, by, yi, add(&kb, kb_load(&kb, by, yi),

@@ -62,6 +62,12 @@ typedef struct TargetTune {
 	int vec_lanes_narrow;    /* ... for rows narrower than vec_wide_row,
 	                          * and MatMul/Gemm's row form */
 	int vec_wide_row;
+	int size_free;           /* no lowering chooses by a size: chunk
+	                          * counts of vec(L) loops computed at run
+	                          * time from the loop's length, even where
+	                          * it is a constant (dynfit.c samples with
+	                          * this, so the constant becomes the dims'
+	                          * expression) */
 	int im2col;              /* f32 2-D Conv as im2col + GEMM (1), an
 	                          * implicit GEMM (2: no im2col matrix, the
 	                          * CPU form of the GEMM) or direct (0) */
