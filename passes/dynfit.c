@@ -1162,6 +1162,9 @@ dyn_fit_compile(Ctx *c, Compiled *m, const CompileOpts *o, Front front)
 	tt.tune.dot_lanes = tt.tune.conv_unroll = 1;
 	tt.tune.vec_lanes_narrow = tt.tune.vec_lanes;
 	tt.tune.size_free = 1;
+	/* every float sum in f64 (tune.sum_f64_min 1): the f32 sums below
+	 * 4096 elements and f64 above were a choice by a run-time count */
+	tt.tune.sum_f64_min = 1;
 	tt.tune.thread_slots = 1;
 	tt.tune.im2col = 0;
 	real = m->target;
