@@ -12,13 +12,16 @@
  *   1. Each of the D dims (D <= DF_MAX_DIMS) takes three values, b, b+2,
  *      b+4 (odd, distinct between dims, none 1: no size-1 special case, no
  *      power-of-two divisibility that a lowering might exploit); the graph
- *      is compiled to kernels at every point of that 3^D grid and at one
- *      more point, every dim at b+6, that only checks.
+ *      is compiled to kernels at every point of that 3^D grid and at two
+ *      more points that only check: every dim at b+6, and far above (131
+ *      + 10j, past every tile and lane count of a target).  A kernel
+ *      whose GEMM column tile chose by size gets the axpy step and every
+ *      sample is compiled again (tile_fallback).
  *   2. Every sample must have the same graph and kernels, node for node,
  *      except for integer constants (strides, loop bounds, offsets) and
  *      buffer sizes.  Each of those is fitted by the polynomial of degree
  *      <= 2 in each dim through the grid (exact, integer coefficients) and
- *      checked at the extra point: c0 + c1*S + c2*S*S + c3*N*S*S ...
+ *      checked at the extra points: c0 + c1*S + c2*S*S + c3*N*S*S ...
  *   3. The first sample becomes the program: its varying constants become
  *      those expressions over the kernel's dim parameters (variables
  *      0..D-1, named after the dims), its buffers' sizes extents, and its
@@ -1044,8 +1047,9 @@ sample_reset(Compiled *x)
  * After a first compile of the samples s (s[0] is m) with column tiles:
  * the kernels that do not fit (kernel_fits) because their tile chose by
  * a run-time size (a product whose columns are a run-time dim: Q @ K^T's
- * seq) are asked for one-element tiles (a want tile(1,1), as --schedule
- * would), and *again is set: then every sample is reset, with those wants
+ * seq) are asked for the axpy step (a want, as --schedule would give:
+ * MatMul's row form, no tile; tile(1,1) in the GEMM lowerings without
+ * one), and *again is set: then every sample is reset, with those wants
  * (in m's arena, after the caller's own, which stay as given), to be
  * compiled again.  Nothing to do (*again 0) where every kernel fits, where
  * the samples differ beyond single kernels (fit_program names it), or
