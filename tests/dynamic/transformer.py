@@ -4,9 +4,11 @@ dynamic_transformer): d = 32, 2 heads of 16, feed-forward 64, post-norm
 LayerNormalization, GELU written with Erf, softmax attention.  Its input x
 is [batch, seq, 32] with both dims symbolic; burncc compiles it ONCE with
 `--dynamic-dim batch --dynamic-dim seq`, and the one module runs at
-(batch, seq) = (1, 7), (8, 128) and (3, 1), each against a float64 NumPy
-evaluation of the same graph (the reference: ONNX Runtime is not installed
-as Python here).
+(batch, seq) = (1, 7), (8, 128) and (3, 1), each against ONNX Runtime's
+outputs (onnxruntime-node, stored in transformer_ort/ by make_ort_ref.sh:
+ONNX Runtime is not installed as Python here) and a float64 NumPy
+evaluation of the same graph, which the stored outputs must also match
+(else they are stale).
 
   transformer.py BURNCC WORK [--seed-bug]          the c target
   transformer.py BURNCC WORK llvm RUNNER [--seed-bug] the llvm target, in
@@ -184,9 +186,13 @@ def main():
     seed_bug = "--seed-bug" in sys.argv
     W = weights()
     model = make_model(W)
-    if "--make-only" in sys.argv:
+    if "--make-only" in sys.argv:   # the model and the test's inputs
         os.makedirs(args[0], exist_ok=True)
         onnx.save(model, os.path.join(args[0], "model.onnx"))
+        r = np.random.default_rng(99)
+        for nb, ns in SIZES:
+            r.standard_normal((nb, ns, D)).astype(np.float32).tofile(
+                os.path.join(args[0], "x_%d_%d.bin" % (nb, ns)))
         return 0
     burncc, work = args[0], args[1]
     target = args[2] if len(args) > 2 else "c"
@@ -251,8 +257,28 @@ def main():
         y = np.fromfile(yout, np.float32).reshape(nb, ns, D)
         err = float(np.max(np.abs(y - ref)))
         ok = err <= 1e-4
-        print("%s (batch, seq) = (%d, %d): max |y - ref| = %.3g" %
-              ("ok  " if ok else "FAIL", nb, ns, err))
+        # ONNX Runtime's outputs, stored by make_ort_ref.sh; they must
+        # also agree with the NumPy reference (else they are stale)
+        ort = os.path.join(HERE, "transformer_ort", "y_%d_%d.f32" % (nb, ns))
+        if not os.path.exists(ort):
+            print("FAIL: %s missing (tests/dynamic/make_ort_ref.sh)" % ort)
+            failures += 1
+            continue
+        yo = np.fromfile(ort, np.float32)
+        if yo.size != y.size:
+            print("FAIL: %s: %d floats, want %d" % (ort, yo.size, y.size))
+            failures += 1
+            continue
+        yo = yo.reshape(nb, ns, D)
+        eo = float(np.max(np.abs(y - yo)))
+        stale = float(np.max(np.abs(yo - ref)))
+        ok = ok and eo <= 1e-4
+        print("%s (batch, seq) = (%d, %d): max |y - ref| = %.3g, max |y - "
+              "onnxruntime| = %.3g" % ("ok  " if ok else "FAIL", nb, ns, err, eo))
+        if stale > 1e-4:
+            print("FAIL: (%d, %d): the stored onnxruntime output is %.3g from "
+                  "NumPy's: stale? (tests/dynamic/make_ort_ref.sh)" % (nb, ns, stale))
+            ok = False
         failures += not ok
     print("%d of %d sizes wrong" % (failures, len(SIZES)))
     return 1 if failures else 0
