@@ -1223,7 +1223,8 @@ static int *transpose_views(const Fuser *f)
 		    (v = n->out[0]) < 0 || n->in[0] < 0 || f->nuse[v] != 1 || n->guard ||
 		    (f->group && f->group[i] >= 0))
 			continue;
-		u = f->users[v][0];
+		if ((u = f->users[v][0]) < 0)
+			continue;   /* a graph output */
 		m = &g->node[u];
 		y = GV(g, v);
 		x = GV(g, n->in[0]);
@@ -1244,6 +1245,59 @@ static int *transpose_views(const Fuser *f)
 		return NULL;
 	}
 	return tv;
+}
+
+/* Splits whose outputs Attention reads in place (Lower.sview): a Split
+ * along the last axis of a 3-D value, every output of it read once, as
+ * input 0, 1 or 2 of a 3-D Attention (a fused QKV projection split into
+ * Q, K and V).  No guards, no fusion group. */
+static int *split_views(const Fuser *f)
+{
+	const Graph *g = f->g;
+	int *sv = malloc(sizeof(int) * ((size_t)g->nval + 1)), any = 0;
+
+	if (!sv)
+		return NULL;
+	for (int v = 0; v < g->nval; v++)
+		sv[v] = -1;
+	for (int i = 0; i < g->nnode; i++) {
+		const Node *n = &g->node[i];
+		const Value *x;
+		int ok;
+		if (n->dead || n->op != OP_Split || n->guard || n->nin < 1 || n->in[0] < 0 ||
+		    (f->group && f->group[i] >= 0))
+			continue;
+		x = GV(g, n->in[0]);
+		ok = x->rank == 3 && (attr_int(n, "axis", 0) == 2 || attr_int(n, "axis", 0) == -1);
+		for (int o = 0; ok && o < n->nout; o++) {
+			int v = n->out[o], u, k;
+			const Node *m;
+			if (v < 0 || f->nuse[v] != 1) {
+				ok = 0;
+				break;
+			}
+			if ((u = f->users[v][0]) < 0) {
+				ok = 0;   /* a graph output */
+				break;
+			}
+			m = &g->node[u];
+			ok = !m->dead && !m->guard && m->op == OP_Attention && GV(g, v)->rank == 3 &&
+			     !(f->group && f->group[u] >= 0);
+			for (k = 0; ok && k < m->nin; k++)
+				if (m->in[k] == v && k > 2)
+					ok = 0;
+		}
+		if (!ok)
+			continue;
+		for (int o = 0; o < n->nout; o++)
+			sv[n->out[o]] = i;
+		any = 1;
+	}
+	if (!any) {
+		free(sv);
+		return NULL;
+	}
+	return sv;
 }
 
 int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
@@ -1267,6 +1321,7 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
 		return rc;
 	}
 	lw.tview = transpose_views(&f);
+	lw.sview = split_views(&f);
 	for (int i = 0; i < g->nnode && !rc; i++) {
 		Node *n = &g->node[i];
 		int gid = f.group ? f.group[i] : -1;
@@ -1276,6 +1331,9 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
 			continue;   /* a group is lowered at its root, its last member */
 		if (lw.tview && n->op == OP_Transpose && lw.tview[n->out[0]] == i)
 			continue;   /* its MatMul reads its input through the perm */
+		if (lw.sview && n->op == OP_Split && n->nout > 0 && n->out[0] >= 0 &&
+		    lw.sview[n->out[0]] == i)
+			continue;   /* its Attention nodes read its input in place */
 		if (gid >= 0 && f.grp[gid].anchor >= 0)
 			n = &g->node[f.grp[gid].anchor];   /* name the anchor in errors */
 		c->node = n->name;
@@ -1314,6 +1372,7 @@ int pass_lower_fused(Ctx *c, Graph *g, const Fusion *fu, KProgram *p,
 		}
 	}
 	free((void *)lw.tview);
+	free((void *)lw.sview);
 	scratch_free(&sh);
 	free_uses(&f);
 	return rc;

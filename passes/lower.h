@@ -55,6 +55,12 @@ typedef struct Lower {
 	 * permuted strides instead (pass_lower_fused: no kernel for the
 	 * Transpose; lower_matmul), else -1. */
 	const int *tview;
+	/* Per value, or NULL: the Split node whose output it is when every
+	 * output of that Split is a 3-D Q, K or V of Attention nodes, which
+	 * read the Split's input at the part's offset with its row stride
+	 * instead (pass_lower_fused: no kernel for the Split;
+	 * lower_attention), else -1. */
+	const int *sview;
 } Lower;
 
 /* Declarations of every infer/lower function named in the op table. */

@@ -47,6 +47,7 @@
  */
 typedef struct View {
 	int buf;
+	int64_t off;     /* where (0, 0, 0, 0) is: a part of a Split's input */
 	int64_t st[4];
 } View;
 
@@ -54,6 +55,7 @@ static void
 view_init(View *w, int buf, int rank, int64_t H, int64_t S, int64_t D)
 {
 	w->buf = buf;
+	w->off = 0;
 	if (rank == 4) {
 		w->st[0] = H * S * D; w->st[1] = S * D; w->st[2] = D;
 	} else {
@@ -65,8 +67,36 @@ view_init(View *w, int buf, int rank, int64_t H, int64_t S, int64_t D)
 static KRef
 view_at(KB *kb, const View *w, KRef b, KRef h, KRef s, KRef d)
 {
-	return add(kb, add(kb, mul(kb, b, I(kb, w->st[0])), mul(kb, h, I(kb, w->st[1]))),
-	           add(kb, mul(kb, s, I(kb, w->st[2])), mul(kb, d, I(kb, w->st[3]))));
+	KRef e = add(kb, add(kb, mul(kb, b, I(kb, w->st[0])), mul(kb, h, I(kb, w->st[1]))),
+	             add(kb, mul(kb, s, I(kb, w->st[2])), mul(kb, d, I(kb, w->st[3]))));
+	return w->off ? add(kb, e, I(kb, w->off)) : e;
+}
+
+/*
+ * Value v (3-D when a Split's part) bound in kb as w: where
+ * the fused lowering skipped the Split that makes it (Lower.sview), the
+ * Split's input (B, S, X) at the part's offset on the last axis, rows X
+ * apart.
+ */
+static void
+view_in(Lower *lw, KB *kb, int v, View *w, int rank, int64_t H, int64_t S,
+        int64_t D)
+{
+	const Graph *g = lw->g;
+	const Node *sp = lw->sview && v >= 0 && lw->sview[v] >= 0 ? &g->node[lw->sview[v]] : NULL;
+	int64_t off = 0, X;
+
+	if (!sp) {
+		view_init(w, lower_bind(lw, kb, v, KA_READ), rank, H, S, D);
+		return;
+	}
+	for (int o = 0; o < sp->nout && sp->out[o] != v; o++)
+		off += GV(g, sp->out[o])->dim[2];
+	X = GV(g, sp->in[0])->dim[2];
+	view_init(w, lower_bind(lw, kb, sp->in[0], KA_READ), 3, H, S, D);
+	w->st[0] = S * X;
+	w->st[2] = X;
+	w->off = off;
 }
 
 /* ---- Attention ------------------------------------------------------------ */
@@ -238,7 +268,7 @@ present_copy(Lower *lw, Node *n, const Att *a, int dst, int past, int in,
 		         kb_load(&kb, wp.buf, view_at(&kb, &wp, b, h, s, d)));
 		loops_close(&kb, 4);
 	}
-	view_init(&wx, lower_in(lw, &kb, n, in), a->rank, H, S, D);
+	view_in(lw, &kb, n->in[in], &wx, a->rank, H, S, D);
 	b = loop(&kb, "b", a->B, KF_PARALLEL);
 	h = loop(&kb, "h", H, KF_PARALLEL);
 	s = loop(&kb, "s", S, KF_PARALLEL);
@@ -303,6 +333,237 @@ att_bias(KB *kb, Node *n, const Att *a, int mb, int npb, int sv,
 		                         ninf, get(kb, sv)));
 }
 
+/*
+ * The tiled form on targets with 16-bit matrix tiles (cuda, gpu), for f16
+ * and bf16 Q, K and V with no mask, past, softcap or extra outputs, query
+ * and key lengths multiples of 64 and head sizes multiples of 16 up to
+ * 128: one kernel, the scores never leave the block (flash attention's
+ * online softmax).  A block of 128 threads (4 subgroups) owns 64 queries
+ * of one (b, h):
+ *
+ *   qt (shared, D x 64) <- Q^T of the block, once
+ *   stage 0 <- K, V rows 0..63 (cp.async)
+ *   for kt < T/64:
+ *     cpwait; barrier; stage kt+1 <- the next 64 keys' K and V rows
+ *     S^T = K qt: subgroup i its 16 keys x 64 queries (m16n8k16 tiles,
+ *       K from shared as A, qt as B), stored to ss (f32, 64 x 64)
+ *     barrier
+ *     two threads a query, 32 keys each: m' = max(m, scale*max s),
+ *       p = exp(scale*s - m') to ps (Q's dtype, 64 x 64), l = l*e^(m-m')
+ *       + sum p, the query's row of os (f32, 64 x D) times e^(m-m')
+ *     barrier
+ *     os += P V: subgroup i its 16 queries (C tiles loaded from os and
+ *       stored back; P from ps as A, V from shared as B)
+ *   barrier; Y row = os row / l
+ *
+ * Shared memory: qt, two stages of K and V, ss, ps and os: 80 KB at D 64.
+ * The sums are f32 (the tiles' products exact, as for MatMul); P is
+ * rounded to Q's dtype for the second product, as MatMul after Softmax
+ * in that dtype rounds it.
+ */
+#define FA_BQ 64
+#define FA_BK 64
+#define FA_T 128
+
+static int64_t
+attention_shared(int64_t D)
+{
+	return (D * FA_BQ + 4 * FA_BK * D + FA_BQ * FA_BK) * 2 + (FA_BK * FA_BQ + FA_BQ * D) * 4;
+}
+
+int
+attention_tiles_fit(const Target *t, int dt, int64_t sq, int64_t skv, int64_t dk, int64_t dv)
+{
+	const Target *tg = target_or_default(t);
+	int shape = dt == DT_F16 ? KT_M16N8K16_F16 : dt == DT_BF16 ? KT_M16N8K16_BF16 : 0;
+
+	return shape && (tg->mma_tiles & (1u << shape)) && tg->subgroup == KT_SUBGROUP &&
+	       tg->max_block_threads >= FA_T && dk == dv && dk % 16 == 0 && dk <= 128 &&
+	       dk > 0 && sq > 0 && skv > 0 && sq % FA_BQ == 0 && skv % FA_BK == 0 &&
+	       attention_shared(dk) <= (tg->shared_optin > tg->shared_bytes ? tg->shared_optin
+	                                                                    : tg->shared_bytes);
+}
+
+static int
+attention_tiles(Lower *lw, Node *n, const Att *a, double scale)
+{
+	int dt = a->dtype, D = (int)a->Dk, shape, grp = (int)(a->Hq / a->Hkv);
+	int64_t nq = a->Sq / FA_BQ, nk = a->T / FA_BK, nblk = a->B * a->Hq * nq;
+	int qt, ks, vs, ss, ps, os, fa, fb, fs[FA_BQ / 8], fo[128 / 8], mv, lv, av, xv, yv;
+	int blk, tid, dpt = D / 2;
+	View wq, wk, wv, wy;
+	KRef bv, hv, hk, q0, tv, sg, qi, hf, kt, cur;
+	KB kb;
+
+	if (!attention_tiles_fit(lw->target, dt, a->Sq, a->T, a->Dk, a->Dv) || a->mask || a->pk ||
+	    a->nonpad || has_out(n, 1) || has_out(n, 2) || has_out(n, 3) ||
+	    attr_int(n, "is_causal", 0) || attr_float(n, "softcap", 0) != 0 ||
+	    nblk > ((int64_t)1 << 31))
+		return 0;
+	shape = dt == DT_F16 ? KT_M16N8K16_F16 : KT_M16N8K16_BF16;
+
+	lower_begin(lw, &kb, n);
+	view_in(lw, &kb, n->in[0], &wq, a->rank, a->Hq, a->Sq, a->Dk);
+	view_in(lw, &kb, n->in[1], &wk, a->rank, a->Hkv, a->T, a->Dk);
+	view_in(lw, &kb, n->in[2], &wv, a->rank, a->Hkv, a->T, a->Dv);
+	view_init(&wy, lower_out(lw, &kb, n, 0), a->rank, a->Hq, a->Sq, a->Dv);
+	qt = kb_buf(&kb, dt, (int64_t)D * FA_BQ, -1, KS_SHARED, KA_RW);
+	ks = kb_buf(&kb, dt, 2 * (int64_t)FA_BK * D, -1, KS_SHARED, KA_RW);
+	vs = kb_buf(&kb, dt, 2 * (int64_t)FA_BK * D, -1, KS_SHARED, KA_RW);
+	ss = kb_buf(&kb, DT_F32, FA_BK * FA_BQ, -1, KS_SHARED, KA_RW);
+	ps = kb_buf(&kb, dt, FA_BQ * FA_BK, -1, KS_SHARED, KA_RW);
+	os = kb_buf(&kb, DT_F32, (int64_t)FA_BQ * D, -1, KS_SHARED, KA_RW);
+	fa = kb_buf(&kb, dt, ktile_elems(shape, KTR_A), -1, KS_FRAG, KA_RW);
+	fb = kb_buf(&kb, dt, ktile_elems(shape, KTR_B), -1, KS_FRAG, KA_RW);
+	for (int j = 0; j < FA_BQ / 8; j++)
+		fs[j] = kb_buf(&kb, DT_F32, ktile_elems(shape, KTR_C), -1, KS_FRAG, KA_RW);
+	for (int j = 0; j < D / 8; j++)
+		fo[j] = kb_buf(&kb, DT_F32, ktile_elems(shape, KTR_C), -1, KS_FRAG, KA_RW);
+
+	blk = kb_for(&kb, "blk", I(&kb, 0), I(&kb, nblk), KF_BLOCK_X);
+	tid = kb_for(&kb, "tid", I(&kb, 0), I(&kb, FA_T), KF_THREAD_X);
+	{
+		KRef bk = kb_get(&kb, blk);
+		tv = kb_get(&kb, tid);
+		q0 = mul(&kb, kb_bin(&kb, KO_MOD, bk, I(&kb, nq)), I(&kb, FA_BQ));
+		bk = kb_bin(&kb, KO_DIV, bk, I(&kb, nq));
+		hv = kb_bin(&kb, KO_MOD, bk, I(&kb, a->Hq));
+		bv = kb_bin(&kb, KO_DIV, bk, I(&kb, a->Hq));
+		hk = grp == 1 ? hv : kb_bin(&kb, KO_DIV, hv, I(&kb, grp));
+	}
+	sg = kb_bin(&kb, KO_DIV, tv, I(&kb, KT_SUBGROUP));
+	qi = kb_bin(&kb, KO_DIV, tv, I(&kb, 2));   /* this thread's query */
+	hf = kb_bin(&kb, KO_MOD, tv, I(&kb, 2));   /* and which half */
+	mv = kb_var(&kb, DT_F32, "m");
+	lv = kb_var(&kb, DT_F32, "l");
+	av = kb_var(&kb, DT_F32, "alpha");
+	xv = kb_var(&kb, DT_F32, "x");
+	yv = kb_var(&kb, DT_F32, "y");
+	kb_set(&kb, mv, kb_const_f(&kb, DT_F32, -INFINITY));
+	kb_set(&kb, lv, kb_const_f(&kb, DT_F32, 0));
+	/* Q^T of the block; os = 0 */
+	{
+		KRef e = loop(&kb, "e", (int64_t)FA_BQ * D / FA_T, 0);
+		KRef x = add(&kb, mul(&kb, e, I(&kb, FA_T)), tv);
+		KRef r = kb_bin(&kb, KO_DIV, x, I(&kb, D)), c = kb_bin(&kb, KO_MOD, x, I(&kb, D));
+		kb_store(&kb, qt, add(&kb, mul(&kb, c, I(&kb, FA_BQ)), r),
+		         kb_load(&kb, wq.buf, view_at(&kb, &wq, bv, hv, add(&kb, q0, r), c)));
+		kb_store(&kb, os, x, kb_const_f(&kb, DT_F32, 0));
+		kb_end(&kb);
+	}
+	/* K and V rows j0 .. j0+63 into stage st: 16-byte copies, D/8 a row */
+#define FA_STAGE(st, j0) do { \
+		KRef e_ = loop(&kb, "c", (int64_t)FA_BK * D / 8 / FA_T, 0); \
+		KRef x_ = add(&kb, mul(&kb, e_, I(&kb, FA_T)), tv); \
+		KRef r_ = kb_bin(&kb, KO_DIV, x_, I(&kb, D / 8)); \
+		KRef c_ = mul(&kb, kb_bin(&kb, KO_MOD, x_, I(&kb, D / 8)), I(&kb, 8)); \
+		KRef d_ = add(&kb, mul(&kb, (st), I(&kb, (int64_t)FA_BK * D)), \
+		              add(&kb, mul(&kb, r_, I(&kb, D)), c_)); \
+		kb_cpasync(&kb, ks, d_, wk.buf, view_at(&kb, &wk, bv, hk, add(&kb, (j0), r_), c_), 8); \
+		kb_cpasync(&kb, vs, d_, wv.buf, view_at(&kb, &wv, bv, hk, add(&kb, (j0), r_), c_), 8); \
+		kb_end(&kb); \
+	} while (0)
+	FA_STAGE(I(&kb, 0), I(&kb, 0));
+	kt = loop(&kb, "kt", nk, 0);
+	kb_cpwait(&kb);
+	kb_barrier(&kb);
+	cur = kb_bin(&kb, KO_BAND, kt, I(&kb, 1));
+	if (nk > 1) {
+		int di = kb.depth;
+		KRef kn = add(&kb, kt, I(&kb, 1));
+		kb_if(&kb, kb_bin(&kb, KO_LT, kn, I(&kb, nk)));
+		FA_STAGE(kb_bin(&kb, KO_BAND, kn, I(&kb, 1)), mul(&kb, kn, I(&kb, FA_BK)));
+		while (kb.depth > di)
+			kb_end(&kb);
+	}
+#undef FA_STAGE
+	/* S^T = K Q^T: subgroup sg's 16 keys */
+	for (int j = 0; j < FA_BQ / 8; j++)
+		kb_tfill(&kb, shape, fs[j], kb_const_f(&kb, DT_F32, 0));
+	for (int kk = 0; kk < D / 16; kk++) {
+		kb_tload(&kb, shape, KTR_A, fa, ks,
+		         add(&kb, add(&kb, mul(&kb, cur, I(&kb, (int64_t)FA_BK * D)),
+		                  mul(&kb, sg, I(&kb, 16 * D))), I(&kb, kk * 16)), I(&kb, D));
+		for (int j = 0; j < FA_BQ / 8; j++) {
+			kb_tload(&kb, shape, KTR_B, fb, qt, I(&kb, kk * 16 * FA_BQ + j * 8),
+			         I(&kb, FA_BQ));
+			kb_tmma(&kb, shape, fs[j], fa, fb);
+		}
+	}
+	for (int j = 0; j < FA_BQ / 8; j++)
+		kb_tstore(&kb, shape, ss, add(&kb, mul(&kb, sg, I(&kb, 16 * FA_BQ)), I(&kb, j * 8)),
+		          I(&kb, FA_BQ), fs[j]);
+	kb_barrier(&kb);
+	/* the online softmax: query qi, keys 32 hf .. 32 hf + 31 */
+	{
+		KRef sc = kb_const_f(&kb, DT_F32, scale), j, s, p;
+		int half = FA_BK / 2;
+		kb_set(&kb, xv, kb_const_f(&kb, DT_F32, -INFINITY));
+		j = add(&kb, loop(&kb, "j", half, 0), mul(&kb, hf, I(&kb, half)));
+		kb_set(&kb, xv, kb_bin(&kb, KO_MAX, get(&kb, xv),
+		                       mul(&kb, kb_load(&kb, ss, add(&kb, mul(&kb, j, I(&kb, FA_BQ)), qi)),
+		                           sc)));
+		kb_end(&kb);
+		kb_shfl(&kb, yv, KSH_XOR, get(&kb, xv), I(&kb, 1), KT_SUBGROUP);
+		kb_set(&kb, xv, kb_bin(&kb, KO_MAX, kb_bin(&kb, KO_MAX, get(&kb, xv), get(&kb, yv)),
+		                       get(&kb, mv)));
+		kb_set(&kb, av, kb_un(&kb, KO_EXP, sub(&kb, get(&kb, mv), get(&kb, xv))));
+		kb_set(&kb, mv, get(&kb, xv));
+		kb_set(&kb, yv, kb_const_f(&kb, DT_F32, 0));
+		j = add(&kb, loop(&kb, "j", half, 0), mul(&kb, hf, I(&kb, half)));
+		s = mul(&kb, kb_load(&kb, ss, add(&kb, mul(&kb, j, I(&kb, FA_BQ)), qi)), sc);
+		p = kb_un(&kb, KO_EXP, sub(&kb, s, get(&kb, mv)));
+		kb_set(&kb, xv, p);
+		kb_set(&kb, yv, add(&kb, get(&kb, yv), get(&kb, xv)));
+		kb_store(&kb, ps, add(&kb, mul(&kb, qi, I(&kb, FA_BK)), j), get(&kb, xv));
+		kb_end(&kb);
+		kb_shfl(&kb, xv, KSH_XOR, get(&kb, yv), I(&kb, 1), KT_SUBGROUP);
+		kb_set(&kb, lv, add(&kb, mul(&kb, get(&kb, lv), get(&kb, av)),
+		                    add(&kb, get(&kb, yv), get(&kb, xv))));
+		j = add(&kb, loop(&kb, "d", dpt, 0), mul(&kb, hf, I(&kb, dpt)));
+		{
+			KRef o = add(&kb, mul(&kb, qi, I(&kb, D)), j);
+			kb_store(&kb, os, o, mul(&kb, kb_load(&kb, os, o), get(&kb, av)));
+		}
+		kb_end(&kb);
+	}
+	kb_barrier(&kb);
+	/* O += P V: subgroup sg's 16 queries */
+	for (int j = 0; j < D / 8; j++)
+		kb_tload(&kb, shape, KTR_C, fo[j], os, add(&kb, mul(&kb, sg, I(&kb, 16 * D)), I(&kb, j * 8)),
+		         I(&kb, D));
+	for (int kk = 0; kk < FA_BK / 16; kk++) {
+		kb_tload(&kb, shape, KTR_A, fa, ps,
+		         add(&kb, mul(&kb, sg, I(&kb, 16 * FA_BK)), I(&kb, kk * 16)), I(&kb, FA_BK));
+		for (int j = 0; j < D / 8; j++) {
+			kb_tload(&kb, shape, KTR_B, fb, vs,
+			         add(&kb, mul(&kb, cur, I(&kb, (int64_t)FA_BK * D)),
+			             I(&kb, (int64_t)kk * 16 * D + j * 8)), I(&kb, D));
+			kb_tmma(&kb, shape, fo[j], fa, fb);
+		}
+	}
+	for (int j = 0; j < D / 8; j++)
+		kb_tstore(&kb, shape, os, add(&kb, mul(&kb, sg, I(&kb, 16 * D)), I(&kb, j * 8)),
+		          I(&kb, D), fo[j]);
+	kb_end(&kb);   /* kt */
+	kb_barrier(&kb);
+	{
+		KRef d = add(&kb, loop(&kb, "d", dpt, 0), mul(&kb, hf, I(&kb, dpt)));
+		kb_store(&kb, wy.buf, view_at(&kb, &wy, bv, hv, add(&kb, q0, qi), d),
+		         kb_bin(&kb, KO_DIV, kb_load(&kb, os, add(&kb, mul(&kb, qi, I(&kb, D)), d)),
+		                get(&kb, lv)));
+		kb_end(&kb);
+	}
+	kb_end(&kb);   /* tid */
+	kb_end(&kb);   /* blk */
+	kb.k->grid = arena_printf(lw->prog->arena, "attention blocks=%lld threads=%d "
+	                          "queries=%d keys=%d a step head=%d mma=%s",
+	                          (long long)nblk, FA_T, FA_BQ, FA_BK, D,
+	                          ktile_info(shape)->name);
+	lower_end(lw, &kb);
+	return 1;
+}
+
 int
 lower_attention(Lower *lw, Node *n)
 {
@@ -321,6 +582,8 @@ lower_attention(Lower *lw, Node *n)
 	ct = ctype(a.dtype);
 	grp = a.Hq / a.Hkv;
 	scale = node_attr(n, "scale") ? attr_float(n, "scale", 1) : 1 / sqrt((double)a.Dk);
+	if (attention_tiles(lw, n, &a, scale))
+		return BURN_OK;
 
 	/* K and V as the row kernel reads them: the present tensors when there
 	 * is a past (materialised in a scratch value if not wanted), else the
@@ -344,15 +607,15 @@ lower_attention(Lower *lw, Node *n)
 	sval = lower_temp(lw, ct, 4, d4);
 
 	lower_begin(lw, &kb, n);
-	view_init(&wq, lower_in(lw, &kb, n, 0), a.rank, a.Hq, a.Sq, a.Dk);
+	view_in(lw, &kb, n->in[0], &wq, a.rank, a.Hq, a.Sq, a.Dk);
 	if (a.pk)
 		view_init(&wk, lower_bind(lw, &kb, kval, KA_READ), 4, a.Hkv, a.T, a.Dk);
 	else
-		view_init(&wk, lower_bind(lw, &kb, kval, KA_READ), a.rank, a.Hkv, a.T, a.Dk);
+		view_in(lw, &kb, kval, &wk, a.rank, a.Hkv, a.T, a.Dk);
 	if (a.pv)
 		view_init(&wv, lower_bind(lw, &kb, vval, KA_READ), 4, a.Hkv, a.T, a.Dv);
 	else
-		view_init(&wv, lower_bind(lw, &kb, vval, KA_READ), a.rank, a.Hkv, a.T, a.Dv);
+		view_in(lw, &kb, vval, &wv, a.rank, a.Hkv, a.T, a.Dv);
 	view_init(&wy, lower_out(lw, &kb, n, 0), a.rank, a.Hq, a.Sq, a.Dv);
 	sb = lower_bind(lw, &kb, sval, KA_RW);
 	if (has_out(n, 3))

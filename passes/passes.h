@@ -85,6 +85,14 @@ int seq_alias(Ctx *c, Graph *g, int dst, int src);
  * empty optionals none (passes/ops_seq.c); pass_infer_fold's last step. */
 int seq_flatten_outputs(Ctx *c, Graph *g, InferBudget *left);
 int pass_dce(Ctx *c, Graph *g);
+/* Softmax attention written in primitives (MatMul, scale, Softmax,
+ * MatMul between the head split and merge) becomes one Attention node
+ * where target t's Attention keeps the scores on chip (attn_rewrite.c). */
+int pass_attn_rewrite(Ctx *c, Graph *g, const Target *t);
+/* Whether Attention of that dtype and geometry (query and key lengths,
+ * head sizes) takes the tiled one-kernel form on t (ops_attention.c). */
+int attention_tiles_fit(const Target *t, int dtype, int64_t sq, int64_t skv, int64_t dk,
+                        int64_t dv);
 int pass_lower(Ctx *c, Graph *g, KProgram *p, const Target *t);
 /* Fusion groups (fuse.c): which nodes become one kernel.  The Fusion is
  * owned by the caller and freed with fusion_free. */

@@ -47,6 +47,7 @@ static int lower(Ctx *c, Compiled *m, const CompileOpts *o)
 	} else {
 		Fusion *fu;
 		int rc;
+		TRY(pass_attn_rewrite(c, g, m->target));
 		TRY(pass_fuse(c, g, &fu));
 		rc = pass_lower_fused(c, g, fu, &m->prog, m->target);
 		fusion_free(fu);

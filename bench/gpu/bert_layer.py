@@ -15,6 +15,8 @@ scaled_dot_product_attention path does not in PyTorch 2.11):
   small_bf16 hidden 64, 2 heads, ff 256, batch 2, sequence 16, bf16 (a quick
              check of the bf16 export: BERT_LAYER_DEVICE=cpu
              BERT_LAYER_ONLY=small_bf16 runs it on a CPU, untimed)
+  attn_bf16  hidden 128, 2 heads of 64, ff 256, batch 2, sequence 128, bf16
+             (the attention rewritten into one tiled kernel on cuda and gpu)
 writes OUTDIR/NAME/model.onnx (exported with PyTorch's fused fast path off,
 TorchScript exporter, opset 17) and test_data_set_0 with the input and
 PyTorch's output, so that `burncc check --target cuda OUTDIR` checks it and
@@ -35,6 +37,7 @@ torch.manual_seed(0)
 LAYERS = [("layer128", 128, 2, 512, 1, 128, torch.float32),
           ("base_bf16", 768, 12, 3072, 8, 512, torch.bfloat16)]
 LAYERS.append(("small_bf16", 64, 2, 256, 2, 16, torch.bfloat16))   # a quick check on a CPU
+LAYERS.append(("attn_bf16", 128, 2, 256, 2, 128, torch.bfloat16))  # heads of 64: one Attention kernel
 if os.environ.get("BERT_LAYER_ONLY"):   # BERT_LAYER_ONLY=small_bf16: that one alone
     LAYERS = [l for l in LAYERS if l[0] in os.environ["BERT_LAYER_ONLY"].split(",")]
 
