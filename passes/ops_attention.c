@@ -348,7 +348,7 @@ att_bias(KB *kb, Node *n, const Att *a, int mb, int npb, int sv,
  *     S^T = K qt: subgroup i its 16 keys x 64 queries (m16n8k16 tiles,
  *       K from shared as A, qt as B), stored to ss (f32, 64 x 64)
  *     barrier
- *     two threads a query, 32 keys each: m' = max(m, scale*max s),
+ *     two lanes a query (l, l+16), 32 keys each: m' = max(m, scale*max s),
  *       p = exp(scale*s - m') to ps (Q's dtype, 64 x 64), l = l*e^(m-m')
  *       + sum p, the query's row of os (f32, 64 x D) times e^(m-m')
  *     barrier
@@ -356,7 +356,8 @@ att_bias(KB *kb, Node *n, const Att *a, int mb, int npb, int sv,
  *       stored back; P from ps as A, V from shared as B)
  *   barrier; Y row = os row / l
  *
- * Shared memory: qt, two stages of K and V, ss, ps and os: 80 KB at D 64.
+ * Shared memory: qt, two stages of K and V, ss, ps and os (rows padded so
+ * the threads of the softmax fall in different banks): 83 KB at D 64.
  * The sums are f32 (the tiles' products exact, as for MatMul); P is
  * rounded to Q's dtype for the second product, as MatMul after Softmax
  * in that dtype rounds it.
@@ -364,11 +365,13 @@ att_bias(KB *kb, Node *n, const Att *a, int mb, int npb, int sv,
 #define FA_BQ 64
 #define FA_BK 64
 #define FA_T 128
+#define FA_SSW (FA_BQ + 2)   /* ss's row stride (bank spread) */
+#define FA_PSW (FA_BK + 8)   /* ps's: rows stay 16-byte aligned for tile loads */
 
 static int64_t
 attention_shared(int64_t D)
 {
-	return (D * FA_BQ + 4 * FA_BK * D + FA_BQ * FA_BK) * 2 + (FA_BK * FA_BQ + FA_BQ * D) * 4;
+	return (D * FA_BQ + 4 * FA_BK * D + FA_BQ * FA_PSW) * 2 + (FA_BK * FA_SSW + FA_BQ * (D + 2)) * 4;
 }
 
 int
@@ -390,7 +393,7 @@ attention_tiles(Lower *lw, Node *n, const Att *a, double scale)
 	int dt = a->dtype, D = (int)a->Dk, shape, grp = (int)(a->Hq / a->Hkv);
 	int64_t nq = a->Sq / FA_BQ, nk = a->T / FA_BK, nblk = a->B * a->Hq * nq;
 	int qt, ks, vs, ss, ps, os, fa, fb, fs[FA_BQ / 8], fo[128 / 8], mv, lv, av, xv, yv;
-	int blk, tid, dpt = D / 2;
+	int blk, tid, dpt = D / 2, osw = D + 2;   /* osw: os's row stride */
 	View wq, wk, wv, wy;
 	KRef bv, hv, hk, q0, tv, sg, qi, hf, kt, cur;
 	KB kb;
@@ -410,9 +413,9 @@ attention_tiles(Lower *lw, Node *n, const Att *a, double scale)
 	qt = kb_buf(&kb, dt, (int64_t)D * FA_BQ, -1, KS_SHARED, KA_RW);
 	ks = kb_buf(&kb, dt, 2 * (int64_t)FA_BK * D, -1, KS_SHARED, KA_RW);
 	vs = kb_buf(&kb, dt, 2 * (int64_t)FA_BK * D, -1, KS_SHARED, KA_RW);
-	ss = kb_buf(&kb, DT_F32, FA_BK * FA_BQ, -1, KS_SHARED, KA_RW);
-	ps = kb_buf(&kb, dt, FA_BQ * FA_BK, -1, KS_SHARED, KA_RW);
-	os = kb_buf(&kb, DT_F32, (int64_t)FA_BQ * D, -1, KS_SHARED, KA_RW);
+	ss = kb_buf(&kb, DT_F32, FA_BK * FA_SSW, -1, KS_SHARED, KA_RW);
+	ps = kb_buf(&kb, dt, FA_BQ * FA_PSW, -1, KS_SHARED, KA_RW);
+	os = kb_buf(&kb, DT_F32, (int64_t)FA_BQ * osw, -1, KS_SHARED, KA_RW);
 	fa = kb_buf(&kb, dt, ktile_elems(shape, KTR_A), -1, KS_FRAG, KA_RW);
 	fb = kb_buf(&kb, dt, ktile_elems(shape, KTR_B), -1, KS_FRAG, KA_RW);
 	for (int j = 0; j < FA_BQ / 8; j++)
@@ -432,8 +435,11 @@ attention_tiles(Lower *lw, Node *n, const Att *a, double scale)
 		hk = grp == 1 ? hv : kb_bin(&kb, KO_DIV, hv, I(&kb, grp));
 	}
 	sg = kb_bin(&kb, KO_DIV, tv, I(&kb, KT_SUBGROUP));
-	qi = kb_bin(&kb, KO_DIV, tv, I(&kb, 2));   /* this thread's query */
-	hf = kb_bin(&kb, KO_MOD, tv, I(&kb, 2));   /* and which half */
+	/* this thread's query and which half of the keys: lanes l and l+16 of
+	 * a subgroup share a query (a shuffle combines them), 16 queries a
+	 * subgroup (ss read along a row, ps and os a bank apart) */
+	qi = add(&kb, mul(&kb, sg, I(&kb, 16)), kb_bin(&kb, KO_MOD, tv, I(&kb, 16)));
+	hf = kb_bin(&kb, KO_MOD, kb_bin(&kb, KO_DIV, tv, I(&kb, 16)), I(&kb, 2));
 	mv = kb_var(&kb, DT_F32, "m");
 	lv = kb_var(&kb, DT_F32, "l");
 	av = kb_var(&kb, DT_F32, "alpha");
@@ -448,7 +454,7 @@ attention_tiles(Lower *lw, Node *n, const Att *a, double scale)
 		KRef r = kb_bin(&kb, KO_DIV, x, I(&kb, D)), c = kb_bin(&kb, KO_MOD, x, I(&kb, D));
 		kb_store(&kb, qt, add(&kb, mul(&kb, c, I(&kb, FA_BQ)), r),
 		         kb_load(&kb, wq.buf, view_at(&kb, &wq, bv, hv, add(&kb, q0, r), c)));
-		kb_store(&kb, os, x, kb_const_f(&kb, DT_F32, 0));
+		kb_store(&kb, os, add(&kb, mul(&kb, r, I(&kb, osw)), c), kb_const_f(&kb, DT_F32, 0));
 		kb_end(&kb);
 	}
 	/* K and V rows j0 .. j0+63 into stage st: 16-byte copies, D/8 a row */
@@ -491,8 +497,8 @@ attention_tiles(Lower *lw, Node *n, const Att *a, double scale)
 		}
 	}
 	for (int j = 0; j < FA_BQ / 8; j++)
-		kb_tstore(&kb, shape, ss, add(&kb, mul(&kb, sg, I(&kb, 16 * FA_BQ)), I(&kb, j * 8)),
-		          I(&kb, FA_BQ), fs[j]);
+		kb_tstore(&kb, shape, ss, add(&kb, mul(&kb, sg, I(&kb, 16 * FA_SSW)), I(&kb, j * 8)),
+		          I(&kb, FA_SSW), fs[j]);
 	kb_barrier(&kb);
 	/* the online softmax: query qi, keys 32 hf .. 32 hf + 31 */
 	{
@@ -501,28 +507,28 @@ attention_tiles(Lower *lw, Node *n, const Att *a, double scale)
 		kb_set(&kb, xv, kb_const_f(&kb, DT_F32, -INFINITY));
 		j = add(&kb, loop(&kb, "j", half, 0), mul(&kb, hf, I(&kb, half)));
 		kb_set(&kb, xv, kb_bin(&kb, KO_MAX, get(&kb, xv),
-		                       mul(&kb, kb_load(&kb, ss, add(&kb, mul(&kb, j, I(&kb, FA_BQ)), qi)),
+		                       mul(&kb, kb_load(&kb, ss, add(&kb, mul(&kb, j, I(&kb, FA_SSW)), qi)),
 		                           sc)));
 		kb_end(&kb);
-		kb_shfl(&kb, yv, KSH_XOR, get(&kb, xv), I(&kb, 1), KT_SUBGROUP);
+		kb_shfl(&kb, yv, KSH_XOR, get(&kb, xv), I(&kb, 16), KT_SUBGROUP);
 		kb_set(&kb, xv, kb_bin(&kb, KO_MAX, kb_bin(&kb, KO_MAX, get(&kb, xv), get(&kb, yv)),
 		                       get(&kb, mv)));
 		kb_set(&kb, av, kb_un(&kb, KO_EXP, sub(&kb, get(&kb, mv), get(&kb, xv))));
 		kb_set(&kb, mv, get(&kb, xv));
 		kb_set(&kb, yv, kb_const_f(&kb, DT_F32, 0));
 		j = add(&kb, loop(&kb, "j", half, 0), mul(&kb, hf, I(&kb, half)));
-		s = mul(&kb, kb_load(&kb, ss, add(&kb, mul(&kb, j, I(&kb, FA_BQ)), qi)), sc);
+		s = mul(&kb, kb_load(&kb, ss, add(&kb, mul(&kb, j, I(&kb, FA_SSW)), qi)), sc);
 		p = kb_un(&kb, KO_EXP, sub(&kb, s, get(&kb, mv)));
 		kb_set(&kb, xv, p);
 		kb_set(&kb, yv, add(&kb, get(&kb, yv), get(&kb, xv)));
-		kb_store(&kb, ps, add(&kb, mul(&kb, qi, I(&kb, FA_BK)), j), get(&kb, xv));
+		kb_store(&kb, ps, add(&kb, mul(&kb, qi, I(&kb, FA_PSW)), j), get(&kb, xv));
 		kb_end(&kb);
-		kb_shfl(&kb, xv, KSH_XOR, get(&kb, yv), I(&kb, 1), KT_SUBGROUP);
+		kb_shfl(&kb, xv, KSH_XOR, get(&kb, yv), I(&kb, 16), KT_SUBGROUP);
 		kb_set(&kb, lv, add(&kb, mul(&kb, get(&kb, lv), get(&kb, av)),
 		                    add(&kb, get(&kb, yv), get(&kb, xv))));
 		j = add(&kb, loop(&kb, "d", dpt, 0), mul(&kb, hf, I(&kb, dpt)));
 		{
-			KRef o = add(&kb, mul(&kb, qi, I(&kb, D)), j);
+			KRef o = add(&kb, mul(&kb, qi, I(&kb, osw)), j);
 			kb_store(&kb, os, o, mul(&kb, kb_load(&kb, os, o), get(&kb, av)));
 		}
 		kb_end(&kb);
@@ -530,11 +536,11 @@ attention_tiles(Lower *lw, Node *n, const Att *a, double scale)
 	kb_barrier(&kb);
 	/* O += P V: subgroup sg's 16 queries */
 	for (int j = 0; j < D / 8; j++)
-		kb_tload(&kb, shape, KTR_C, fo[j], os, add(&kb, mul(&kb, sg, I(&kb, 16 * D)), I(&kb, j * 8)),
-		         I(&kb, D));
+		kb_tload(&kb, shape, KTR_C, fo[j], os, add(&kb, mul(&kb, sg, I(&kb, 16 * osw)), I(&kb, j * 8)),
+		         I(&kb, osw));
 	for (int kk = 0; kk < FA_BK / 16; kk++) {
 		kb_tload(&kb, shape, KTR_A, fa, ps,
-		         add(&kb, mul(&kb, sg, I(&kb, 16 * FA_BK)), I(&kb, kk * 16)), I(&kb, FA_BK));
+		         add(&kb, mul(&kb, sg, I(&kb, 16 * FA_PSW)), I(&kb, kk * 16)), I(&kb, FA_PSW));
 		for (int j = 0; j < D / 8; j++) {
 			kb_tload(&kb, shape, KTR_B, fb, vs,
 			         add(&kb, mul(&kb, cur, I(&kb, (int64_t)FA_BK * D)),
@@ -543,14 +549,14 @@ attention_tiles(Lower *lw, Node *n, const Att *a, double scale)
 		}
 	}
 	for (int j = 0; j < D / 8; j++)
-		kb_tstore(&kb, shape, os, add(&kb, mul(&kb, sg, I(&kb, 16 * D)), I(&kb, j * 8)),
-		          I(&kb, D), fo[j]);
+		kb_tstore(&kb, shape, os, add(&kb, mul(&kb, sg, I(&kb, 16 * osw)), I(&kb, j * 8)),
+		          I(&kb, osw), fo[j]);
 	kb_end(&kb);   /* kt */
 	kb_barrier(&kb);
 	{
 		KRef d = add(&kb, loop(&kb, "d", dpt, 0), mul(&kb, hf, I(&kb, dpt)));
 		kb_store(&kb, wy.buf, view_at(&kb, &wy, bv, hv, add(&kb, q0, qi), d),
-		         kb_bin(&kb, KO_DIV, kb_load(&kb, os, add(&kb, mul(&kb, qi, I(&kb, D)), d)),
+		         kb_bin(&kb, KO_DIV, kb_load(&kb, os, add(&kb, mul(&kb, qi, I(&kb, osw)), d)),
 		                get(&kb, lv)));
 		kb_end(&kb);
 	}
