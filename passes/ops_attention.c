@@ -357,7 +357,7 @@ att_bias(KB *kb, Node *n, const Att *a, int mb, int npb, int sv,
  *   barrier; Y row = os row / l
  *
  * Shared memory: qt, two stages of K and V, ss, ps and os (rows padded so
- * the threads of the softmax fall in different banks): 83 KB at D 64.
+ * the threads of the softmax fall in different banks): 82 KB at D 64.
  * The sums are f32 (the tiles' products exact, as for MatMul); P is
  * rounded to Q's dtype for the second product, as MatMul after Softmax
  * in that dtype rounds it.
