@@ -21,23 +21,17 @@ import math, os, sys
 import numpy as np
 import onnx
 from onnx import helper as h, numpy_helper as nh, TensorProto as TP
+sys.dont_write_bytecode = True   # nothing written into the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import round16
 
 Bn, S, T, H, D = (int(v) for v in sys.argv[1:6])
 dt, form, d = sys.argv[6], sys.argv[7], sys.argv[8]
 os.makedirs(d + "/test_data_set_0", exist_ok=True)
 rng = np.random.default_rng(Bn * 1000 + S * 7 + T * 5 + H * 3 + D)
 
-def bf16(a):
-    """f32 -> nearest-even bf16: (values as f32, bit patterns)"""
-    u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
-    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    return (r.astype(np.uint32) << 16).view(np.float32), r
-
 def rnd(a):
-    if dt == "bf16":
-        return bf16(a)
-    v = np.asarray(a, np.float32).astype(np.float16)
-    return v.astype(np.float32), v.view(np.uint16)
+    return round16.rnd(a, dt)
 
 odt = TP.BFLOAT16 if dt == "bf16" else TP.FLOAT16
 E = H * D
@@ -58,9 +52,7 @@ if form == "op":
     opset = 23
 else:
     scale = float(rnd(np.array([scale], np.float32))[0][0])
-    st = onnx.TensorProto()
-    st.name, st.data_type = "scale", odt
-    st.raw_data = rnd(np.array([scale], np.float32))[1].tobytes()
+    st = round16.tensor16("scale", rnd(np.array([scale], np.float32))[1], dt, [])
     inits += [nh.from_array(np.array([Bn, S, H, D], np.int64), "shq"),
               nh.from_array(np.array([Bn, T, H, D], np.int64), "shk"),
               nh.from_array(np.array([Bn, S, E], np.int64), "sho"), st]
@@ -94,8 +86,5 @@ feeds = [("QKV", QKV)] if form == "split" else [(n, X[n]) for n in "QKV"]
 for i, (n, x) in enumerate(feeds):
     open(d + "/test_data_set_0/input_%d.pb" % i, "wb").write(
         nh.from_array(x, n).SerializeToString())
-t = TP()
-t.name, t.data_type = "Y", odt
-t.dims.extend([Bn, S, E])
-t.raw_data = rnd(y.astype(np.float32))[1].tobytes()
+t = round16.tensor16("Y", rnd(y.astype(np.float32))[1], dt, [Bn, S, E])
 open(d + "/test_data_set_0/output_0.pb", "wb").write(t.SerializeToString())

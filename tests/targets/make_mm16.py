@@ -11,23 +11,17 @@ import math, os, sys
 import numpy as np
 import onnx
 from onnx import helper as h, numpy_helper as nh, TensorProto as T
+sys.dont_write_bytecode = True   # nothing written into the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import round16
 
 M, K, N = (int(v) for v in sys.argv[1:4])
 dt, d = sys.argv[4], sys.argv[5]
 os.makedirs(d + "/test_data_set_0", exist_ok=True)
 rng = np.random.default_rng(M * 7 + K * 3 + N)
 
-def bf16(a):
-    """f32 -> nearest-even bf16: (values as f32, bit patterns)"""
-    u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
-    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    return (r.astype(np.uint32) << 16).view(np.float32), r
-
 def rnd(a):
-    if dt == "bf16":
-        return bf16(a)
-    v = np.asarray(a, np.float32).astype(np.float16)
-    return v.astype(np.float32), v.view(np.uint16)
+    return round16.rnd(a, dt)
 
 onnx_dt = T.BFLOAT16 if dt == "bf16" else T.FLOAT16
 X = rng.standard_normal((M, K)).astype(np.float32)
@@ -49,8 +43,5 @@ s = rnd(mm + bh)[0].astype(np.float64)
 erf = np.vectorize(math.erf)
 y, bits = rnd((0.5 * s * (1 + erf(s / math.sqrt(2)))).astype(np.float32))
 open(d + "/test_data_set_0/input_0.pb", "wb").write(nh.from_array(X, "X").SerializeToString())
-t = T()
-t.name, t.data_type = "Y", onnx_dt
-t.dims.extend([M, N])
-t.raw_data = bits.tobytes()
+t = round16.tensor16("Y", bits, dt, [M, N])
 open(d + "/test_data_set_0/output_0.pb", "wb").write(t.SerializeToString())

@@ -7,15 +7,13 @@ import os, sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+sys.dont_write_bytecode = True   # nothing written into the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import round16
 
 
-def bf16_bits(a):
-    b = np.asarray(a, dtype=np.float32).view(np.uint32)
-    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def from_bits(u):
-    return (u.astype(np.uint32) << 16).view(np.float32)
+bf16_bits = round16.bf16_bits
+from_bits = round16.from_bf16_bits
 
 
 def tensor(name, a):

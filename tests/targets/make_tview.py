@@ -13,15 +13,16 @@ import os, sys
 import numpy as np
 import onnx
 from onnx import helper as h, numpy_helper as nh, TensorProto as T
+sys.dont_write_bytecode = True   # nothing written into the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import round16
 
 out = sys.argv[1]
 rng = np.random.default_rng(5)
 
 
 def bf16(a):
-    u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
-    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    return (r.astype(np.uint32) << 16).view(np.float32)
+    return round16.bf16(a)[0]
 
 
 def case(name, xs, perms, eq, dt="f32"):
@@ -54,8 +55,7 @@ def case(name, xs, perms, eq, dt="f32"):
         with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
             f.write(nh.from_array(v, "x%d" % i).SerializeToString())
     if dt == "bf16":
-        bits = (bf16(y.astype(np.float32)).view(np.uint32) >> 16).astype(np.uint16)
-        t = h.make_tensor("y", T.BFLOAT16, list(y.shape), bits.tobytes(), raw=True)
+        t = round16.tensor16("y", round16.bf16_bits(y), "bf16", list(y.shape))
     else:
         t = nh.from_array(y.astype(np.float32), "y")
     with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
