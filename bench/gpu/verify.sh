@@ -11,6 +11,10 @@
 #   bench/gpu/verify.sh wgmma         bench/gpu/wgmma.sh (check, then 8192^3)
 #   bench/gpu/verify.sh bench         issue 9's bandwidth models and BERT
 #                                     layers beside PyTorch
+#   bench/gpu/verify.sh attention     the attention kernel (ctest attn16's
+#                                     cases), then BERT-base bf16 and the
+#                                     heads-of-64 layer beside PyTorch, with
+#                                     burncc's per-kernel profile
 set -u
 P=${BURNCC_GPU_DIR:-build-gpu}
 D=${TMPDIR:-/tmp}/burncc-gpu
@@ -37,6 +41,19 @@ runtime)
 		--graphs 300 --jobs 8 | tail -3 ;;
 wgmma)
 	sh bench/gpu/wgmma.sh "$B" ;;
+attention)
+	for c in "2 128 128 2 64 bf16 op" "1 64 192 2 32 f16 op" "2 128 128 2 64 bf16 graph" \
+	         "1 64 128 3 32 f16 graph" "1 64 64 2 64 bf16 split"; do
+		set -- $c
+		python3 tests/targets/make_attn16.py $1 $2 $3 $4 $5 $6 $7 "$D/at/at_$1_$2_$3_$4_$5_$6_$7"
+	done
+	"$B" check --target cuda "$D"/at/at_* | tail -2
+	BERT_LAYER_ONLY=base_bf16,attn_bf16 python3 bench/gpu/bert_layer.py "$D/bert" 20 | tail -6
+	for n in attn_bf16 base_bf16; do
+		echo "== burncc $n"
+		"$B" check --target cuda "$D/bert/$n" | tail -1
+		"$B" bench "$D/bert/$n/model.onnx" --target cuda --runs 20 --profile | tail -12
+	done ;;
 bench)
 	python3 bench/gpu/make_models.py "$D/bw" >/dev/null && sh bench/gpu/run.sh "$B" "$D/bw"
 	python3 bench/gpu/bert_layer.py "$D/bert" 20 | tail -8
@@ -46,5 +63,5 @@ bench)
 		"$B" bench "$D/bert/$n/model.onnx" --target cuda --runs 20 | grep -E "median|min"
 	done ;;
 *)
-	echo "usage: bench/gpu/verify.sh conformance|runtime|wgmma|bench"; exit 2 ;;
+	echo "usage: bench/gpu/verify.sh conformance|runtime|wgmma|attention|bench"; exit 2 ;;
 esac
