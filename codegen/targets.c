@@ -29,6 +29,16 @@ gpu_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out,
 	return compiled_run_interp(c, m, in, out);
 }
 
+/* With a dim known only at run time: the launch list bound at the dims
+ * (passes/launch_run.c), the C emitter's twin. */
+static int
+gpu_run_dims(Ctx *c, const Compiled *m, const int64_t *dims, const void *const *in,
+             void *const *out, void *arena)
+{
+	(void)arena;
+	return plan_run_interp(c, m->g, &m->prog, &m->plan, dims, in, out, NULL);
+}
+
 static const Backend backend_gpu = {
 	.name = "gpu",
 	.about = "a generic GPU: schedules onto blocks and threads, no renderer\n"
@@ -36,6 +46,7 @@ static const Backend backend_gpu = {
 	         "--emit=ir|kernels, --stats; no -o or --emit=c)",
 	.target = &target_gpu,
 	.run = gpu_run,
+	.run_dims = gpu_run_dims,
 };
 
 const Backend *const backend_list[] = {

@@ -1242,7 +1242,8 @@ gfail(Interp *in, KRef s, const char *fmt, long long a, long long b)
 static int
 grange(Interp *in, KRef s, int b, int64_t i, int64_t n)
 {
-	if (i < 0 || n > in->k->buf[b].count || i > in->k->buf[b].count - n)
+	/* the extent as evaluated (KBuf.ext over the dims), not the count */
+	if (i < 0 || n > in->count[b] || i > in->count[b] - n)
 		return gfail(in, s, "b%lld[%lld] out of bounds", b, i);
 	return BURN_OK;
 }

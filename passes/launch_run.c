@@ -184,15 +184,23 @@ plan_run_interp_each(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan
                      const int64_t *dims, const void *const *in, void *const *out,
                      void *arena, PlanAfterKernel after, void *arg)
 {
-	void **bufs = NULL;
+	void **bufs = NULL, *own = NULL;
 	int stop = 0;
 	int64_t *kd = NULL, abytes;
 	LaunchMem mem;
 	int rc = BURN_OK;
 
 	TRY(plan_arena_at(c, plan, dims, &abytes));
-	if (abytes > 0 && (!arena || ((uintptr_t)arena & (BURN_ARENA_ALIGN - 1))))
-		return burn_fail(c, BURN_ERR_INVALID, "arena NULL or misaligned");
+	if (abytes > 0 && !arena) {
+		/* none given: one of the size at these dims, for this run */
+		size_t nb = ((size_t)abytes + BURN_ARENA_ALIGN - 1) / BURN_ARENA_ALIGN *
+		            BURN_ARENA_ALIGN;
+		if (!(arena = own = aligned_alloc(BURN_ARENA_ALIGN, nb)))
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		memset(own, 0, nb);
+	}
+	if (abytes > 0 && ((uintptr_t)arena & (BURN_ARENA_ALIGN - 1)))
+		return burn_fail(c, BURN_ERR_INVALID, "arena misaligned");
 	if (plan->nkernels != p->nkernel)
 		return burn_fail(c, BURN_ERR_INTERNAL, "%d launches for %d kernels",
 		                 plan->nkernels, p->nkernel);
@@ -220,6 +228,7 @@ plan_run_interp_each(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan
 	}
 	free(bufs);
 	free(kd);
+	free(own);
 	/* outputs no kernel wrote: constants and inputs passed through (the
 	 * second of two outputs naming one value too) */
 	return rc || stop ? rc : launch_passthrough(c, g, plan, dims, in, out);

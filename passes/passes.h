@@ -206,7 +206,8 @@ const DimExpr *plan_value_bytes(Arena *a, const Graph *g, int v, int ndims,
 /* Run a planned program with the interpreter, bound exactly as the launch
  * list says: dims[i] is the value of plan->dims[i]; in[i] and out[i] are
  * the graph's inputs and outputs (sized for those dims), arena the
- * plan's arena evaluated at them (aligned to BURN_ARENA_ALIGN). */
+ * plan's arena evaluated at them (aligned to BURN_ARENA_ALIGN), or NULL
+ * for one allocated for the run. */
 int plan_run_interp(Ctx *c, const Graph *g, const KProgram *p, const Plan *plan,
                     const int64_t *dims, const void *const *in, void *const *out,
                     void *arena);

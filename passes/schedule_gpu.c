@@ -1601,6 +1601,19 @@ map_nest(S *st, KB *kb, KRef s, int at)
 	return 1;
 }
 
+/* The loop over the items of a peeled kernel (passes/dynamic.c: its body
+ * is that one parallel loop, from 0 to the dim parameter), or 0. */
+static KRef
+peeled_items(const KKernel *k)
+{
+	const KNode *n = k->body ? &k->node[k->body] : NULL;
+
+	if (!k->ndim || !n || n->next || n->kind != KS_FOR || !(n->flags & KF_PARALLEL) ||
+	    !n->b || k->node[n->b].kind != KE_VAR || k->node[n->b].var >= k->ndim)
+		return 0;
+	return k->body;
+}
+
 int
 pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 {
@@ -1612,34 +1625,44 @@ pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 	st.o = o;
 	for (int ki = 0; ki < p->nkernel; ki++) {
 		KKernel *k = p->kernel[ki];
-		KRef s, *tops;
+		KRef s, *tops, items = peeled_items(k);
 		int ntop = 0, mapped = 0, rc = BURN_OK;
 		KB kb;
 
 		st.k = k;
 		st.vec_here = 0;
 		st.nreduced = 0;
-		for (s = k->body; s; s = k->node[s].next)
+		for (s = items ? k->node[items].body : k->body; s; s = k->node[s].next)
 			ntop++;
 		if (!ntop || kir_stores_packed(k))   /* packed: one thread (kir.h) */
 			continue;
 		if (!(tops = malloc((size_t)ntop * sizeof *tops)))
 			return burn_fail(c, BURN_ERR_NOMEM, "schedule: out of memory");
 		ntop = 0;
-		for (s = k->body; s; s = k->node[s].next)
+		for (s = items ? k->node[items].body : k->body; s; s = k->node[s].next)
 			tops[ntop++] = s;
 		st.tops = tops;
 		st.ntop = ntop;
 		kb_reopen(&kb, p, k);
 		for (int t = 0; t < ntop; t++) {
-			int r;
+			int r, d = kb.depth;
 			k->node[tops[t]].next = 0;
+			if (items) {
+				/* each statement its own grid, the items its y: the
+				 * items are independent, so the loop distributes */
+				const KNode *it = &k->node[items];
+				int var = it->var;
+				kb_for(&kb, "item", it->a, it->b, KF_BLOCK_Y);
+				k->node[k->nnode - 1].var = var;
+			}
 			if ((r = map_nest(&st, &kb, tops[t], t)) > 0)
 				mapped++;
 			else
 				kb_splice(&kb, tops[t]);
 			if (r < 0)
 				rc = BURN_ERR_INVALID;
+			while (kb.depth > d)
+				kb_end(&kb);
 		}
 		free(tops);
 		st.tops = NULL;

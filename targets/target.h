@@ -176,6 +176,10 @@ typedef struct Target {
 	int mma_m, mma_n, mma_k; /* matrix-tile (tensor core) shape, 0 if none */
 	unsigned mma_tiles;      /* bit s set: the kernel IR's tile shape s
 	                          * (enum KTileShape, ir/kir.h) is available */
+	int dyn_items;           /* GPU: a leading dim known only at run time
+	                          * (--dynamic-dim, peeled: passes/dynamic.c)
+	                          * runs its items as grid y, the count taken
+	                          * at launch; 0: such dims are refused */
 	int index_bits;          /* width of buffer indices (64; 32 where a
 	                          * target proves its buffers small) */
 	int str_calls;           /* runs the string ops' call kernels

@@ -19,8 +19,8 @@
  * programs given N-1 as the dim (a wrong bound, as a mis-evaluated launch
  * list would pass) must leave the last item unwritten and be caught.
  * Then models the mode does not support must be refused, naming the node,
- * its op and the reason (and the gpu target, whose schedules need static
- * loop bounds so far), and three the peeling refuses (a sum over the batch,
+ * its op and the reason (and the cuda target, whose launches take
+ * constant grids so far), and three the peeling refuses (a sum over the batch,
  * a Transpose moving it, a Gather of item 0) compile by sampling the dim
  * (passes/dynfit.c) and give the right result at three batches.  Prints one line per check; exits 1 on a failure.
  */
@@ -439,13 +439,13 @@ main(int argc, char **argv)
 	/* what the mode does not support is refused, by node, op and reason */
 	{
 		static const char *const nodim[] = { "no input", "M", NULL };
-		static const char *const gpu[] = { "target gpu", "--dim N=VALUE", NULL };
+		static const char *const gpu[] = { "target cuda", "--dim N=VALUE", NULL };
 		static const char *const rs[] = { "fold_batch", "Reshape", "fixes axis 0", NULL };
 		static const char *const cc[] = { "twice", "Concat", "along the batch", NULL };
 		refused(dir, "reshape_fixed", "N", NULL, rs);
 		refused(dir, "concat_batch", "N", NULL, cc);
 		refused(dir, "batch", "M", NULL, nodim);
-		refused(dir, "batch", "N", &target_gpu, gpu);
+		refused(dir, "batch", "N", &target_cuda, gpu);
 	}
 	/* what the peeling refuses, sampling takes where it can */
 	sampled(dir, "reduce_batch", 0, 0);
