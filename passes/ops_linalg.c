@@ -622,6 +622,66 @@ gemm_pack_b(KB *kb, const GT *t, int pb, KRef base, int64_t last, int only_rest)
 }
 
 /*
+ * One block of gemm_blocked: the row tiles [lo, hi) (TB of them at most,
+ * TB == 1: the one at lo), each panel of B in turn (the full ones, then
+ * the N % nr rest), k in chunks of kc (0: whole) with the sums waiting in
+ * sp, then the fused epilogue on the block's rows (elem: after each
+ * element instead).
+ */
+static void
+gemm_block(Lower *lw, KB *kb, Node *n, GT *t, KRef lo, KRef hi, int64_t TB,
+           int64_t MR, int64_t kc, int sp, int elem)
+{
+	int64_t nf = t->N / t->nr, nrest = t->N % t->nr;
+	int db = kb->depth;
+
+	for (int rest = 0; rest < 2; rest++) {
+		KRef j, it;
+		GT tr;
+		const GT *u;
+		if (rest ? nrest == 0 : nf == 0)
+			continue;
+		j = rest ? I(kb, nf * t->nr)
+		         : mul(kb, loop(kb, "j0", nf, KF_PARALLEL), I(kb, t->nr));
+		u = rest ? gemm_restb(t, &tr) : t;
+		if (kc > 0) {   /* k in chunks: the first, the middle ones
+		                 * (a loop), the last */
+			int64_t nck = (t->K + kc - 1) / kc;
+			int dj = kb->depth;
+			for (int part = 0; part < 3; part++) {
+				KRef k0, so;
+				if (part == 1 && nck < 3)
+					continue;
+				k0 = part == 0 ? I(kb, 0) : part == 2 ? I(kb, (nck - 1) * kc)
+				   : mul(kb, kb_get(kb, kb_for(kb, "kc", I(kb, 1), I(kb, nck - 1), 0)),
+				         I(kb, kc));
+				it = TB == 1 ? lo : kb_get(kb, kb_for(kb, "it", lo, hi, KF_PARALLEL));
+				so = mul(kb, kb_bin(kb, KO_SUB, it, lo), I(kb, MR * t->nr));
+				gemm_tile_k(kb, u, mul(kb, it, I(kb, MR)), j, MR,
+				            !rest ? t->nr : u->b.last ? u->b.last : nrest,
+				            rest ? nrest : t->nr, k0,
+				            part == 2 ? t->K - (nck - 1) * kc : kc,
+				            part == 0, part == 2, sp, so);
+				close_to(kb, dj);
+			}
+			close_to(kb, db);
+			continue;
+		}
+		it = TB == 1 ? lo : kb_get(kb, kb_for(kb, "it", lo, hi, KF_PARALLEL));
+		gemm_tile(kb, u, mul(kb, it, I(kb, MR)), j, MR,
+		          !rest ? t->nr : u->b.last ? u->b.last : nrest,
+		          rest ? nrest : t->nr);
+		if (elem)
+			lower_epi_run(lw, kb, n, t->y, add(kb, t->yoff,
+			              add(kb, mul(kb, it, I(kb, t->N)), j)), 1);
+		close_to(kb, db);
+	}
+	if (!elem)
+		gemm_epi(lw, kb, n, t, mul(kb, lo, I(kb, MR)), TB == 1 ? 0 :
+		         mul(kb, hi, I(kb, MR)), MR);
+}
+
+/*
  * The whole GEMM t.  Register tiles MR x NR (the target's tune.gemm_mr x
  * gemm_nr, or the schedule's tile step), walked so that each panel of B
  * (K x NR) is read by the tiles of several rows in a row while it is in
@@ -645,7 +705,7 @@ static void
 gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 {
 	const TargetTune *tu = tune(lw);
-	int64_t MR, NR, mf, mr, nf, nrest, TB, nib, kc;
+	int64_t MR, NR, mf, mr, TB, nib, kc;
 	int d = kb->depth, elem, sp = -1;
 
 	t->nr = gemm_nr(lw, kb, t->M, &MR, &NR);
@@ -672,8 +732,6 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 		t->br = (Mat){ pb, base ? add(kb, base, I(kb, -nf0 * t->K)) : I(kb, -nf0 * t->K),
 		               0, 0, 1, last };
 	}
-	nf = t->N / t->nr;
-	nrest = t->N % t->nr;
 	/* tune.gemm_mc 0 (GPU targets): a block is one row of tiles */
 	TB = tu->gemm_mc >= MR ? tu->gemm_mc / MR : 1;
 	nib = (mf + TB - 1) / TB;
@@ -730,51 +788,7 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 		KRef lo = mul(kb, ib, I(kb, TB));
 		KRef hi = nib * TB == mf ? add(kb, lo, I(kb, TB))
 		                         : kb_bin(kb, KO_MIN, add(kb, lo, I(kb, TB)), I(kb, mf));
-		int db = kb->depth;
-		for (int rest = 0; rest < 2; rest++) {
-			KRef j, it;
-			GT tr;
-			const GT *u;
-			if (rest ? nrest == 0 : nf == 0)
-				continue;
-			j = rest ? I(kb, nf * t->nr)
-			         : mul(kb, loop(kb, "j0", nf, KF_PARALLEL), I(kb, t->nr));
-			u = rest ? gemm_restb(t, &tr) : t;
-			if (kc > 0) {   /* k in chunks: the first, the middle ones
-			                 * (a loop), the last */
-				int64_t nck = (t->K + kc - 1) / kc;
-				int dj = kb->depth;
-				for (int part = 0; part < 3; part++) {
-					KRef k0, so;
-					if (part == 1 && nck < 3)
-						continue;
-					k0 = part == 0 ? I(kb, 0) : part == 2 ? I(kb, (nck - 1) * kc)
-					   : mul(kb, kb_get(kb, kb_for(kb, "kc", I(kb, 1), I(kb, nck - 1), 0)),
-					         I(kb, kc));
-					it = TB == 1 ? lo : kb_get(kb, kb_for(kb, "it", lo, hi, KF_PARALLEL));
-					so = mul(kb, kb_bin(kb, KO_SUB, it, lo), I(kb, MR * t->nr));
-					gemm_tile_k(kb, u, mul(kb, it, I(kb, MR)), j, MR,
-					            !rest ? t->nr : u->b.last ? u->b.last : nrest,
-					            rest ? nrest : t->nr, k0,
-					            part == 2 ? t->K - (nck - 1) * kc : kc,
-					            part == 0, part == 2, sp, so);
-					close_to(kb, dj);
-				}
-				close_to(kb, db);
-				continue;
-			}
-			it = TB == 1 ? lo : kb_get(kb, kb_for(kb, "it", lo, hi, KF_PARALLEL));
-			gemm_tile(kb, u, mul(kb, it, I(kb, MR)), j, MR,
-			          !rest ? t->nr : u->b.last ? u->b.last : nrest,
-			          rest ? nrest : t->nr);
-			if (elem)
-				lower_epi_run(lw, kb, n, t->y, add(kb, t->yoff,
-				              add(kb, mul(kb, it, I(kb, t->N)), j)), 1);
-			close_to(kb, db);
-		}
-		if (!elem)
-			gemm_epi(lw, kb, n, t, mul(kb, lo, I(kb, MR)), TB == 1 ? 0 :
-			         mul(kb, hi, I(kb, MR)), MR);
+		gemm_block(lw, kb, n, t, lo, hi, TB, MR, kc, sp, elem);
 		close_to(kb, d);
 	}
 	if (mr > 0) {
