@@ -599,6 +599,14 @@ typedef struct KProgram {
 	 * lowerings and scheduling passes take instead of their defaults. */
 	const KWant *want;
 	int nwant;
+	/* --dynamic-dim's batch (passes/dynamic.c), for the lowerings, or
+	 * NULL: per graph value (borrowed, set around lowering), whether its
+	 * axis 0 holds the items of dim `rows_dim`.  A lowering whose rows
+	 * are the items may run them all at once (lower_gemm: the row count
+	 * an expression over the dim, a kernel with the dim as its
+	 * parameter), which dyn_peel then leaves unpeeled. */
+	const unsigned char *rows_batched;
+	const char *rows_dim;
 } KProgram;
 
 /* The value whose memory holds value v (follows alias chains). */

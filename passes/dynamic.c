@@ -743,6 +743,31 @@ is_scratch(const Graph *g, int s, int nval0)
 }
 
 /*
+ * A kernel the lowering built over every item at once (KProgram.rows_
+ * batched: lower_gemm's rows at run time), the dim its parameter 0
+ * already: no loop, each batched buffer only gets its extent, dim times
+ * its elements for one item.
+ */
+static int
+rows_kernel(Ctx *c, KProgram *p, KKernel *k, const unsigned char *b)
+{
+	Arena *a = p->arena;
+
+	for (int i = 0; i < k->nbuf; i++) {
+		int v = k->buf[i].value;
+		KRef d, m;
+		if (k->buf[i].space != KS_GLOBAL || v < 0 || !b[kprog_storage(p, v)])
+			continue;
+		if (!(d = kir_push_i64(a, k, KE_VAR, 0, 0, 0, 0, 0)) ||
+		    !(m = kir_push_i64(a, k, KE_CONST, 0, 0, 0, 0, k->buf[i].count)) ||
+		    !(k->buf[i].ext = kir_push_i64(a, k, KE_BIN, KO_MUL, d, m, 0, 0)))
+			return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
+		k->buf[i].count = 0;
+	}
+	return kir_verify(c, k);
+}
+
+/*
  * Peel kernel k if it touches a batched buffer (b: per storage value;
  * dyn_peel has marked the scratch that peeled kernels write).  The pool gets a copy of every node, in
  * index order so that operands still precede their users, with the loads
@@ -762,7 +787,7 @@ peel_kernel(Ctx *c, Graph *g, KProgram *p, KKernel *k, const char *dim,
 
 	if (!touches_batch(p, k, b))
 		return BURN_OK;
-	if (k->sched || k->ndim)
+	if (k->sched || (k->ndim && (k->ndim != 1 || strcmp(k->var[0].name, dim))))
 		return burn_fail(c, BURN_ERR_INTERNAL, "kernel %s: peeled twice or "
 		                 "after scheduling", k->name);
 	for (int i = 0; i < k->nbuf; i++) {
@@ -778,6 +803,8 @@ peel_kernel(Ctx *c, Graph *g, KProgram *p, KKernel *k, const char *dim,
 			                 "'%s', from values that do", k->name, k->ops,
 			                 sv->name, dim);
 	}
+	if (k->ndim)
+		return rows_kernel(c, p, k, b);
 	cnt = calloc((size_t)k->nbuf + 1, sizeof *cnt);
 	map = calloc((size_t)n0 + 1, sizeof *map);
 	if (!cnt || !map || shift_vars(a, k, dim))

@@ -935,6 +935,44 @@ void lower_epi_run(Lower *lw, KB *kb, Node *n, int buf, KRef base, int64_t len)
 	kb_end(kb);
 }
 
+int lower_epi_rows_free(const Lower *lw, const Node *n, const unsigned char *batched)
+{
+	const Graph *g = lw->g;
+	const GLower *gl;
+	const Value *ao;
+
+	if (!lw->epi || &g->node[lw->epi->anchor] != n)
+		return 1;
+	gl = lw->epi->state;
+	ao = GV(g, gl->anchor_out);
+	for (int j = 0; j < gl->nmem; j++) {
+		const Node *m = &g->node[gl->mem[j]];
+		if (gl->mem[j] == lw->epi->anchor)
+			continue;
+		for (int k = 0; k < m->nin; k++) {
+			int v = m->in[k], same;
+			const Value *val;
+			if (v < 0 || v == gl->anchor_out)
+				continue;
+			val = GV(g, v);
+			if (val->producer >= 0 && gl->member[val->producer])
+				continue;
+			if (batched && batched[v]) {
+				same = val->rank == ao->rank;
+				for (int a = 0; same && a < val->rank; a++)
+					same = val->dim[a] == ao->dim[a];
+				if (!same)
+					return 0;
+				continue;
+			}
+			for (int a = 0; a + 1 < val->rank; a++)
+				if (val->dim[a] != 1)
+					return 0;
+		}
+	}
+	return 1;
+}
+
 /* Lower the anchor of group gid with the group as its epilogue. */
 static int lower_anchored(Fuser *f, Lower *lw, Scratch *sh, int gid)
 {

@@ -89,6 +89,13 @@ KRef elem_expr(KB *kb, Graph *g, Node *n, const KRef *in, int out_dtype);
  * output 0), whose final values are in memory. */
 KRef lower_epi_value(Lower *lw, KB *kb, Node *n, KRef lin, KRef v);
 void lower_epi_run(Lower *lw, KB *kb, Node *n, int buf, KRef base, int64_t len);
+/* Whether n's epilogue (if any) may run on rows past its output's: every
+ * value it reads but the anchor's output and its own is either the same
+ * for every row (1 on every axis but the last: a bias, a scalar) or, set
+ * in batched (per value), of the anchor output's shape.  Then rows of
+ * several items laid end to end index all of them alike (lower_gemm over
+ * a batch's items at once). */
+int lower_epi_rows_free(const Lower *lw, const Node *n, const unsigned char *batched);
 
 /* ---- schedules (KSteps, ir/kir.h) ------------------------------------ *
  * sched_decide: the decision of kernel k (of program p, being built or

@@ -799,6 +799,46 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 	}
 }
 
+/*
+ * gemm_blocked over M rows known only at run time (an expression: the
+ * rows of every item of a batch at once, lower_gemm).  The same tiles,
+ * MR x NR, never wider (M is not known to be small), in blocks of
+ * tune.gemm_mc / MR row tiles; then the M % MR rest rows one at a time.
+ * B is packed already (a constant) or read strided: no copy at run time,
+ * whose scratch would be sized by M.  Allocates t->acc.
+ */
+static void
+gemm_blocked_rt(Lower *lw, KB *kb, Node *n, GT *t, KRef M)
+{
+	const TargetTune *tu = tune(lw);
+	KStep tile = step(lw, kb, KST_TILE, 0);
+	int64_t MR, NR, TB, kc;
+	int d = kb->depth, sp = -1;
+	KRef mf, nib, ib, lo, hi, i;
+
+	t->nr = gemm_nr(lw, kb, 0, &MR, &NR);
+	t->acc = kb_buf(kb, t->dt, MR * NR, -1, KS_LOCAL, KA_RW);
+	TB = tu->gemm_mc >= MR ? tu->gemm_mc / MR : 1;
+	kc = tile.narg > 2 ? tile.arg[2]
+	   : t->K > 2 * (int64_t)tu->gemm_kc && t->b.pan ? tu->gemm_kc : 0;
+	if (kc >= t->K)
+		kc = 0;
+	if (kc > 0)
+		sp = kb_buf(kb, t->dt, TB * MR * t->nr, -1, KS_LOCAL, KA_RW);
+	mf = kb_bin(kb, KO_DIV, M, I(kb, MR));
+	nib = kb_bin(kb, KO_DIV, add(kb, mf, I(kb, TB - 1)), I(kb, TB));
+	ib = kb_get(kb, kb_for(kb, "i0", I(kb, 0), nib, KF_PARALLEL));
+	lo = mul(kb, ib, I(kb, TB));
+	hi = kb_bin(kb, KO_MIN, add(kb, lo, I(kb, TB)), mf);
+	gemm_block(lw, kb, n, t, lo, hi, TB, MR, kc, sp, 0);
+	close_to(kb, d);
+	/* a tile of its own: the blocks' stays private to their threads */
+	t->acc = kb_buf(kb, t->dt, MR * NR, -1, KS_LOCAL, KA_RW);
+	i = kb_get(kb, kb_for(kb, "i", mul(kb, mf, I(kb, MR)), M, KF_PARALLEL));
+	gemm_rows(lw, kb, n, t, i, 1);
+	close_to(kb, d);
+}
+
 /* The core for other lowerings (passes/gemm.h). */
 int64_t
 lower_gemm_nr(Lower *lw, KB *kb, int64_t M)
@@ -1968,6 +2008,28 @@ infer_gemm(Ctx *c, Graph *g, Node *n)
 }
 
 /*
+ * Whether Gemm n runs its rows over every item of --dynamic-dim's batch
+ * at once (KProgram.rows_batched): A's rows (not transposed) are the
+ * items, B and C are not per item, C (hasc) is the same for every row,
+ * the epilogue reads the rows alike (lower_epi_rows_free), and the
+ * target takes the CPU GEMM form.  One GEMM of all the rows reads B once
+ * per tile of rows instead of once per item.
+ */
+static int
+gemm_rows_rt(const Lower *lw, const Node *n, const GM *gm, int hasc)
+{
+	const unsigned char *b = lw->prog->rows_batched;
+
+	if (!b || !lw->prog->rows_dim || !lw->target || !gemm_cpu(lw) || gm->ta ||
+	    !b[n->in[0]] || b[n->in[1]] || !b[n->out[0]] ||
+	    (hasc && (b[n->in[2]] || gm->csm != 0)))
+		return 0;
+	if (lw->epi && !lower_epi_rows_free(lw, n, b))
+		return 0;
+	return 1;
+}
+
+/*
  * transB == 0 (i-k-j):
  *   for i: Y[i,:] = beta*C[i,:]; for k: a = alpha*A'[i,k]; for j: Y[i,j] += a*B[k,j]
  * transB == 1 (i-j-k):
@@ -1980,9 +2042,9 @@ lower_gemm(Lower *lw, Node *n)
 	const Value *y = NOUT(g, n, 0);
 	int dt = cdt(y->dtype), hasc = has_in(n, 2);
 	double alpha = attr_float(n, "alpha", 1.0), beta = attr_float(n, "beta", 1.0);
-	int ba, bb, bc = -1, by, av, d0, di, packed = -1;
+	int ba, bb, bc = -1, by, av, d0, di, packed = -1, dv;
 	int64_t last = 0;
-	KRef vi, vj, vk, arow, crow, yrow;
+	KRef vi, vj, vk, arow, crow, yrow, mrt = 0;
 	GM gm;
 	KB kb;
 
@@ -1990,10 +2052,13 @@ lower_gemm(Lower *lw, Node *n)
 	if (beta == 0)
 		hasc = 0;
 	lower_begin(lw, &kb, n);
+	/* A's rows the items of a run-time batch: all of them at once */
+	if (gemm_rows_rt(lw, n, &gm, hasc) && (dv = kb_dim(&kb, lw->prog->rows_dim)) >= 0)
+		mrt = mul(&kb, kb_get(&kb, dv), I(&kb, gm.M));
 	ba = lower_in(lw, &kb, n, 0);
 	/* a constant B is bound as its panels instead (gemm_blocked) */
 	{
-		int64_t MR, NR, nr = gemm_nr(lw, &kb, gm.M, &MR, &NR);
+		int64_t MR, NR, nr = gemm_nr(lw, &kb, mrt ? 0 : gm.M, &MR, &NR);
 		TRY(gemm_pack_const(lw, n, 1, gm.K, gm.N, gm.tb ? 1 : gm.N, gm.tb ? gm.K : 1,
 		                    nr, 1, &packed, &last));
 	}
@@ -2002,6 +2067,16 @@ lower_gemm(Lower *lw, Node *n)
 		bc = lower_in(lw, &kb, n, 2);
 	by = lower_out(lw, &kb, n, 0);
 	d0 = kb.depth;
+	if (mrt) {
+		GT t = { dt, gm.M, gm.N, gm.K, { ba, I(&kb, 0), gm.K, 1, 0 },
+		         { bb, I(&kb, 0), gm.tb ? 1 : gm.N, gm.tb ? gm.K : 1, packed >= 0, last },
+		         { bc, I(&kb, 0), gm.csm, gm.csn, 0 },
+		         alpha, beta, by, -1, I(&kb, 0), 0, 0 };
+		gemm_blocked_rt(lw, &kb, n, &t, mrt);
+		close_to(&kb, d0);
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
 	if (packed < 0) {
 		/* A'[i,k] = A[i*K + k] or A[k*M + i]; B'[k,j] = B[k*N + j] or B[j*K + k] */
 		GT t = { dt, gm.M, gm.N, gm.K,

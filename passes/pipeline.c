@@ -243,7 +243,10 @@ static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o, const unsigned ch
 		unsigned char *batched;
 		int nval0 = g->nval, rc;
 		TRY(dyn_mark(c, g, o->dyn[0], inb, &batched));
+		m->prog.rows_batched = batched;
+		m->prog.rows_dim = o->dyn[0];
 		rc = lower(c, m, o);
+		m->prog.rows_batched = NULL;
 		if (!rc)
 			rc = dyn_peel(c, g, &m->prog, o->dyn[0], batched, nval0);
 		free(batched);
