@@ -1721,6 +1721,28 @@ infer_matmul(Ctx *c, Graph *g, Node *n)
 }
 
 /*
+ * Whether the product n (MatMul, Gemm) runs its rows over every item of
+ * --dynamic-dim's batch at once (KProgram.rows_batched): A's rows are the
+ * items (the caller checks that A is not transposed and B has no batch
+ * dims), B and C (hasc) are not per item, the epilogue reads the rows
+ * alike (lower_epi_rows_free), and the target takes the CPU GEMM form.
+ * One GEMM of all the rows reads B once per tile of rows instead of once
+ * per item.
+ */
+static int
+rows_rt(const Lower *lw, const Node *n, int hasc)
+{
+	const unsigned char *b = lw->prog->rows_batched;
+
+	if (!b || !lw->prog->rows_dim || !lw->target || !gemm_cpu(lw) ||
+	    !b[n->in[0]] || b[n->in[1]] || !b[n->out[0]] || (hasc && b[n->in[2]]))
+		return 0;
+	if (lw->epi && !lower_epi_rows_free(lw, n, b))
+		return 0;
+	return 1;
+}
+
+/*
  * for batch...                          (parallel)
  *   for i < M                           (parallel)
  *     Y[i,:] = 0
@@ -1734,9 +1756,9 @@ lower_matmul(Lower *lw, Node *n)
 	const Value *a = NIN(g, n, 0), *b = NIN(g, n, 1), *y = NOUT(g, n, 0);
 	int isint = n->op == OP_MatMulInteger;
 	int dt = cdt(y->dtype);
-	int ba, bb, by, av, d0, di, packed = -1, vin[2] = { -1, -1 }, axpy;
+	int ba, bb, by, av, d0, di, packed = -1, vin[2] = { -1, -1 }, axpy, dv;
 	int64_t last = 0, vrs[2];
-	KRef ao, bo, yo, vi, vk, vj, azp = 0;
+	KRef ao, bo, yo, vi, vk, vj, azp = 0, mrt = 0;
 	static const char *bname[] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"};
 	MM mm;
 	KB kb;
@@ -1760,16 +1782,30 @@ lower_matmul(Lower *lw, Node *n)
 	/* the axpy step: the row form below for floats too (reading a
 	 * transposed view through its row strides vrs) */
 	axpy = !isint && mm.N > 1 && step(lw, &kb, KST_TILE, 0).kind == KST_AXPY;
+	/* A's rows the items of a run-time batch (B without batch dims):
+	 * all of them at once */
+	if (!isint && mm.N > 1 && !axpy && mm.nb == 0 && a->rank >= 2 && vin[0] < 0 && vin[1] < 0 &&
+	    rows_rt(lw, n, 0) && (dv = kb_dim(&kb, lw->prog->rows_dim)) >= 0)
+		mrt = mul(&kb, kb_get(&kb, dv), I(&kb, mm.M));
 	ba = vin[0] >= 0 ? lower_bind(lw, &kb, vin[0], KA_READ) : lower_in(lw, &kb, n, 0);
 	/* a constant B of the blocked form is bound as its panels instead */
 	if (!isint && mm.N > 1 && !axpy) {
-		int64_t MR, NR, nr = gemm_nr(lw, &kb, mm.M, &MR, &NR);
+		int64_t MR, NR, nr = gemm_nr(lw, &kb, mrt ? 0 : mm.M, &MR, &NR);
 		TRY(gemm_pack_const(lw, n, 1, mm.K, mm.N, mm.N, 1, nr, 1, &packed, &last));
 	}
 	bb = packed >= 0 ? lower_bind(lw, &kb, packed, KA_READ) :
 	     vin[1] >= 0 ? lower_bind(lw, &kb, vin[1], KA_READ) : lower_in(lw, &kb, n, 1);
 	by = lower_out(lw, &kb, n, 0);
 	d0 = kb.depth;
+	if (mrt) {
+		GT t = { dt, mm.M, mm.N, mm.K, { ba, I(&kb, 0), vrs[0], 1, 0 },
+		         { bb, I(&kb, 0), vrs[1], 1, packed >= 0, last }, { -1, 0, 0, 0, 0, 0 },
+		         1, 0, by, -1, I(&kb, 0), 0, 0 };
+		gemm_blocked_rt(lw, &kb, n, &t, mrt);
+		close_to(&kb, d0);
+		lower_end(lw, &kb);
+		return BURN_OK;
+	}
 	if ((vin[0] >= 0 || vin[1] >= 0) && (isint || mm.N <= 1))
 		return burn_fail(lw->ctx, BURN_ERR_INTERNAL, "MatMul: a transposed operand "
 		                 "outside the GEMM forms");
@@ -2008,28 +2044,6 @@ infer_gemm(Ctx *c, Graph *g, Node *n)
 }
 
 /*
- * Whether Gemm n runs its rows over every item of --dynamic-dim's batch
- * at once (KProgram.rows_batched): A's rows (not transposed) are the
- * items, B and C are not per item, C (hasc) is the same for every row,
- * the epilogue reads the rows alike (lower_epi_rows_free), and the
- * target takes the CPU GEMM form.  One GEMM of all the rows reads B once
- * per tile of rows instead of once per item.
- */
-static int
-gemm_rows_rt(const Lower *lw, const Node *n, const GM *gm, int hasc)
-{
-	const unsigned char *b = lw->prog->rows_batched;
-
-	if (!b || !lw->prog->rows_dim || !lw->target || !gemm_cpu(lw) || gm->ta ||
-	    !b[n->in[0]] || b[n->in[1]] || !b[n->out[0]] ||
-	    (hasc && (b[n->in[2]] || gm->csm != 0)))
-		return 0;
-	if (lw->epi && !lower_epi_rows_free(lw, n, b))
-		return 0;
-	return 1;
-}
-
-/*
  * transB == 0 (i-k-j):
  *   for i: Y[i,:] = beta*C[i,:]; for k: a = alpha*A'[i,k]; for j: Y[i,j] += a*B[k,j]
  * transB == 1 (i-j-k):
@@ -2053,7 +2067,8 @@ lower_gemm(Lower *lw, Node *n)
 		hasc = 0;
 	lower_begin(lw, &kb, n);
 	/* A's rows the items of a run-time batch: all of them at once */
-	if (gemm_rows_rt(lw, n, &gm, hasc) && (dv = kb_dim(&kb, lw->prog->rows_dim)) >= 0)
+	if (!gm.ta && (!hasc || gm.csm == 0) && rows_rt(lw, n, hasc) &&
+	    (dv = kb_dim(&kb, lw->prog->rows_dim)) >= 0)
 		mrt = mul(&kb, kb_get(&kb, dv), I(&kb, gm.M));
 	ba = lower_in(lw, &kb, n, 0);
 	/* a constant B is bound as its panels instead (gemm_blocked) */

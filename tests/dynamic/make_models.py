@@ -16,8 +16,9 @@ not run this.
                  MatMul by W[6,5], Reshape [-1,4,5], Softmax: a case for
                  burncc check --dynamic (test_data_set_0: N = 3, numpy)
   gemm_rows/     x f32[N,37] -> Gemm by W1[37,45] + b1, Add z f32[N,45],
-                 Relu, Gemm by W2[20,45]^T + b2: one GEMM over the rows of
-                 every item (lower_gemm's run-time rows), a case for
+                 Relu, MatMul by W3[45,33], Gemm by W2[20,33]^T + b2: each
+                 product one GEMM over the rows of every item (lower_gemm's
+                 and lower_matmul's run-time rows), a case for
                  burncc check --dynamic at N = 19: two tiles of 8 rows and
                  a rest of 3, so a wrong tail or a wrong block shows
 """
@@ -104,20 +105,22 @@ with open(os.path.join(ds, "output_0.pb"), "wb") as f:
 
 W1 = rng.standard_normal((37, 45)).astype(np.float32)
 B1 = rng.standard_normal(45).astype(np.float32)
-W2 = rng.standard_normal((20, 45)).astype(np.float32)
+W2 = rng.standard_normal((20, 33)).astype(np.float32)
 B2 = rng.standard_normal(20).astype(np.float32)
+W3 = rng.standard_normal((45, 33)).astype(np.float32)
 save("gemm_rows", [
     h.make_node("Gemm", ["x", "w1", "b1"], ["g1"], name="gemm1"),
     h.make_node("Add", ["g1", "z"], ["s"], name="add_z"),
     h.make_node("Relu", ["s"], ["r"], name="relu"),
-    h.make_node("Gemm", ["r", "w2", "b2"], ["y"], name="gemm2", transB=1),
+    h.make_node("MatMul", ["r", "w3"], ["m"], name="matmul"),
+    h.make_node("Gemm", ["m", "w2", "b2"], ["y"], name="gemm2", transB=1),
 ], [h.make_tensor_value_info("x", T.FLOAT, ["N", 37]),
     h.make_tensor_value_info("z", T.FLOAT, ["N", 45])],
    [h.make_tensor_value_info("y", T.FLOAT, ["N", 20])],
-   [("w1", W1), ("b1", B1), ("w2", W2), ("b2", B2)])
+   [("w1", W1), ("b1", B1), ("w2", W2), ("b2", B2), ("w3", W3)])
 XG = rng.standard_normal((19, 37)).astype(np.float32)
 ZG = rng.standard_normal((19, 45)).astype(np.float32)
-YG = (np.maximum(XG.astype(np.float64) @ W1 + B1 + ZG, 0) @ W2.T.astype(np.float64)
+YG = ((np.maximum(XG.astype(np.float64) @ W1 + B1 + ZG, 0) @ W3) @ W2.T.astype(np.float64)
       + B2).astype(np.float32)
 ds = os.path.join(here, "gemm_rows", "test_data_set_0")
 os.makedirs(ds, exist_ok=True)
