@@ -803,7 +803,8 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
  * gemm_blocked over M rows known only at run time (an expression: the
  * rows of every item of a batch at once, lower_gemm).  The same tiles,
  * MR x NR, never wider (M is not known to be small), in blocks of
- * tune.gemm_mc / MR row tiles; then the M % MR rest rows one at a time.
+ * tune.gemm_mc / MR row tiles; then the M % MR rest rows in tiles of
+ * MR/2, MR/4, ... rows and one at a time.
  * B is packed already (a constant) or read strided: no copy at run time,
  * whose scratch would be sized by M.  Allocates t->acc.
  */
@@ -813,7 +814,7 @@ gemm_blocked_rt(Lower *lw, KB *kb, Node *n, GT *t, KRef M)
 	const TargetTune *tu = tune(lw);
 	KStep tile = step(lw, kb, KST_TILE, 0);
 	int64_t MR, NR, TB, kc;
-	int d = kb->depth, sp = -1;
+	int d = kb->depth, sp = -1, r;
 	KRef mf, nib, ib, lo, hi, i;
 
 	t->nr = gemm_nr(lw, kb, 0, &MR, &NR);
@@ -832,9 +833,20 @@ gemm_blocked_rt(Lower *lw, KB *kb, Node *n, GT *t, KRef M)
 	hi = kb_bin(kb, KO_MIN, add(kb, lo, I(kb, TB)), mf);
 	gemm_block(lw, kb, n, t, lo, hi, TB, MR, kc, sp, 0);
 	close_to(kb, d);
-	/* a tile of its own: the blocks' stays private to their threads */
+	/* the rest rows: a tile of MR/2 rows where as many are left, then of
+	 * MR/4, ... (all of them, MR a power of two), then one row at a time;
+	 * so a batch smaller than MR still has its rows read B together.  A
+	 * tile of its own: the blocks' stays private to their threads */
 	t->acc = kb_buf(kb, t->dt, MR * NR, -1, KS_LOCAL, KA_RW);
-	i = kb_get(kb, kb_for(kb, "i", mul(kb, mf, I(kb, MR)), M, KF_PARALLEL));
+	r = kb_var(kb, DT_I64, "r");
+	kb_set(kb, r, mul(kb, mf, I(kb, MR)));
+	for (int64_t h = MR / 2; h > 1; h /= 2) {
+		kb_if(kb, kb_bin(kb, KO_GE, kb_bin(kb, KO_SUB, M, kb_get(kb, r)), I(kb, h)));
+		gemm_rows(lw, kb, n, t, kb_get(kb, r), h);
+		kb_set(kb, r, add(kb, kb_get(kb, r), I(kb, h)));
+		close_to(kb, d);
+	}
+	i = kb_get(kb, kb_for(kb, "i", kb_get(kb, r), M, KF_PARALLEL));
 	gemm_rows(lw, kb, n, t, i, 1);
 	close_to(kb, d);
 }

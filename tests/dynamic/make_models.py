@@ -19,8 +19,9 @@ not run this.
                  Relu, MatMul by W3[45,33], Gemm by W2[20,33]^T + b2: each
                  product one GEMM over the rows of every item (lower_gemm's
                  and lower_matmul's run-time rows), a case for
-                 burncc check --dynamic at N = 19: two tiles of 8 rows and
-                 a rest of 3, so a wrong tail or a wrong block shows
+                 burncc check --dynamic at N = 23 (two tiles of 8 rows, a
+                 rest of 7 as tiles of 4, 2 and 1 rows) and N = 4 (a rest
+                 only), so a wrong tail or a wrong block shows
 """
 import os
 import numpy as np
@@ -118,14 +119,15 @@ save("gemm_rows", [
     h.make_tensor_value_info("z", T.FLOAT, ["N", 45])],
    [h.make_tensor_value_info("y", T.FLOAT, ["N", 20])],
    [("w1", W1), ("b1", B1), ("w2", W2), ("b2", B2), ("w3", W3)])
-XG = rng.standard_normal((19, 37)).astype(np.float32)
-ZG = rng.standard_normal((19, 45)).astype(np.float32)
-YG = ((np.maximum(XG.astype(np.float64) @ W1 + B1 + ZG, 0) @ W3) @ W2.T.astype(np.float64)
-      + B2).astype(np.float32)
-ds = os.path.join(here, "gemm_rows", "test_data_set_0")
-os.makedirs(ds, exist_ok=True)
-for k, (v, nm) in enumerate(((XG, "x"), (ZG, "z"))):
-    with open(os.path.join(ds, "input_%d.pb" % k), "wb") as f:
-        f.write(nh.from_array(v, nm).SerializeToString())
-with open(os.path.join(ds, "output_0.pb"), "wb") as f:
-    f.write(nh.from_array(YG, "y").SerializeToString())
+for d, nb in enumerate((23, 4)):
+    XG = rng.standard_normal((nb, 37)).astype(np.float32)
+    ZG = rng.standard_normal((nb, 45)).astype(np.float32)
+    YG = ((np.maximum(XG.astype(np.float64) @ W1 + B1 + ZG, 0) @ W3)
+          @ W2.T.astype(np.float64) + B2).astype(np.float32)
+    ds = os.path.join(here, "gemm_rows", "test_data_set_%d" % d)
+    os.makedirs(ds, exist_ok=True)
+    for k, (v, nm) in enumerate(((XG, "x"), (ZG, "z"))):
+        with open(os.path.join(ds, "input_%d.pb" % k), "wb") as f:
+            f.write(nh.from_array(v, nm).SerializeToString())
+    with open(os.path.join(ds, "output_0.pb"), "wb") as f:
+        f.write(nh.from_array(YG, "y").SerializeToString())
