@@ -32,7 +32,8 @@
  *      values of several rows per item: shape [NAME, count]), so the plan
  *      sizes them as expressions over it.  A kernel the lowering built
  *      over all the items at once (KProgram.rows_batched: lower_gemm's
- *      rows at run time), the dim its parameter already, keeps its body
+ *      and lower_matmul's rows at run time), the dim its parameter already,
+ *      keeps its body
  *      and only gets the extents.
  *
  * Anything else the dim reaches is refused with the node, the op and why:
