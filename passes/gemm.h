@@ -59,10 +59,13 @@ typedef struct GT {
 	                     * slices, 0 or 1: one), slice `slice` used */
 	KRef slice;
 	int yt;             /* Y stored transposed: element [i, j] at
-	                     * yoff + j*M + i (the CPU form only, and no
-	                     * fused epilogue: the caller runs it) */
-	int64_t ldy;        /* Y's row stride, 0: N (not transposed; the
-	                     * fused epilogue runs on each row's N) */
+	                     * yoff + j*M + i (the CPU form only) */
+	int64_t ldy;        /* Y's row stride, 0: N (not transposed) */
+	Node *epi;          /* the anchor whose fused epilogue the tiles
+	                     * apply to each value as they store it (the
+	                     * CPU form: gemm_blocked sets it), NULL: a pass
+	                     * over each block's rows, or the caller's */
+	Lower *lw;          /* with epi: the lowering it belongs to */
 } GT;
 
 /* The width of the tiles (and so of B's panels) of an M-row GEMM. */

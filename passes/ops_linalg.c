@@ -369,7 +369,7 @@ gemm_tile_k(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr, int64_t
             KRef k0, int64_t kn, int init, int fin, int sp, KRef so)
 {
 	int d = kb->depth, dt = t->dt;
-	KRef r, c, k, ti, v, av, bv;
+	KRef r, c, k, ti, v, av, bv, yi;
 
 	if (!init) {
 		ti = loop(kb, "t", mr * nr, KF_PARALLEL);
@@ -413,9 +413,12 @@ gemm_tile_k(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr, int64_t
 	c = loop(kb, "c", ns, KF_PARALLEL);
 	v = kb_load(kb, t->acc, madd(kb, c, r, nr));
 	v = gemm_out(kb, dt, t, v, add(kb, i, r), add(kb, j, c));
-	kb_store(kb, t->y, add(kb, t->yoff, t->yt ? madd(kb, add(kb, i, r), add(kb, j, c), t->M)
-	                                          : madd(kb, add(kb, j, c), add(kb, i, r),
-	                                                 t->ldy ? t->ldy : t->N)), v);
+	yi = add(kb, t->yoff, t->yt ? madd(kb, add(kb, i, r), add(kb, j, c), t->M)
+	                            : madd(kb, add(kb, j, c), add(kb, i, r),
+	                                   t->ldy ? t->ldy : t->N));
+	if (t->epi)
+		v = lower_epi_value(t->lw, kb, t->epi, yi, v);
+	kb_store(kb, t->y, yi, v);
 	close_to(kb, d);
 }
 
@@ -434,7 +437,7 @@ gemm_epi(Lower *lw, KB *kb, Node *n, const GT *t, KRef lo, KRef hi, int64_t rows
 	int d = kb->depth;
 	KRef r;
 
-	if (!lw->epi || &lw->g->node[lw->epi->anchor] != n)
+	if (t->epi || !lw->epi || &lw->g->node[lw->epi->anchor] != n)
 		return;
 	r = hi ? kb_get(kb, kb_for(kb, "r", lo, hi, KF_PARALLEL))
 	       : add(kb, lo, loop(kb, "r", rows, KF_PARALLEL));
@@ -764,6 +767,15 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 	elem = MR == 1 && t->nr == 1 && TB == 1 && lw->epi &&
 	       &lw->g->node[lw->epi->anchor] == n &&
 	       target_or_default(lw->target)->max_block_threads > 0;
+	/* on the CPU form the fused epilogue is applied to each value as the
+	 * tile stores it, not by a pass over the block's rows after: Y is
+	 * written once (SqueezeNet's first Conv, 64 x 111 outputs a row, and
+	 * its classifier, whose transposed tiles could not take the rows'
+	 * pass and left the caller a pass over all of Y) */
+	if (!elem && gemm_cpu(lw) && n && lw->epi && &lw->g->node[lw->epi->anchor] == n) {
+		t->epi = n;
+		t->lw = lw;
+	}
 	/* k in chunks of kc (the tile step's third argument, else
 	 * tune.gemm_kc where K > 2 kc): the panel's chunk, KC x NR (16 KB
 	 * at 128 x 32), stays in L1 while the block's tiles read it, where
@@ -2577,7 +2589,7 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 	}
 
 	memset(&t, 0, sizeof t);
-	if (bpacked >= 0) {   /* Y[n]^T = X[n]^T W^T + bias, the epilogue after */
+	if (bpacked >= 0) {   /* Y[n]^T = X[n]^T W^T + bias, the epilogue in the tiles' stores */
 		t.dt = DT_F32;
 		t.M = P;
 		t.N = cv->M;
@@ -2589,8 +2601,7 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 		t.y = by;
 		t.yoff = mul(&kb, vn, I(&kb, cv->M * P));
 		t.yt = 1;
-		gemm_blocked(lw, &kb, NULL, &t);
-		lower_epi_run(lw, &kb, n, by, t.yoff, cv->M * P);
+		gemm_blocked(lw, &kb, n, &t);   /* the epilogue in the tiles' stores */
 		close_to(&kb, d0);
 		lower_end(lw, &kb);
 		return BURN_OK;
