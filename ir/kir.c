@@ -166,6 +166,19 @@ kprog_storage(const KProgram *p, int v)
 	return v;
 }
 
+int64_t
+kprog_storage_off(const KProgram *p, int v)
+{
+	int64_t off = 0;
+
+	while (v >= 0 && v < p->nalias && p->alias[v] != v) {
+		if (p->alias_off)
+			off += p->alias_off[v];
+		v = p->alias[v];
+	}
+	return off;
+}
+
 /* Identifiers a kernel function must not take: C keywords, names from the
  * headers the generated C includes (math.h, stdint.h, string.h, stdio.h,
  * stdlib.h), and the names renderers give buffers, temporaries and helpers

@@ -591,6 +591,16 @@ typedef struct KProgram {
 	 * own storage; see kprog_storage. */
 	int *alias;
 	int nalias;
+	/* Where in that memory: value v (< nalias) starts alias_off[v] bytes
+	 * into alias[v]'s (a Concat's inputs placed in its output, see
+	 * `inplace`); NULL: every alias at byte 0. */
+	int64_t *alias_off;
+	/* Lowerings may place a value inside another one's memory, at an
+	 * offset (lower_concat: each input where the output holds it, so the
+	 * producers write the concatenation and no kernel copies it).  Set by
+	 * the pipeline for a static compile; 0 (kprog_init) elsewhere:
+	 * constant folding, the dynamic dims' rewrites. */
+	int inplace;
 	/* The kernels' names, a hash set (open addressing, capnames a power
 	 * of two or 0), so that naming a kernel does not scan the others. */
 	const char **names;
@@ -611,6 +621,8 @@ typedef struct KProgram {
 
 /* The value whose memory holds value v (follows alias chains). */
 int kprog_storage(const KProgram *p, int v);
+/* Where v starts in that memory, in bytes (the chain's alias_off summed). */
+int64_t kprog_storage_off(const KProgram *p, int v);
 
 /* ---- builder -------------------------------------------------------- *
  * The builder appends statements at an insertion point.  kb_for()/kb_if()

@@ -40,10 +40,23 @@ kir_run_free(KRun *r)
 	memset(r, 0, sizeof *r);
 }
 
+static void *storage_mem(Ctx *c, KRun *r, const Graph *g, const KProgram *p,
+                         int v, int *rc);
+
+/* Where value v is: in its storage's memory, at its offset there
+ * (KProgram.alias_off). */
+static void *
+storage_of(Ctx *c, KRun *r, const Graph *g, const KProgram *p, int v, int *rc)
+{
+	char *m = storage_mem(c, r, g, p, v, rc);
+
+	return m ? m + kprog_storage_off(p, v) : NULL;
+}
+
 /* The memory of value v's storage: the caller's (inputs), the constant's,
  * or a zeroed allocation made on first use. */
 static void *
-storage_of(Ctx *c, KRun *r, const Graph *g, const KProgram *p, int v, int *rc)
+storage_mem(Ctx *c, KRun *r, const Graph *g, const KProgram *p, int v, int *rc)
 {
 	int s = kprog_storage(p, v);
 	const Value *sv;
@@ -110,5 +123,6 @@ kir_run_value(const KRun *r, const KProgram *p, int v)
 {
 	int s = kprog_storage(p, v);
 
-	return s >= 0 && s < r->n ? r->mem[s] : NULL;
+	return s >= 0 && s < r->n && r->mem[s] ? (char *)r->mem[s] + kprog_storage_off(p, v)
+	                                       : NULL;
 }

@@ -683,7 +683,11 @@ kprog_print(FILE *f, const KProgram *p)
 
 	for (v = 0; v < p->nalias; v++)
 		if (p->alias[v] != v) {
-			fprintf(f, "alias v%d = v%d\n", v, p->alias[v]);
+			if (p->alias_off && p->alias_off[v])
+				fprintf(f, "alias v%d = v%d + %lld\n", v, p->alias[v],
+				        (long long)p->alias_off[v]);
+			else
+				fprintf(f, "alias v%d = v%d\n", v, p->alias[v]);
 			any = 1;
 		}
 	if (any)
@@ -700,7 +704,7 @@ kprog_print(FILE *f, const KProgram *p)
  * is one line; elsewhere line breaks are spaces):
  *
  *   program = {alias | kernel}
- *   alias   = 'alias' VAL '=' VAL        value v lives in w's memory
+ *   alias   = 'alias' VAL '=' VAL [ '+' INT ]   value v lives in w's memory (INT bytes in)
  *   kernel  = 'kernel' [INT] NAME [':' OPS] [sched] {dim} {buf} {var}
  *             [call] '{' block '}'
  *             INT, when given, is the kernel's index in the program;
@@ -2564,7 +2568,7 @@ pkernel(P *ps)
 	return BURN_OK;
 }
 
-/* alias = 'alias' VAL '=' VAL */
+/* alias = 'alias' VAL '=' VAL [ '+' INT ]   (the INT: bytes into VAL's memory) */
 static int
 palias(P *ps)
 {
@@ -2573,6 +2577,7 @@ palias(P *ps)
 	int64_t max = 4 * (int64_t)ps->c->limits.max_nodes;
 	const char *at;
 	int v, w, x, steps;
+	uint64_t off = 0;
 
 	if (max > INT_MAX / 2)
 		max = INT_MAX / 2;
@@ -2581,6 +2586,10 @@ palias(P *ps)
 	TRY(pnumbered(ps, 'v', max, &v, "a graph value v0, v1, ..."));
 	TRY(expect(ps, '=', "'='"));
 	TRY(pnumbered(ps, 'v', max, &w, "a graph value v0, v1, ..."));
+	if (ispunct_(tk(ps), '+')) {
+		adv(ps);
+		TRY(pint(ps, INT64_MAX / 2, &off, "a byte offset"));
+	}
 	if (v == w)
 		return err_at(ps, at, "v%d cannot live in itself", v);
 	if (v < p->nalias && p->alias[v] != v)
@@ -2591,10 +2600,24 @@ palias(P *ps)
 		                     (size_t)p->nalias, (size_t)n);
 		if (!na)
 			return nomem(ps);
-		for (i = p->nalias; i < n; i++)
+		int64_t *no = p->alias_off ? arena_grow(p->arena, p->alias_off, sizeof *no,
+		                                        (size_t)p->nalias, (size_t)n) : NULL;
+		if (!na || (p->alias_off && !no))
+			return nomem(ps);
+		for (i = p->nalias; i < n; i++) {
 			na[i] = i;
+			if (no)
+				no[i] = 0;
+		}
 		p->alias = na;
+		if (no)
+			p->alias_off = no;
 		p->nalias = n;
+	}
+	if (off && !p->alias_off) {
+		if (!(p->alias_off = arena_alloc(p->arena, sizeof(int64_t) * (size_t)p->nalias)))
+			return nomem(ps);
+		memset(p->alias_off, 0, sizeof(int64_t) * (size_t)p->nalias);
 	}
 	for (x = w, steps = 0; x != v && steps <= p->nalias && p->alias[x] != x;
 	     steps++)
@@ -2602,6 +2625,8 @@ palias(P *ps)
 	if (x == v)
 		return err_at(ps, at, "v%d = v%d makes a cycle of aliases", v, w);
 	p->alias[v] = w;
+	if (p->alias_off)
+		p->alias_off[v] = (int64_t)off;
 	return BURN_OK;
 }
 

@@ -302,22 +302,46 @@ int lower_alias(Lower *lw, Node *n)
 
 int lower_set_alias(Lower *lw, int v, int storage)
 {
+	return lower_set_alias_at(lw, v, storage, 0);
+}
+
+int lower_set_alias_at(Lower *lw, int v, int storage, int64_t off)
+{
 	KProgram *p = lw->prog;
 	Graph *g = lw->g;
 
 	if (p->nalias < g->nval) {
 		int *a = arena_grow(p->arena, p->alias, sizeof(int), p->nalias, g->nval);
-		if (!a)
+		int64_t *o = a && p->alias_off ? arena_grow(p->arena, p->alias_off,
+		                                           sizeof(int64_t), p->nalias, g->nval)
+		                               : NULL;
+		if (!a || (p->alias_off && !o))
 			return 0;
-		for (int i = p->nalias; i < g->nval; i++)
+		for (int i = p->nalias; i < g->nval; i++) {
 			a[i] = i;
+			if (o)
+				o[i] = 0;
+		}
 		p->alias = a;
+		if (o)
+			p->alias_off = o;
 		p->nalias = g->nval;
+	}
+	off += kprog_storage_off(p, storage);
+	if (off && !p->alias_off) {
+		int64_t *o = arena_alloc(p->arena, sizeof(int64_t) * (size_t)p->nalias);
+		if (!o)
+			return 0;
+		memset(o, 0, sizeof(int64_t) * (size_t)p->nalias);
+		p->alias_off = o;
 	}
 	/* point at the end of the chain: a storage value is never aliased
 	 * later (values are aliased when produced, before any use), so every
 	 * chain stays one step long and kprog_storage takes constant time
-	 * however long a chain of reshapes is */
+	 * however long a chain of reshapes is.  The one exception, a Concat's
+	 * input placed in its output (lower_concat), makes chains of two. */
 	p->alias[v] = kprog_storage(p, storage);
+	if (p->alias_off)
+		p->alias_off[v] = off;
 	return 1;
 }

@@ -131,6 +131,9 @@ int lower_temp(Lower *lw, int dtype, int rank, const int64_t *dim);
 int lower_alias(Lower *lw, Node *n);
 /* Let value v live in the memory of value storage; 0 if out of memory. */
 int lower_set_alias(Lower *lw, int v, int storage);
+/* v lives off bytes into storage's memory (KProgram.alias_off); 0 when
+ * out of memory. */
+int lower_set_alias_at(Lower *lw, int v, int storage, int64_t off);
 /* Bind graph value v as a buffer. */
 int lower_bind(Lower *lw, KB *kb, int v, int access);
 /* A new constant value NAME.what (NAME: n's output's) of dtype dt and

@@ -42,6 +42,9 @@ static int lower(Ctx *c, Compiled *m, const CompileOpts *o)
 {
 	Graph *g = m->g;
 
+	/* values placed inside others (lower_concat): not where dynamic.c
+	 * rewrites the program for a batch */
+	m->prog.inplace = !(o && o->ndyn);
 	if (o && o->no_fuse) {
 		TRY(pass_lower(c, g, &m->prog, m->target));
 	} else {

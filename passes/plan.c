@@ -81,11 +81,14 @@ bind_value(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out,
            const DimExpr *const *doff, int v0, LaunchArg *e)
 {
 	int v = kprog_storage(p, v0);
+	int64_t at = kprog_storage_off(p, v0);   /* v0 at an offset in v: its own size */
 
 	memset(e, 0, sizeof *e);
 	e->value = v;
 	e->index = -1;
-	if (value_shape_known(GV(g, v)))
+	if (at && value_shape_known(GV(g, v0)))
+		e->bytes.c = value_nbytes(GV(g, v0));
+	else if (value_shape_known(GV(g, v)))
 		e->bytes.c = value_nbytes(GV(g, v));
 	else if (dtype_is_packed(GV(g, v)->dtype))
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "value '%s' is %s, packed "
@@ -100,9 +103,9 @@ bind_value(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out,
 	} else if (out->offset[v] >= 0) {
 		e->kind = LK_ARENA;
 		if (doff[v])
-			e->offset.e = doff[v];
+			e->offset.e = at ? dx_add(a, doff[v], dx_const(a, at)) : doff[v];
 		else
-			e->offset.c = out->offset[v];
+			e->offset.c = out->offset[v] + at;
 	} else {
 		for (int i = 0; i < g->nin && e->index < 0; i++)
 			if (g->in[i] == v) {
@@ -554,8 +557,10 @@ int pass_plan(Ctx *c, Graph *g, const KProgram *p, Arena *a, Plan *out)
 	}
 	for (int v = 0; v < g->nval; v++)
 		if (kprog_storage(p, v) != v) {
-			out->offset[v] = out->offset[kprog_storage(p, v)];
-			doff[v] = doff[kprog_storage(p, v)];
+			int s = kprog_storage(p, v);
+			int64_t at = kprog_storage_off(p, v);
+			out->offset[v] = out->offset[s] >= 0 ? out->offset[s] + at : out->offset[s];
+			doff[v] = doff[s] && at ? dx_add(a, doff[s], dx_const(a, at)) : doff[s];
 		}
 	rc = launch_list(c, g, p, a, out, doff);
 done:

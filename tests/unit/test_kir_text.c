@@ -283,3 +283,23 @@ Test(kir_text, aliases)
 	cr_assert(strstr(t.c.msg, "cycle"), "%s", t.c.msg);
 	t_fini(&t);
 }
+
+/* An alias at an offset (a Concat's input in its output) prints and
+ * parses back, and kprog_storage_off sums the chain's offsets. */
+Test(kir_text, alias_offsets)
+{
+	T t;
+	char *s;
+	const char *in = "alias v2 = v1 + 64\nalias v1 = v0 + 4096\n";
+
+	t_init(&t);
+	cr_assert_eq(kprog_parse(&t.c, &t.p, in, strlen(in)), BURN_OK, "%s", t.c.msg);
+	cr_assert_eq(kprog_storage(&t.p, 2), 0);
+	cr_assert_eq(kprog_storage_off(&t.p, 2), 4160);
+	cr_assert_eq(kprog_storage_off(&t.p, 1), 4096);
+	cr_assert_eq(kprog_storage_off(&t.p, 0), 0);
+	s = round_trip(&t);
+	cr_assert_str_eq(s, "alias v1 = v0 + 4096\nalias v2 = v1 + 64\n\n");
+	free(s);
+	t_fini(&t);
+}

@@ -254,3 +254,55 @@ Test(passes, pointwise_result_reuses_dying_input)
 	cr_assert_eq(m->plan.offset[t], m->plan.offset[s]);
 	burn_compiled_destroy(m);
 }
+
+/* Concat(Exp(x), Sin(x)) along axis 1 of [1, 4, 8] -> Softmax: each input
+ * is written where the concatenation holds it, so there is no Concat
+ * kernel and Sin's result lives 128 bytes into the Concat's memory; with
+ * Exp's result read by another node too, the Concat copies. */
+static Compiled *concat_model(Ctx *c, int also, int *a, int *b, int *cat)
+{
+	Compiled *m;
+	Graph *g = graph_create("m");
+	int64_t dim[3] = { 1, 4, 8 };
+	int x, y, in2[2];
+
+	burn_ctx_init(c, "test");
+	x = input(g, "x", DT_F32, 3, dim);
+	*a = node1(g, OP_Exp, 1, &x, "a");
+	*b = node1(g, OP_Sin, 1, &x, "b");
+	in2[0] = *a;
+	in2[1] = *b;
+	*cat = node1(g, OP_Concat, 2, in2, "cat");
+	node_add_attr(g, g->nnode - 1, "axis", AT_INT)->i = 1;
+	y = node1(g, OP_Softmax, 1, cat, "y");
+	graph_add_output(g, y);
+	if (also) {
+		int z = node1(g, OP_Neg, 1, a, "z");
+		graph_add_output(g, z);
+	}
+	cr_assert_eq(graph_toposort(c, g), BURN_OK);
+	cr_assert_eq(burn_compile_graph(c, g, NULL, &m), BURN_OK, "%s", c->msg);
+	return m;
+}
+
+Test(passes, concat_inputs_placed_in_its_output)
+{
+	Ctx c;
+	Compiled *m;
+	int a, b, cat;
+
+	m = concat_model(&c, 0, &a, &b, &cat);
+	cr_assert_eq(m->prog.nkernel, 3, "Exp, Sin, Softmax: no Concat kernel");
+	cr_assert_eq(kprog_storage(&m->prog, a), cat);
+	cr_assert_eq(kprog_storage(&m->prog, b), cat);
+	cr_assert_eq(kprog_storage_off(&m->prog, a), 0);
+	cr_assert_eq(kprog_storage_off(&m->prog, b), 4 * 8 * 4);
+	cr_assert_eq(m->plan.offset[b], m->plan.offset[cat] + 128);
+	burn_compiled_destroy(m);
+
+	m = concat_model(&c, 1, &a, &b, &cat);
+	cr_assert_eq(m->prog.nkernel, 5, "Exp, Sin, Concat, Softmax, Neg");
+	cr_assert_eq(kprog_storage(&m->prog, a), a);
+	cr_assert_eq(kprog_storage(&m->prog, b), b);
+	burn_compiled_destroy(m);
+}
