@@ -2,7 +2,8 @@
 # Interleaved rounds: two builds of burncc and ONNX Runtime on the same
 # models, one after the other in each round (>= 1 s each), so that the
 # load of a shared machine falls on all three alike; prints each round's
-# best ms and, per model, the best of the rounds and ONNX Runtime / burncc.
+# best ms and, per model, the best of the rounds, the median of the
+# rounds' medians, and ONNX Runtime / burncc for both.
 #   bench/rounds.sh OLD_BUILD NEW_BUILD [threads] [rounds] [DIR...]
 # DIR as in bench/models.sh (a model folder or a folder of them; none:
 # ../shared/models).  CPU=NAME compiles both with --cpu NAME; BENCH_CFLAGS
@@ -50,19 +51,28 @@ for m in $dirs; do
 	: > "$out/$name.t"
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
-		a=$(OMP_NUM_THREADS=$THREADS "$out/$name.old" "$name" | awk '{print $3}')
-		b=$(OMP_NUM_THREADS=$THREADS "$out/$name.new" "$name" | awk '{print $3}')
-		o=$(ORT_PATH="$ort" node "$here/ort_bench.js" "$m/model.onnx" "$THREADS" | awk '{print $2}')
+		a=$(OMP_NUM_THREADS=$THREADS "$out/$name.old" "$name" | awk '{print $3, $2}')
+		b=$(OMP_NUM_THREADS=$THREADS "$out/$name.new" "$name" | awk '{print $3, $2}')
+		o=$(ORT_PATH="$ort" node "$here/ort_bench.js" "$m/model.onnx" "$THREADS" | awk '{print $2, $1}')
 		echo "$a $b $o" >> "$out/$name.t"
 		r=$((r + 1))
 	done
 	awk -v name="$name" -v load="$(uptime | sed 's/.*load average: //')" '
 	function lo(s, v) { return s == "" || v + 0 < s + 0 ? v : s }
-	{ ro = ro " " $1; rn = rn " " $2; rt = rt " " $3
-	  a = lo(a, $1); b = lo(b, $2); o = lo(o, $3) }
+	function med(s,    a, n, i, j, t) {   # median of the numbers in s
+		n = split(s, a, " ")
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{ ro = ro " " $1; rn = rn " " $3; rt = rt " " $5
+	  mo = mo " " $2; mn = mn " " $4; mt = mt " " $6
+	  a = lo(a, $1); b = lo(b, $3); o = lo(o, $5) }
 	END {
 		printf "%s (load %s)\n  old %s\n  new %s\n  ort %s\n", name, load, ro, rn, rt
 		printf "  best: old %s, new %s, ort %s; ORT / burncc: old %.2fx, new %.2fx\n",
 			a, b, o, o / a, o / b
+		printf "  median of the medians: old %s, new %s, ort %s; ORT / burncc: old %.2fx, new %.2fx\n",
+			med(mo), med(mn), med(mt), med(mt) / med(mo), med(mt) / med(mn)
 	}' "$out/$name.t"
 done
