@@ -2533,10 +2533,15 @@ lower_conv_gemm(Lower *lw, Node *n, CV *cv, int chosen)
 	 * 512): no run-time copy of X into panels, no narrow last panel (169
 	 * = 5 x 32 + 9), and the transposed tile stores, a cost per output
 	 * where the copy's is per input, are paid over K (0.05 -> 0.04 ms
-	 * and 0.93 -> 0.86 ms; with K of 64 the stores made the expand
-	 * convs 1.2x slower) */
+	 * and 0.93 -> 0.86 ms on an AMD EPYC; with K of 64 the stores made
+	 * the expand convs 1.2x slower).  Not with many output channels
+	 * (tune.conv_tr_m): on a Sapphire Rapids with 512-bit vectors the
+	 * classifier (1000 channels, 31 panels each reading all of X
+	 * strided) was 7% faster plain, 1.33 -> 1.24 ms, its squeezes (48
+	 * and 64) 0-9% slower */
 	if (pw && gemm_cpu(lw) && cv->M >= NR &&
-	    (P < NR || (P <= tune(lw)->conv_tr_plane && K >= tune(lw)->conv_tr_k)))
+	    (P < NR || (P <= tune(lw)->conv_tr_plane && K >= tune(lw)->conv_tr_k &&
+	                (!tune(lw)->conv_tr_m || cv->M <= tune(lw)->conv_tr_m))))
 		TRY(gemm_pack_const(lw, n, 1, K, cv->M, 1, K, gemm_nr(lw, &kb, P, &MR, &NR), 1,
 		                    &bpacked, &blast));
 	/* constant weights: A (M x K) in row panels, packed at compile time

@@ -53,6 +53,8 @@ typedef struct TargetTune {
 	                          * this many positions ... */
 	int64_t conv_tr_k;       /* ... with at least this many input
 	                          * channels runs transposed, Y^T = X^T W^T */
+	int64_t conv_tr_m;       /* ... where it has at most this many output
+	                          * channels (0: any) */
 	int dot_lanes;           /* partial sums of a float dot product (the C
 	                          * compiler vectorizes across them) */
 	int conv_unroll;         /* unroll Conv's last kernel dim up to this */
@@ -121,7 +123,7 @@ typedef struct TargetTune {
 	.gemm_nr_max = 128, .gemm_nr_step = 16, \
 	.gemm_mc = 64, .gemm_kc = 128, .gemm_pack_tiles = 4, \
 	.pool_plane = 2048, \
-	.conv_tr_plane = 1024, .conv_tr_k = 256, \
+	.conv_tr_plane = 1024, .conv_tr_k = 256, .conv_tr_m = 512, \
 	.dot_lanes = 8, \
 	.conv_unroll = 8, \
 	.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64, \
