@@ -55,6 +55,12 @@ typedef struct TargetTune {
 	                          * channels runs transposed, Y^T = X^T W^T */
 	int64_t conv_tr_m;       /* ... where it has at most this many output
 	                          * channels (0: any) */
+	int64_t conv_short_k;    /* an implicit Conv by output rows whose sum
+	                          * has at most this many terms ... */
+	int64_t conv_short_out;  /* ... and whose output (an image's) has at
+	                          * least this many bytes takes tiles of half
+	                          * gemm_mr rows and twice gemm_nr columns
+	                          * (conv_short_k 0: never) */
 	int dot_lanes;           /* partial sums of a float dot product (the C
 	                          * compiler vectorizes across them) */
 	int conv_unroll;         /* unroll Conv's last kernel dim up to this */
@@ -124,6 +130,7 @@ typedef struct TargetTune {
 	.gemm_mc = 64, .gemm_kc = 128, .gemm_pack_tiles = 4, \
 	.pool_plane = 2048, \
 	.conv_tr_plane = 1024, .conv_tr_k = 256, .conv_tr_m = 512, \
+	.conv_short_k = 32, .conv_short_out = 1 << 20, \
 	.dot_lanes = 8, \
 	.conv_unroll = 8, \
 	.vec_lanes = 8, .vec_lanes_narrow = 4, .vec_wide_row = 64, \
