@@ -67,9 +67,12 @@ for m in "$@"; do
 		# the compiler's own frame beyond the arrays: clang at -O2
 		# without -march (16 SSE registers) spills the 8 x 32 register
 		# tile of the transposed 1x1 Conv (squeezenet1_1's k_conv_42, 48,
-		# 54: 1064-1192 bytes beyond their 2048 of arrays), gcc does not
+		# 54: 1064-1192 bytes beyond their 2048 of arrays), and the
+		# values of a fused epilogue applied in the tile's stores (mlp's
+		# k_gemm_1: GELU's erf expanded inline, 1400 bytes beyond its
+		# 1024), gcc does not
 		slack=256
-		case $cc in clang*) slack=1280 ;; esac
+		case $cc in clang*) slack=1536 ;; esac
 		check "$w/$m.h" "$o/model.su" "$m ($cc)" 0 $slack
 		(cd "$o" && $cc $x $flags -fstack-usage -c "$w/$m.c" -o model.o)
 		most=$(sed -n 's/#define MODEL_STACK_LOCAL_BYTES //p' "$w/$m.h")
