@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "passes.h"
-#include "lower.h"
 
 /* The single user of value v among live nodes (nuse counts graph outputs
  * too), or NULL. */

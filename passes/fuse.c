@@ -1237,6 +1237,19 @@ static void kernel_guard(const Graph *g, const int *group, int gid, int i,
 	}
 }
 
+/* The one node that reads value v (a live, unguarded node; v not a
+ * graph output), or NULL: a view's reader. */
+static const Node *view_reader(const Fuser *f, int v)
+{
+	const Node *m;
+	int u;
+
+	if (v < 0 || f->nuse[v] != 1 || (u = f->users[v][0]) < 0)
+		return NULL;
+	m = &f->g->node[u];
+	return m->dead || m->guard ? NULL : m;
+}
+
 /* Transposes a MatMul can read through (Lower.tview): the Transpose's
  * output has that one consumer (not a graph output), a float MatMul
  * whose output has more than one column (its GEMM forms take strided
@@ -1256,18 +1269,15 @@ static int *transpose_views(const Fuser *f)
 		const Node *n = &g->node[i], *m;
 		const Value *y, *x;
 		const Attr *pa;
-		int v, r, u;
+		int v, r;
 		if (n->dead || n->op != OP_Transpose || n->nout != 1 || n->nin != 1 ||
-		    (v = n->out[0]) < 0 || n->in[0] < 0 || f->nuse[v] != 1 || n->guard ||
-		    (f->group && f->group[i] >= 0))
+		    (v = n->out[0]) < 0 || n->in[0] < 0 || n->guard ||
+		    (f->group && f->group[i] >= 0) || !(m = view_reader(f, v)))
 			continue;
-		if ((u = f->users[v][0]) < 0)
-			continue;   /* a graph output */
-		m = &g->node[u];
 		y = GV(g, v);
 		x = GV(g, n->in[0]);
 		r = y->rank;
-		if (m->dead || m->op != OP_MatMul || m->guard || m->nin != 2 || m->in[0] == m->in[1] ||
+		if (m->op != OP_MatMul || m->nin != 2 || m->in[0] == m->in[1] ||
 		    !dtype_is_float(y->dtype) || r < 2 || x->rank != r || m->nout != 1 ||
 		    m->out[0] < 0 || GV(g, m->out[0])->rank < 2 ||
 		    GV(g, m->out[0])->dim[GV(g, m->out[0])->rank - 1] < 2)
@@ -1308,19 +1318,10 @@ static int *split_views(const Fuser *f)
 		x = GV(g, n->in[0]);
 		ok = x->rank == 3 && (attr_int(n, "axis", 0) == 2 || attr_int(n, "axis", 0) == -1);
 		for (int o = 0; ok && o < n->nout; o++) {
-			int v = n->out[o], u, k;
-			const Node *m;
-			if (v < 0 || f->nuse[v] != 1) {
-				ok = 0;
-				break;
-			}
-			if ((u = f->users[v][0]) < 0) {
-				ok = 0;   /* a graph output */
-				break;
-			}
-			m = &g->node[u];
-			ok = !m->dead && !m->guard && m->op == OP_Attention && GV(g, v)->rank == 3 &&
-			     !(f->group && f->group[u] >= 0);
+			int v = n->out[o], k;
+			const Node *m = view_reader(f, v);
+			ok = m && m->op == OP_Attention && GV(g, v)->rank == 3 &&
+			     !(f->group && f->group[m - g->node] >= 0);
 			for (k = 0; ok && k < m->nin; k++)
 				if (m->in[k] == v && k > 2)
 					ok = 0;
