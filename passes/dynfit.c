@@ -12,9 +12,10 @@
  *   1. Each of the D dims (D <= DF_MAX_DIMS) takes three values, b, b+2,
  *      b+4 (odd, distinct between dims, none 1: no size-1 special case, no
  *      power-of-two divisibility that a lowering might exploit); the graph
- *      is compiled to kernels at every point of that 3^D grid and at two
- *      more points that only check: every dim at b+6, and far above (131
- *      + 10j, past every tile and lane count of a target).  A kernel
+ *      is compiled to kernels at every point of that 3^D grid and at three
+ *      more points that only check: every dim at b+6, far above (131
+ *      + 10j, past every tile and lane count of a target), and even (38,
+ *      58, 74: (B - 1) / 2 is a polynomial on odd values only).  A kernel
  *      whose GEMM column tile chose by size gets the axpy step and every
  *      sample is compiled again (tile_fallback).
  *   2. Every sample must have the same graph and kernels, node for node,
@@ -48,7 +49,7 @@
 
 #define DF_MAX_DIMS 3
 #define DF_GRID 27          /* 3^DF_MAX_DIMS */
-#define DF_NSAMP (DF_GRID + 2)   /* the grid and two check points */
+#define DF_NSAMP (DF_GRID + 3)   /* the grid and three check points */
 
 /* A fitted size: coefficient c[e] of the monomial prod dim_j^(e's base-3
  * digit j), over the dims of the Fit it belongs to. */
@@ -62,8 +63,8 @@ typedef struct Poly {
  * float), or 1/p (a mean's scale over a run-time axis) in float. */
 enum { PF_INT = 0, PF_FLOAT, PF_RECIP };
 
-/* The samples: nsamp = 3^D + 2 points, x[t][j] the value of dim j at t:
- * the grid, then the check points near it and far above it. */
+/* The samples: nsamp = 3^D + 3 points, x[t][j] the value of dim j at t:
+ * the grid, then the check points near it, far above it and even. */
 typedef struct Fit {
 	int d, ngrid, nsamp;
 	int64_t x[DF_NSAMP][DF_MAX_DIMS];
@@ -78,7 +79,7 @@ fit_init(Fit *f, int d, const char *const *name)
 	f->ngrid = 1;
 	for (int j = 0; j < d; j++)
 		f->ngrid *= 3;
-	f->nsamp = f->ngrid + 2;
+	f->nsamp = f->ngrid + 3;
 	for (int t = 0; t < f->ngrid; t++)
 		for (int j = 0, r = t; j < d; j++, r /= 3)
 			f->x[t][j] = 7 + 10 * j + 2 * (r % 3);
@@ -89,6 +90,10 @@ fit_init(Fit *f, int d, const char *const *name)
 	for (int j = 0; j < d; j++) {
 		f->x[f->ngrid][j] = 7 + 10 * j + 6;
 		f->x[f->ngrid + 1][j] = 131 + 10 * j;
+		/* the grid's points are odd: an index that halves a dim (a
+		 * centre, (B - 1) / 2) is a polynomial on them and not on even
+		 * values; twice a prime, so that no lane count divides it */
+		f->x[f->ngrid + 2][j] = (int64_t[]){ 38, 58, 74 }[j];
 	}
 }
 

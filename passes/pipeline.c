@@ -101,13 +101,6 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim: target %s "
 		                 "launches grids of constant size only, so far; compile "
 		                 "for it with --dim %s=VALUE", m->target->name, o->dyn[0]);
-	if (dyn && m->target->max_block_threads > 0 && needs_fit(g, o))
-		/* sampled programs' loop bounds are polynomials of the dims:
-		 * schedule_gpu maps constant bounds (and peeled items) only */
-		return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim: target %s "
-		                 "takes one leading batch dim whose items stay apart, so "
-		                 "far; compile for it with --dim %s=VALUE", m->target->name,
-		                 o->dyn[0]);
 	if (dyn && needs_fit(g, o)) {
 		TRY(dyn_fit_compile(c, m, o, front));
 		return back(c, m, o);
@@ -145,8 +138,8 @@ static int peel_or_fit(Ctx *c, Compiled *m, const CompileOpts *o)
 	if (!rc)
 		rc = run_rest(c, m, o, inb);
 	free(inb);
-	if (rc != BURN_ERR_UNSUPPORTED || !keep || m->target->max_block_threads > 0) {
-		graph_destroy(keep);   /* GPU targets: no sampled programs yet */
+	if (rc != BURN_ERR_UNSUPPORTED || !keep) {
+		graph_destroy(keep);
 		return rc;
 	}
 	/* start again from the graph as given */

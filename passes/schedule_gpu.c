@@ -1419,6 +1419,125 @@ emit_vec(KB *kb, const VecPlan *vp, KRef body, int lin, int64_t V, int nl,
 
 /* Rewrite top-level statement s (cut from its chain) of st->k as a grid,
  * appending the result at the builder; 0 if s stays as it is. */
+/* Whether e is a size made of the kernel's dim parameters and integer
+ * constants under + - * / % (a sampled program's loop bound). */
+static int
+dim_expr(const KKernel *k, KRef e)
+{
+	const KNode *n = e > 0 && e < k->nnode ? &k->node[e] : NULL;
+
+	if (!n || n->lanes != 1)
+		return 0;
+	if (kb_is_const_i(k, e, NULL))
+		return 1;
+	if (n->kind == KE_VAR)
+		return n->var < k->ndim;
+	return n->kind == KE_BIN && (n->op == KO_ADD || n->op == KO_SUB || n->op == KO_MUL ||
+	                             n->op == KO_DIV || n->op == KO_MOD) &&
+	       dim_expr(k, n->a) && dim_expr(k, n->b);
+}
+
+/* A copy of dim expression e (dim_expr) at the builder's end, as i64. */
+static KRef
+dim_copy(KB *kb, KRef e)
+{
+	KNode n = kb->k->node[e];   /* by value: the pool grows below */
+	int64_t v;
+
+	if (kb_is_const_i(kb->k, e, &v))
+		return kb_idx(kb, v);
+	if (n.kind == KE_VAR)
+		return kb_get(kb, n.var);
+	return kb_bin(kb, n.op, dim_copy(kb, n.a), dim_copy(kb, n.b));
+}
+
+/* Extent d of a nest map_dims collected: hi[d] - lo[d], built anew. */
+static KRef
+dim_ext(KB *kb, const int64_t *lo, const int64_t *ext, const KRef *hi, int d)
+{
+	KRef e;
+
+	if (!hi[d])
+		return kb_idx(kb, ext[d]);
+	e = dim_copy(kb, hi[d]);
+	return lo[d] ? kb_bin(kb, KO_SUB, e, kb_idx(kb, lo[d])) : e;
+}
+
+/* The product of extents d0 .. nl-1 (1 when none). */
+static KRef
+dim_prod(KB *kb, const int64_t *lo, const int64_t *ext, const KRef *hi, int d0, int nl)
+{
+	KRef p = 0;
+
+	for (int d = d0; d < nl; d++)
+		p = p ? kb_bin(kb, KO_MUL, p, dim_ext(kb, lo, ext, hi, d)) :
+		        dim_ext(kb, lo, ext, hi, d);
+	return p ? p : kb_idx(kb, 1);
+}
+
+/*
+ * A nest of parallel loops some of whose extents are sizes known at run
+ * time (dim_expr: a sampled program's, passes/dynfit.c): a thread per
+ * iteration, o->threads a block, as many blocks as the sizes take, which
+ * the launch evaluates (the grid's extent is an expression of the dims).
+ * No rows or lanes: each thread runs its iteration's body whole.  1 when
+ * mapped, 0 when not such a nest.
+ */
+static int
+map_dims(S *st, KB *kb, KRef s)
+{
+	KKernel *k = st->k;
+	int64_t lo[BURN_MAX_RANK + 8], ext[BURN_MAX_RANK + 8], T = st->o->threads;
+	KRef hi[BURN_MAX_RANK + 8], body = s, total;
+	int vars[BURN_MAX_RANK + 8], nl = 0, sym = 0, blk, tid, lin;
+
+	while (nl < BURN_MAX_RANK + 8 && body) {
+		const KNode *n = &k->node[body];
+		if (n->kind != KS_FOR || n->flags != KF_PARALLEL || !kb_is_const_i(k, n->a, &lo[nl]))
+			break;
+		hi[nl] = 0;
+		if (kb_is_const_i(k, n->b, &ext[nl]))
+			ext[nl] -= lo[nl];
+		else if (dim_expr(k, n->b))
+			hi[nl] = n->b, sym = 1;
+		else
+			break;
+		vars[nl++] = n->var;
+		body = n->body;
+		if (!body || k->node[body].next)
+			break;
+	}
+	if (!nl || !sym || !privatisable(st, s))
+		return 0;
+	/* body: the innermost collected loop's */
+	body = s;
+	for (int d = 0; d < nl; d++)
+		body = k->node[body].body;
+	total = dim_prod(kb, lo, ext, hi, 0, nl);
+	blk = kb_for(kb, "blk", kb_idx(kb, 0), kb_bin(kb, KO_DIV, kb_bin(kb, KO_ADD, total,
+	             kb_idx(kb, T - 1)), kb_idx(kb, T)), KF_BLOCK_X);
+	tid = kb_for(kb, "tid", kb_idx(kb, 0), kb_idx(kb, T), KF_THREAD_X);
+	lin = kb_var(kb, DT_I64, "lin");
+	kb_set(kb, lin, kb_bin(kb, KO_ADD, kb_bin(kb, KO_MUL, kb_get(kb, blk), kb_idx(kb, T)),
+	                       kb_get(kb, tid)));
+	kb_if(kb, kb_bin(kb, KO_LT, kb_get(kb, lin), dim_prod(kb, lo, ext, hi, 0, nl)));
+	for (int d = nl - 1; d >= 0; d--) {
+		KRef q = kb_get(kb, lin);
+		if (d < nl - 1)
+			q = kb_bin(kb, KO_DIV, q, dim_prod(kb, lo, ext, hi, d + 1, nl));
+		if (d > 0)
+			q = kb_bin(kb, KO_MOD, q, dim_ext(kb, lo, ext, hi, d));
+		kb_set(kb, vars[d], lo[d] ? kb_bin(kb, KO_ADD, q, kb_idx(kb, lo[d])) : q);
+	}
+	kb_splice(kb, body);
+	kb_end(kb);
+	kb_end(kb);
+	kb_end(kb);
+	snprintf(st->desc, sizeof st->desc, "map blocks=(sizes at run time) threads=%lld "
+	         "over %d loop%s", (long long)T, nl, nl > 1 ? "s" : "");
+	return 1;
+}
+
 static int
 map_nest(S *st, KB *kb, KRef s, int at)
 {
@@ -1436,6 +1555,8 @@ map_nest(S *st, KB *kb, KRef s, int at)
 	RowStmt rs[64];
 	KRef body = s, idx;
 
+	if (map_dims(st, kb, s))
+		return 1;
 	while (nl < BURN_MAX_RANK + 8 && par_loop(k, body, &lo[nl], &ext[nl])) {
 		if (ext[nl] && total > ((int64_t)1 << 40) / ext[nl])
 			return 0;
@@ -1643,6 +1764,16 @@ pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 			tops[ntop++] = s;
 		st.tops = tops;
 		st.ntop = ntop;
+		/* the item loop distributes over its statements only where
+		 * they pass nothing to each other in variables (a sampled
+		 * program's row loop to the dim: acc = 0, its sum, its use) */
+		for (int t = 0; items && t < ntop; t++)
+			if (!privatisable(&st, tops[t])) {
+				items = 0;
+				ntop = 1;
+				tops[0] = k->body;
+				st.ntop = 1;
+			}
 		kb_reopen(&kb, p, k);
 		for (int t = 0; t < ntop; t++) {
 			int r, d = kb.depth;
