@@ -101,6 +101,11 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 		return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim: target %s "
 		                 "launches grids of constant size only, so far; compile "
 		                 "for it with --dim %s=VALUE", m->target->name, o->dyn[0]);
+	if (dyn && m->target->max_block_threads > 0 && !m->target->dyn_grids && needs_fit(g, o))
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "--dynamic-dim: target %s "
+		                 "launches grids sized by the dims' items only, so far; "
+		                 "compile for it with --dim %s=VALUE", m->target->name,
+		                 o->dyn[0]);
 	if (dyn && needs_fit(g, o)) {
 		TRY(dyn_fit_compile(c, m, o, front));
 		return back(c, m, o);
@@ -138,8 +143,9 @@ static int peel_or_fit(Ctx *c, Compiled *m, const CompileOpts *o)
 	if (!rc)
 		rc = run_rest(c, m, o, inb);
 	free(inb);
-	if (rc != BURN_ERR_UNSUPPORTED || !keep) {
-		graph_destroy(keep);
+	if (rc != BURN_ERR_UNSUPPORTED || !keep ||
+	    (m->target->max_block_threads > 0 && !m->target->dyn_grids)) {
+		graph_destroy(keep);   /* no sampled programs on this GPU target */
 		return rc;
 	}
 	/* start again from the graph as given */

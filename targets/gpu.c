@@ -33,6 +33,7 @@ const Target target_gpu = {
 	             1u << KT_WG64N64_F16 | 1u << KT_WG64N128_F16 | 1u << KT_WG64N256_F16 |
 	             1u << KT_WG64N64_BF16 | 1u << KT_WG64N128_BF16 | 1u << KT_WG64N256_BF16,
 	.dyn_items = 1,          /* the interpreter launches any grid */
+	.dyn_grids = 1,
 	.index_bits = 32,        /* where a kernel's i64 values provably fit
 	                          * (passes/index_width.c); else 64 */
 	.tune = {

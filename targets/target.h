@@ -189,6 +189,10 @@ typedef struct Target {
 	                          * (--dynamic-dim, peeled: passes/dynamic.c)
 	                          * runs its items as grid y, the count taken
 	                          * at launch; 0: such dims are refused */
+	int dyn_grids;           /* GPU: a launch evaluates any grid extent
+	                          * over the dims (a sampled program's,
+	                          * passes/dynfit.c and schedule_gpu's
+	                          * map_dims); 0: sampled programs refused */
 	int index_bits;          /* width of buffer indices (64; 32 where a
 	                          * target proves its buffers small) */
 	int str_calls;           /* runs the string ops' call kernels
