@@ -89,17 +89,19 @@ bufpre(int space)
 
 static int ex(G *g, KRef e);
 
-/* Start `T tN = ` for node e; returns N.  f64 temporaries are `precise`
- * (SPIR-V NoContraction): the f64 expansions' error terms, such as
- * Fast2Sum's b - ((a + b) - a), are exact only as written, and Mesa's
- * compiler simplifies (a + b) - a to b in an expression not marked exact
- * (lavapipe lost acosh's low parts that way: 4e-9 relative error near 1) */
+/* Start `T tN = ` for node e; returns N.  Float temporaries are
+ * `precise` (SPIR-V NoContraction): the expansions' error terms, such as
+ * Fast2Sum's b - ((a + b) - a) in f64 and log1p's log(1 + u) * u /
+ * ((1 + u) - 1) in f32, are exact only as written, and Mesa's compiler
+ * simplifies (a + b) - a to b in an expression not marked exact (lavapipe
+ * lost acosh's low parts that way, 4e-9 relative error near 1, and
+ * Softplus's correction, 2e-5 relative at x = -8: tests/diff/cases) */
 static int
 def(G *g, KRef e)
 {
 	int t = ++g->ntmp, dt = g->k->node[e].dtype;
 	ind(g);
-	fprintf(g->f, "%s%s t%d = ", dt == DT_F64 ? "precise " : "", gty(dt), t);
+	fprintf(g->f, "%s%s t%d = ", dtype_is_float(dt) ? "precise " : "", gty(dt), t);
 	return t;
 }
 
