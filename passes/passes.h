@@ -171,6 +171,9 @@ typedef struct GpuSchedOpts {
 	int64_t row_lanes;   /* short rows: this many threads a row (at most
 	                      * the subgroup), several rows a block; 0: a
 	                      * block a row (rows(at,B,T,RW)) */
+	int dyn_grids;       /* the target launches grids sized by the dims
+	                      * (Target.dyn_grids): map_dims may make them;
+	                      * else only the items' count is taken at launch */
 } GpuSchedOpts;
 int pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o);
 

@@ -365,6 +365,7 @@ int pass_schedule(Ctx *c, KProgram *p, const Target *t)
 		                   t->shared_bytes / 4 * 3, t->tune.row_regs, t->tune.row_lanes };
 		if (g.threads > t->max_block_threads)
 			g.threads = t->max_block_threads;
+		g.dyn_grids = t->dyn_grids;
 		TRY(pass_schedule_gpu(c, p, &g));
 	}
 	for (int i = 0; i < p->nkernel; i++)

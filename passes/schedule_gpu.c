@@ -1555,7 +1555,7 @@ map_nest(S *st, KB *kb, KRef s, int at)
 	RowStmt rs[64];
 	KRef body = s, idx;
 
-	if (map_dims(st, kb, s))
+	if (st->o->dyn_grids && map_dims(st, kb, s))
 		return 1;
 	while (nl < BURN_MAX_RANK + 8 && par_loop(k, body, &lo[nl], &ext[nl])) {
 		if (ext[nl] && total > ((int64_t)1 << 40) / ext[nl])
@@ -1747,7 +1747,7 @@ pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 	for (int ki = 0; ki < p->nkernel; ki++) {
 		KKernel *k = p->kernel[ki];
 		KRef s, *tops, items = peeled_items(k);
-		int ntop = 0, mapped = 0, rc = BURN_OK;
+		int ntop = 0, mapped = 0, rc = BURN_OK, apart = 1;
 		KB kb;
 
 		st.k = k;
@@ -1766,14 +1766,40 @@ pass_schedule_gpu(Ctx *c, KProgram *p, const GpuSchedOpts *o)
 		st.ntop = ntop;
 		/* the item loop distributes over its statements only where
 		 * they pass nothing to each other in variables (a sampled
-		 * program's row loop to the dim: acc = 0, its sum, its use) */
-		for (int t = 0; items && t < ntop; t++)
-			if (!privatisable(&st, tops[t])) {
-				items = 0;
-				ntop = 1;
-				tops[0] = k->body;
-				st.ntop = 1;
+		 * program's row loop to the dim: acc = 0, its sum, its use;
+		 * a global pool's accumulator) */
+		for (int t = 0; items && t < ntop && apart; t++)
+			apart = privatisable(&st, tops[t]);
+		if (items && !apart && o->dyn_grids) {
+			/* the item loop a nest of its own: map_dims gives it a
+			 * grid sized at launch, a thread an item */
+			items = 0;
+			ntop = 1;
+			tops[0] = k->body;
+			st.ntop = 1;
+		} else if (items && !apart) {
+			/* launches that take only the items' count (dyn_items):
+			 * one loop of the items, each a block running the
+			 * statements in order as one thread */
+			const KNode *it = &k->node[items];
+			int var = it->var;
+			kb_reopen(&kb, p, k);
+			kb_for(&kb, "item", it->a, it->b, KF_BLOCK_Y);
+			k->node[k->nnode - 1].var = var;
+			for (int t = 0; t < ntop; t++) {
+				k->node[tops[t]].next = 0;
+				kb_splice(&kb, tops[t]);
 			}
+			while (kb.depth > 0)
+				kb_end(&kb);
+			free(tops);
+			st.tops = NULL;
+			st.ntop = 0;
+			k->grid = arena_printf(p->arena, "items one thread each (their "
+			                       "statements pass values in variables)");
+			TRY(kir_verify(c, k));
+			continue;
+		}
 		kb_reopen(&kb, p, k);
 		for (int t = 0; t < ntop; t++) {
 			int r, d = kb.depth;

@@ -15,6 +15,8 @@ not run this.
   merge_rows/    x f32[N,4,6] -> Reshape [-1,6] (4 rows per item), Relu,
                  MatMul by W[6,5], Reshape [-1,4,5], Softmax: a case for
                  burncc check --dynamic (test_data_set_0: N = 3, numpy)
+  pool_items/    GlobalMaxPool, GlobalAveragePool, MaxPool (ceil) of
+                 x f32[N,1,3,3] at N = 3 and 1: accumulators per item
   gemm_rows/     x f32[N,37] -> Gemm by W1[37,45] + b1, Add z f32[N,45],
                  Relu, MatMul by W3[45,33], Gemm by W2[20,33]^T + b2: each
                  product one GEMM over the rows of every item (lower_gemm's
@@ -131,3 +133,34 @@ for d, nb in enumerate((23, 4)):
             f.write(nh.from_array(v, nm).SerializeToString())
     with open(os.path.join(ds, "output_0.pb"), "wb") as f:
         f.write(nh.from_array(YG, "y").SerializeToString())
+
+# pool_items/: x f32[N,1,3,3] -> GlobalMaxPool, GlobalAveragePool,
+# MaxPool 2x2 (ceil): kernels whose one-thread statements share an
+# accumulator per item, at N = 3 and N = 1.  On GPU targets the items must
+# not be split statement by statement (schedule_gpu's items_apart): each
+# item's accumulator would be overwritten by the others' (at N = 1 it
+# shows nothing, hence N = 3)
+save("pool_items", [
+    h.make_node("GlobalMaxPool", ["x"], ["gmax"], name="gmax"),
+    h.make_node("GlobalAveragePool", ["x"], ["gavg"], name="gavg"),
+    h.make_node("MaxPool", ["x"], ["mp"], name="mp", kernel_shape=[2, 2],
+                strides=[2, 2], ceil_mode=1),
+], [h.make_tensor_value_info("x", T.FLOAT, ["N", 1, 3, 3])],
+   [h.make_tensor_value_info("gmax", T.FLOAT, ["N", 1, 1, 1]),
+    h.make_tensor_value_info("gavg", T.FLOAT, ["N", 1, 1, 1]),
+    h.make_tensor_value_info("mp", T.FLOAT, ["N", 1, 2, 2])])
+rp = np.random.default_rng(31)
+for d, nb in enumerate((3, 1)):
+    XP = rp.standard_normal((nb, 1, 3, 3)).astype(np.float32)
+    XPad = np.full((nb, 1, 4, 4), -np.inf, np.float32)
+    XPad[:, :, :3, :3] = XP
+    outs = (("gmax", XP.max(axis=(2, 3), keepdims=True)),
+            ("gavg", XP.astype(np.float64).mean(axis=(2, 3), keepdims=True).astype(np.float32)),
+            ("mp", XPad.reshape(nb, 1, 2, 2, 2, 2).max(axis=(3, 5))))
+    ds = os.path.join(here, "pool_items", "test_data_set_%d" % d)
+    os.makedirs(ds, exist_ok=True)
+    with open(os.path.join(ds, "input_0.pb"), "wb") as f:
+        f.write(nh.from_array(XP, "x").SerializeToString())
+    for k, (nm, v) in enumerate(outs):
+        with open(os.path.join(ds, "output_%d.pb" % k), "wb") as f:
+            f.write(nh.from_array(v, nm).SerializeToString())
