@@ -36,10 +36,9 @@ plan_arena_at(Ctx *c, const Plan *plan, const int64_t *dims, int64_t *bytes)
 	return eval(c, plan, &plan->arena, dims, bytes);
 }
 
-/* Bytes of value v at dims. */
-static int
-bytes_at(Ctx *c, const Graph *g, const Plan *plan, int v, const int64_t *dims,
-         int64_t *out)
+int
+plan_bytes_at(Ctx *c, const Graph *g, const Plan *plan, int v, const int64_t *dims,
+              int64_t *out)
 {
 	Arena a;
 	const DimExpr *e;
@@ -52,6 +51,12 @@ bytes_at(Ctx *c, const Graph *g, const Plan *plan, int v, const int64_t *dims,
 	                   GV(g, v)->name);
 	arena_free(&a);
 	return rc;
+}
+
+int
+plan_expr_at(Ctx *c, const Plan *plan, const PlanExpr *x, const int64_t *dims, int64_t *out)
+{
+	return eval(c, plan, x, dims, out);
 }
 
 int
@@ -164,7 +169,7 @@ launch_passthrough(Ctx *c, const Graph *g, const Plan *plan,
 				src = in[j];
 		if (!src)
 			continue;
-		TRY(bytes_at(c, g, plan, g->out[i], dims, &nb));
+		TRY(plan_bytes_at(c, g, plan, g->out[i], dims, &nb));
 		if (nb > 0)
 			memmove(out[i], src, (size_t)nb);
 	}

@@ -251,6 +251,12 @@ int launch_passthrough(Ctx *c, const Graph *g, const Plan *plan,
                        void *const *out);
 /* The arena size at dims (plan->arena evaluated), in *bytes. */
 int plan_arena_at(Ctx *c, const Plan *plan, const int64_t *dims, int64_t *bytes);
+/* A plan expression (an offset, a binding's bytes) at dims, in *out. */
+int plan_expr_at(Ctx *c, const Plan *plan, const PlanExpr *x, const int64_t *dims,
+                 int64_t *out);
+/* The bytes of graph value v at dims (plan_value_bytes evaluated). */
+int plan_bytes_at(Ctx *c, const Graph *g, const Plan *plan, int v, const int64_t *dims,
+                  int64_t *out);
 /* Where output i of g comes from when no kernel wrote it (the device
  * targets' copy-back, as the C module does it): an earlier output that is
  * the same value (out[] already filled), the value's constant data, or

@@ -31,6 +31,9 @@ const Target target_vulkan = {
 	.max_grid_dim = { 65535, 65535, 65535 },
 	.shared_bytes = 16 * 1024,
 	.subgroup = 0,
+	.dyn_items = 1,          /* a peeled dim's items: workgroups along y,
+	                          * the count pushed at dispatch
+	                          * (codegen/vulkan/target_vulkan.c) */
 	.index_bits = 64,
 	/* KCaps otherwise clear; exp in its plain form: the fused
 	 * multiply-add form measured up to 15 ulps off on lavapipe at

@@ -1454,6 +1454,40 @@ mapped(const KKernel *k, KRef s, int64_t *g, int64_t *b)
 	return 1;
 }
 
+/* The items loop of a peeled kernel that top-level statement s is
+ * (schedule_gpu: for item in LO..D block.y, D a dim parameter, LO a
+ * constant): 1, with D's index and LO; 0 when s is no y loop; -1 for a y
+ * loop of another form. */
+static int
+items_loop(const KKernel *k, KRef s, int *dim, int64_t *lo)
+{
+	const KNode *n = &k->node[s];
+
+	if (n->kind != KS_FOR || !(n->flags & KF_BLOCK_Y))
+		return 0;
+	if ((n->flags & ~(KF_BLOCK_Y | KF_PARALLEL)) || !n->b || k->node[n->b].kind != KE_VAR ||
+	    k->node[n->b].var >= k->ndim || !kb_is_const_i(k, n->a, lo))
+		return -1;
+	*dim = k->node[n->b].var;
+	return 1;
+}
+
+/* Whether segment sg is a grid of x (its statement mapped: blocks and
+ * threads from the hardware's indices). */
+static int
+seg_mapped(const KKernel *k, const PtxSeg *sg)
+{
+	return (sg->ydim < 0 || !k->node[sg->inner].next) &&
+	       mapped(k, sg->inner, &(int64_t){0}, &(int64_t){0}) > 0;
+}
+
+/* Whether segment sg runs on more than one thread (a grid, or items). */
+static int
+seg_parallel(const KKernel *k, const PtxSeg *sg)
+{
+	return sg->grid > 1 || sg->block > 1 || sg->ydim >= 0 || seg_mapped(k, sg);
+}
+
 /* Variable uses of statement block s (all = follow next): bit 1 read, 2 set */
 static void
 vuses_e(const KKernel *k, KRef e, unsigned char *u, unsigned char *seen, int depth)
@@ -1514,33 +1548,48 @@ cross_vars(Ctx *c, const KKernel *k, const PtxSeg *seg, int n, unsigned char *cr
 	 * spill scratch; in a grid they stay private to each thread (the
 	 * interpreter's meaning of a local buffer in a thread loop) */
 	for (int i = 0; i < n; i++) {
-		if (seg[i].grid > 1 || seg[i].block > 1 ||
-		    mapped(k, seg[i].first, &(int64_t){0}, &(int64_t){0}) > 0)
+		if (seg[i].ydim < 0 && seg_parallel(k, &seg[i]))
+			continue;
+		if (seg[i].ydim >= 0 && seg_mapped(k, &seg[i]))
 			continue;
 		KRef s = seg[i].first;
 		memset(seen, 0, (size_t)k->nnode + 1);
 		for (int j = 0; j < seg[i].nstmt; j++, s = k->node[s].next)
 			buses(k, s, 0, bu + (size_t)i * nb, seen);
 	}
-	for (int b = 0; b < k->nbuf; b++)
+	for (int b = 0; b < k->nbuf && bad < 0; b++)
 		for (int i = 0; i < n; i++)
 			for (int j = i + 1; j < n; j++)
-				if (k->buf[b].space == KS_LOCAL && bu[i * nb + b] && bu[j * nb + b])
+				if (k->buf[b].space == KS_LOCAL && bu[i * nb + b] && bu[j * nb + b]) {
 					cross[k->nvar + b] = 1;
+					/* the items' one-thread statements run an
+					 * item a block: their locals are the block's */
+					if (seg[i].ydim >= 0 || seg[j].ydim >= 0)
+						bad = b;
+				}
 	free(bu);
+	if (bad >= 0) {
+		free(u);
+		free(seen);
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: local buffer b%d is "
+		                 "used by the items of a run-time dim and another launch",
+		                 k->name, bad);
+	}
 	for (int i = 0; i < n && seen; i++) {
 		KRef s = seg[i].first;
 		memset(seen, 0, (size_t)k->nnode + 1);
 		for (int j = 0; j < seg[i].nstmt; j++, s = k->node[s].next)
 			vuses(k, s, 0, u + (size_t)i * nv, seen);
+		/* the item is each segment's own, from its block's y index */
+		if (seg[i].ydim >= 0)
+			u[i * nv + k->node[seg[i].first].var] = 0;
 	}
 	for (int v = k->ndim; v < k->nvar; v++)
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < n; j++)
 				if (i != j && (u[i * nv + v] & 2) && (u[j * nv + v] & 1)) {
 					cross[v] = 1;
-					if (seg[i].block > 1 || seg[i].grid > 1 ||
-					    mapped(k, seg[i].first, &(int64_t){0}, &(int64_t){0}) > 0)
+					if (seg_parallel(k, &seg[i]))
 						bad = v;
 				}
 	free(u);
@@ -1560,11 +1609,19 @@ ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg)
 
 	*nseg = 0;
 	for (KRef s = k->body; s; s = k->node[s].next) {
-		m = mapped(k, s, &g, &b);
+		int ydim = -1, it;
+		int64_t ylo = 0;
+		KRef in = s;
+		if ((it = items_loop(k, s, &ydim, &ylo)) < 0)
+			return burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: a y block loop "
+			                 "that is not the items of a dim parameter", k->name);
+		if (it && !(in = k->node[s].body))
+			continue;   /* no statement */
+		m = it && k->node[in].next ? 0 : mapped(k, in, &g, &b);
 		if (m < 0)
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "render_ptx %s: a block loop "
 			                 "that is not one thread loop of constant bounds", k->name);
-		if (!m && n && seg[n - 1].block == 0) {
+		if (!m && !it && n && seg[n - 1].block == 0 && seg[n - 1].ydim < 0) {
 			seg[n - 1].nstmt++;
 			continue;
 		}
@@ -1580,6 +1637,9 @@ ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg)
 		seg[n].block = m ? b : 0;   /* 0 while open: a serial run */
 		seg[n].spill = 0;
 		seg[n].dshared = ptx_dyn_shared(k);
+		seg[n].ydim = ydim;
+		seg[n].ylo = ylo;
+		seg[n].inner = in;
 		n++;
 	}
 	for (int i = 0; i < n; i++)
@@ -1800,7 +1860,7 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 	p.entry = name;
 	p.lane = -1;
 	p.cross = cross;
-	p.serial = mapped(k, sg->first, &(int64_t){0}, &(int64_t){0}) <= 0;
+	p.serial = !seg_mapped(k, sg);
 	p.memo = calloc((size_t)k->nnode + 1, sizeof *p.memo);
 	p.stamp = calloc((size_t)k->nnode + 1, sizeof *p.stamp);
 	p.vreg = calloc((size_t)k->nvar + 1, sizeof *p.vreg);
@@ -1856,6 +1916,9 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 	for (int b = 0; b < k->nbuf; b++)
 		if (k->buf[b].space == KS_GLOBAL)
 			fprintf(out, "%s\n\t.param .u64 %s_p%d", np++ ? "," : "", name, b);
+	/* then the dim parameters' values (the launch list's at launch) */
+	for (int d = 0; d < k->ndim; d++)
+		fprintf(out, "%s\n\t.param .u64 %s_d%d", np++ ? "," : "", name, d);
 	if (sg->spill)
 		fprintf(out, "%s\n\t.param .u64 %s_spill", np++ ? "," : "", name);
 	fprintf(out, "\n)\n");
@@ -1871,6 +1934,15 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 			break;
 		}
 	fprintf(out, "{\n");
+	for (int d = 0; d < k->ndim; d++) {
+		if (rcls(&p, k->var[d].dtype) == RD) {
+			E(&p, "ld.param.u64 %s, [%s_d%d]", R(&p, RD, p.vreg[d]), name, d);
+		} else {
+			int t = nr(&p, RD);
+			E(&p, "ld.param.u64 %s, [%s_d%d]", R(&p, RD, t), name, d);
+			E(&p, "cvt.u32.u64 %s, %s", R(&p, RR, p.vreg[d]), R(&p, RD, t));
+		}
+	}
 	if (sg->spill) {
 		int t = nr(&p, RD);
 		sp = nr(&p, RD);
@@ -1934,12 +2006,19 @@ render_entry(Ctx *c, const char *prefix, const KKernel *k, const PtxSeg *sg, int
 			p.nreg[frag_cls(sh, ro)] += frag_regs(sh, ro);
 		}
 	}
-	/* the body: the mapped loops' variables from the hardware indices */
-	if (mapped(k, sg->first, &(int64_t){0}, &(int64_t){0}) > 0) {
-		const KNode *bl = &k->node[sg->first], *th = &k->node[bl->body];
+	/* the body: the mapped loops' variables from the hardware indices,
+	 * the item (if any) from the block's y */
+	if (sg->ydim >= 0)
+		hw_index(&p, &k->node[sg->first], "%ctaid.y");
+	if (seg_mapped(k, sg)) {
+		const KNode *bl = &k->node[sg->inner], *th = &k->node[bl->body];
 		hw_index(&p, bl, "%ctaid.x");
 		hw_index(&p, th, "%tid.x");
 		block(&p, th->body, 1);
+	} else if (sg->ydim >= 0) {
+		/* one thread an item; it sets no variable another segment
+		 * reads (ptx_segments), so nothing is spilled back */
+		block(&p, sg->inner, 1);
 	} else {
 		s = sg->first;
 		for (int j = 0; j < sg->nstmt && !p.err; j++, s = k->node[s].next)

@@ -42,6 +42,16 @@ typedef struct PtxSeg {
 	int spill;         /* the entries take the spill scratch (last) */
 	int64_t dshared;   /* bytes of dynamic shared memory to launch with
 	                    * (ptx_dyn_shared), 0: static only */
+	int ydim;          /* -1; or the items of a peeled kernel: the
+	                    * segment is `for item in ylo..D block.y { S }`
+	                    * (schedule_gpu), D dim parameter ydim, launched
+	                    * with a grid y of D - ylo, the value of the
+	                    * launch list's dim expression at launch
+	                    * (item = ylo + the block's y index); S, at
+	                    * `inner`, is one grid of x or one thread's
+	                    * statements, as a segment without items is */
+	int64_t ylo;
+	KRef inner;        /* S; first itself where ydim < 0 */
 } PtxSeg;
 
 /* Kernels whose shared buffers take more than PTX_STATIC_SHARED bytes in
@@ -53,7 +63,11 @@ typedef struct PtxSeg {
 int64_t ptx_dyn_shared(const KKernel *k);
 
 /* The segments of k in launch order (at most cap; more is
- * BURN_ERR_UNSUPPORTED).  An empty kernel has none. */
+ * BURN_ERR_UNSUPPORTED).  An empty kernel has none.  A statement in the
+ * items loop of a peeled kernel is a segment of its own (never merged
+ * with its neighbours): every item its own block of y, so a variable it
+ * sets cannot cross to another segment, nor a local buffer it uses
+ * (BURN_ERR_UNSUPPORTED, naming them). */
 int ptx_segments(Ctx *c, const KKernel *k, PtxSeg *seg, int cap, int *nseg);
 
 /* What crosses the segments of k (n > 1): cross[v] = 1 for a variable v

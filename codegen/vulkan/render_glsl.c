@@ -521,17 +521,31 @@ render_shader(Ctx *c, const KKernel *k, const PtxSeg *sg, int si, int nseg,
 	out->grid = sg->grid;
 	out->block = sg->block;
 	out->spill = sg->spill;
-	mapped = bl->kind == KS_FOR && (bl->flags & KF_BLOCK_X) && sg->nstmt == 1;
+	out->ydim = sg->ydim;
+	out->ylo = sg->ylo;
+	if (sg->ydim >= 0)
+		bl = &k->node[sg->inner];   /* the items' statement */
+	mapped = bl->kind == KS_FOR && (bl->flags & KF_BLOCK_X) && sg->nstmt == 1 &&
+	         (sg->ydim < 0 || !bl->next);
 	for (int v = 0; v < k->nvar; v++) {
 		ind(&g);
 		if (!gty(k->var[v].dtype)) {
 			fail(&g, BURN_ERR_UNSUPPORTED, "a variable of a type it cannot print");
 			break;
 		}
-		fprintf(g.f, "%s v%d = %s(0);\n", gty(k->var[v].dtype), v, gty(k->var[v].dtype));
+		if (v < k->ndim)   /* a dim parameter: the dispatch's push constant */
+			fprintf(g.f, "%s v%d = %s(pd.d[%d]);\n", gty(k->var[v].dtype), v,
+			        gty(k->var[v].dtype), v);
+		else
+			fprintf(g.f, "%s v%d = %s(0);\n", gty(k->var[v].dtype), v,
+			        gty(k->var[v].dtype));
 	}
 	for (int b = 0; b < k->nbuf; b++) {
 		const KBuf *kb = &k->buf[b];
+		if ((kb->space == KS_LOCAL || kb->space == KS_SHARED) && kb->ext) {
+			fail(&g, BURN_ERR_UNSUPPORTED, "a local or shared buffer sized by run-time dims");
+			break;
+		}
 		if (kb->space != KS_LOCAL)
 			continue;
 		if (cross[k->nvar + b]) {
@@ -547,6 +561,15 @@ render_shader(Ctx *c, const KKernel *k, const PtxSeg *sg, int si, int nseg,
 	for (int v = 0; sg->spill && v < k->nvar; v++)
 		if (cross[v])
 			spill(&g, v, 0);
+	if (sg->ydim >= 0) {
+		/* the item: the workgroup's y index from the loop's start */
+		const KNode *it = &k->node[sg->first];
+		int t;
+		g.gen++;
+		t = ex(&g, it->a);
+		ind(&g);
+		fprintf(g.f, "v%d = int64_t(gl_WorkGroupID.y) + t%d;\n", it->var, t);
+	}
 	if (mapped) {
 		const KNode *th = &k->node[bl->body];
 		int t;
@@ -558,6 +581,10 @@ render_shader(Ctx *c, const KKernel *k, const PtxSeg *sg, int si, int nseg,
 		ind(&g);
 		fprintf(g.f, "v%d = int64_t(gl_LocalInvocationID.x) + t%d;\n", th->var, t);
 		block(&g, th->body);
+	} else if (sg->ydim >= 0) {
+		block(&g, sg->inner);   /* a workgroup of one invocation an item;
+		                         * it sets no variable another reads
+		                         * (ptx_segments) */
 	} else {
 		KRef s = sg->first;
 		for (int j = 0; j < sg->nstmt && !g.err; j++, s = k->node[s].next)
@@ -600,6 +627,8 @@ render_shader(Ctx *c, const KKernel *k, const PtxSeg *sg, int si, int nseg,
 	if (sg->spill)
 		fprintf(f, "layout(std430, set = 0, binding = %d) buffer Spill { uint64_t sp[]; };\n",
 		        k->nbuf);
+	if (k->ndim)
+		fprintf(f, "layout(push_constant) uniform Dims { int64_t d[%d]; } pd;\n", k->ndim);
 	fprintf(f, "void main() {\n%s}\n", body);
 	fclose(f);
 	out->text = text;
@@ -638,8 +667,9 @@ glsl_render_shaders(Ctx *c, const KKernel *k, GlslShader **out, int *nout)
 		return burn_fail(c, BURN_ERR_NOMEM, "render_glsl: out of memory");
 	}
 	rc = kir_check_legal(c, k, "render_glsl", &target_vulkan.ops, 1);
-	if (!rc && k->ndim)
-		rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_glsl %s: run-time dims", k->name);
+	if (!rc && k->ndim > GLSL_MAX_DIMS)
+		rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "render_glsl %s: %d run-time dims (at most "
+		               "%d)", k->name, k->ndim, GLSL_MAX_DIMS);
 	if (!rc)
 		rc = ptx_segments(c, k, seg, PTX_MAX_SEG, &n);
 	if (!rc && n > 1)
@@ -666,10 +696,17 @@ glsl_render_kernel(Ctx *c, const KKernel *k, FILE *f)
 	int n;
 
 	TRY(glsl_render_shaders(c, k, &sh, &n));
-	for (int i = 0; i < n; i++)
-		fprintf(f, "// ---- shader %s: dispatch %lld x %lld%s\n%s\n", sh[i].name,
-		        (long long)sh[i].grid, (long long)sh[i].block,
-		        sh[i].spill ? ", spill buffer" : "", sh[i].text);
+	for (int i = 0; i < n; i++) {
+		const char *dn = sh[i].ydim >= 0 ? k->var[sh[i].ydim].name : NULL;
+		fprintf(f, "// ---- shader %s: dispatch %lld x %lld", sh[i].name,
+		        (long long)sh[i].grid, (long long)sh[i].block);
+		if (sh[i].ydim >= 0 && sh[i].ylo)
+			fprintf(f, ", y: %s - %lld items", dn ? dn : "dim", (long long)sh[i].ylo);
+		else if (sh[i].ydim >= 0)
+			fprintf(f, ", y: %s items", dn ? dn : "dim");
+		fprintf(f, "%s%s\n%s\n", sh[i].spill ? ", spill buffer" : "",
+		        k->ndim ? ", dims in push constants" : "", sh[i].text);
+	}
 	glsl_shaders_free(sh, n);
 	return BURN_OK;
 }

@@ -18,6 +18,15 @@
  * at the start (the interpreter's meaning), shared buffers `shared`
  * arrays; a local buffer used by several segments is unsupported here.
  *
+ * Run-time dims (--dynamic-dim): a kernel with dim parameters reads their
+ * values from a push-constant block, `int64_t d[ndim]` at offset 0 (8
+ * bytes a dim, at most GLSL_MAX_DIMS: 128 bytes, what every device
+ * takes), copied into the dim variables at the start; a segment with the
+ * items of a peeled kernel (PtxSeg.ydim) sets the item variable from
+ * gl_WorkGroupID.y.  Global buffers are runtime arrays, so their extents
+ * are the bindings' ranges; a local or shared buffer sized by a dim is
+ * unsupported.
+ *
  * Every expression node is evaluated once per statement into a temporary
  * (the kernel IR is a DAG), so the text stays linear in its size.
  */
@@ -28,10 +37,16 @@
 #include "../../ir/kir.h"
 #include "../ptx/render_ptx.h"
 
+#define GLSL_MAX_DIMS 16
+
 /* One shader of a kernel: its segment (grid and threads) and its GLSL. */
 typedef struct GlslShader {
 	char name[160];          /* "KERNEL" or "KERNEL_sI" */
 	int64_t grid, block;     /* workgroups x 1 x 1 of block x 1 x 1 */
+	int ydim;                /* -1, or the workgroups' y count is dim
+	                          * parameter ydim's value less ylo, at
+	                          * dispatch (a peeled kernel's items) */
+	int64_t ylo;
 	int spill;               /* binds the spill buffer (binding nbuf) */
 	char *text;              /* malloc'd, NUL-terminated; owned */
 } GlslShader;
@@ -39,8 +54,8 @@ typedef struct GlslShader {
 /* The shaders of k, rendered: *out gets a malloc'd array of *n (free it
  * with glsl_shaders_free).  BURN_ERR_UNSUPPORTED, naming the kernel and
  * the construct, for what the renderer cannot print yet (f64
- * transcendentals, atomics, subgroup and tile statements, run-time
- * dims). */
+ * transcendentals, atomics, subgroup and tile statements, more than
+ * GLSL_MAX_DIMS dims). */
 int glsl_render_shaders(Ctx *c, const KKernel *k, GlslShader **out, int *n);
 void glsl_shaders_free(GlslShader *s, int n);
 

@@ -141,8 +141,13 @@ spirv_emit_program(Ctx *c, const KProgram *p, FILE *f)
 			size_t nw;
 			if ((rc = spirv_compile(c, sh[j].text, sh[j].name, &w, &nw)))
 				break;
-			fprintf(f, "; ---- shader %s: dispatch %lld x %lld, %zu words, valid\n",
-			        sh[j].name, (long long)sh[j].grid, (long long)sh[j].block, nw);
+			fprintf(f, "; ---- shader %s: dispatch %lld x %lld", sh[j].name,
+			        (long long)sh[j].grid, (long long)sh[j].block);
+			if (sh[j].ydim >= 0)   /* a peeled kernel's items along y */
+				fprintf(f, ", y: %s items",
+				        p->kernel[i]->var[sh[j].ydim].name ? p->kernel[i]->var[sh[j].ydim].name
+				                                           : "dim");
+			fprintf(f, ", %zu words, valid\n", nw);
 			rc = spirv_disassemble(c, w, nw, f);
 			free(w);
 		}

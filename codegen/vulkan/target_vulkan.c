@@ -15,6 +15,12 @@
  * buffer in program order, with a barrier between each two; then the
  * outputs are read back.  Outputs no kernel wrote are copied on the
  * host, as the C module does.
+ *
+ * run_dims (--dynamic-dim): the same walk with the launch list's
+ * expressions evaluated at the dims (plan_expr_at: each binding's offset
+ * and bytes, the arena's size, each kernel's dim arguments), the dim
+ * arguments pushed as push constants, and a peeled kernel's items
+ * dispatched as that many workgroups along y (GlslShader.ydim).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -31,17 +37,26 @@ emit(Ctx *c, const Compiled *m, const ModuleOpts *o, FILE *src, FILE *hdr)
 	(void)hdr;
 	if (o->source)
 		fprintf(src, "// %s\n", o->source);
-	fprintf(src, "// arena %lld bytes; bindings = the kernels' global buffers in launch-list "
-	        "order\n", (long long)m->plan.arena_bytes);
+	if (m->plan.arena.e) {
+		fprintf(src, "// arena ");
+		dx_print_c(src, m->plan.arena.e, m->plan.dims);
+		fprintf(src, " bytes at run time");
+	} else {
+		fprintf(src, "// arena %lld bytes", (long long)m->plan.arena_bytes);
+	}
+	fprintf(src, "; bindings = the kernels' global buffers in launch-list order\n");
 	for (int i = 0; i < m->prog.nkernel; i++)
 		TRY(glsl_render_kernel(c, m->prog.kernel[i], src));
 	return BURN_OK;
 }
 
 typedef struct Run {
+	const int64_t *dims;         /* the plan's dims' values, NULL: none */
+	int64_t *obytes;             /* per output: its buffer's bytes */
 	VkdDev *d;
 	VkdCmd *cmd;
 	VkdBuf *arena, *spill;
+	int64_t arena_bytes;
 	VkdBuf **in, **out, **w;     /* per input, output, graph value */
 	unsigned char *wrote;
 	VkdPipe **pipe;              /* every shader's, in order */
@@ -54,13 +69,15 @@ bind_arg(Ctx *c, Run *r, const Compiled *m, const LaunchArg *x, const void *cons
          VkdBind *out)
 {
 	const Graph *g = m->g;
-	int64_t nb = x->bytes.c;
+	int64_t nb, off = 0;
 
+	TRY(plan_expr_at(c, &m->plan, &x->bytes, r->dims, &nb));
+	if (nb < 0)
+		return burn_fail(c, BURN_ERR_INTERNAL, "vulkan: a binding of %lld bytes",
+		                 (long long)nb);
 	out->binding = x->buf;
 	out->offset = 0;
 	out->range = nb > 0 ? (uint64_t)nb : 16;
-	if (x->bytes.e || nb < 0)
-		return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan: run-time dims");
 	switch (x->kind) {
 	case LK_WEIGHT: {
 		const Value *v = GV(g, x->value);
@@ -75,15 +92,18 @@ bind_arg(Ctx *c, Run *r, const Compiled *m, const LaunchArg *x, const void *cons
 		return BURN_OK;
 	}
 	case LK_ARENA:
-		if (x->offset.e)
-			return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan: run-time dims");
-		if (x->offset.c % (int64_t)vkd_offset_align(r->d))
+		TRY(plan_expr_at(c, &m->plan, &x->offset, r->dims, &off));
+		if (off % (int64_t)vkd_offset_align(r->d))
 			return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan %s: arena offset %lld is not "
 			                 "a multiple of the device's storage-buffer alignment %llu",
-			                 vkd_describe(r->d), (long long)x->offset.c,
+			                 vkd_describe(r->d), (long long)off,
 			                 (unsigned long long)vkd_offset_align(r->d));
+		if (off < 0 || off > r->arena_bytes || nb > r->arena_bytes - off)
+			return burn_fail(c, BURN_ERR_INTERNAL, "vulkan: b%d at %lld + %lld bytes is "
+			                 "outside the arena of %lld", x->buf, (long long)off,
+			                 (long long)nb, (long long)r->arena_bytes);
 		out->buf = r->arena;
-		out->offset = (uint64_t)x->offset.c;
+		out->offset = (uint64_t)off;
 		return BURN_OK;
 	case LK_INPUT:
 		if (x->index < 0 || x->index >= g->nin)
@@ -97,8 +117,10 @@ bind_arg(Ctx *c, Run *r, const Compiled *m, const LaunchArg *x, const void *cons
 	case LK_OUTPUT:
 		if (x->index < 0 || x->index >= g->nout)
 			break;
-		if (!r->out[x->index])
+		if (!r->out[x->index]) {
 			TRY(vkd_buf_create(c, r->d, (size_t)nb, &r->out[x->index]));
+			r->obytes[x->index] = nb;
+		}
 		r->wrote[x->index] = 1;
 		out->buf = r->out[x->index];
 		return BURN_OK;
@@ -165,6 +187,7 @@ record_kernel(Ctx *c, Run *r, const Compiled *m, int ki, const KShaders *ks,
 	const Launch *l = &m->plan.launch[ki];
 	VkdBind *bind = calloc((size_t)l->narg + 2, sizeof *bind);
 	int *bnum = calloc((size_t)l->narg + 2, sizeof *bnum);
+	int64_t kd[GLSL_MAX_DIMS];
 	int rc = BURN_OK;
 
 	if (!bind || !bnum) {
@@ -172,6 +195,12 @@ record_kernel(Ctx *c, Run *r, const Compiled *m, int ki, const KShaders *ks,
 		free(bnum);
 		return burn_fail(c, BURN_ERR_NOMEM, "vulkan: out of memory");
 	}
+	if (l->ndim != k->ndim || k->ndim > GLSL_MAX_DIMS)
+		rc = burn_fail(c, BURN_ERR_INTERNAL, "vulkan: launch of %s: %d dims for %d "
+		               "parameters", k->name, l->ndim, k->ndim);
+	/* the kernel's dim arguments: the launch list's expressions at dims */
+	for (int i = 0; i < k->ndim && !rc; i++)
+		rc = dx_eval(c, l->dim[i], m->plan.ndims, r->dims, m->plan.dims, &kd[i]);
 	for (int a = 0; a < l->narg && !rc; a++) {
 		rc = bind_arg(c, r, m, &l->arg[a], in, &bind[a]);
 		bnum[a] = bind[a].binding;
@@ -179,13 +208,22 @@ record_kernel(Ctx *c, Run *r, const Compiled *m, int ki, const KShaders *ks,
 	for (int i = 0; i < ks->n && !rc; i++) {
 		const GlslShader *sh = &ks->sh[i];
 		int nb = l->narg;
+		int64_t gy = sh->ydim >= 0 ? kd[sh->ydim] - sh->ylo : 1;
 		VkdPipe *p = NULL;
-		if (sh->grid > vkd_max_groups(r->d)) {
+		if (sh->grid > vkd_max_groups(r->d, 0)) {
 			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan %s: shader %s: %lld workgroups, "
 			               "the device takes %u", vkd_describe(r->d), sh->name,
-			               (long long)sh->grid, vkd_max_groups(r->d));
+			               (long long)sh->grid, vkd_max_groups(r->d, 0));
 			break;
 		}
+		if (gy > vkd_max_groups(r->d, 1)) {
+			rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan %s: shader %s: %lld items (y "
+			               "workgroups), the device takes %u", vkd_describe(r->d),
+			               sh->name, (long long)gy, vkd_max_groups(r->d, 1));
+			break;
+		}
+		if (gy <= 0)
+			continue;   /* no items: nothing to run */
 		if (sh->spill) {
 			bind[nb].binding = bnum[nb] = k->nbuf;
 			bind[nb].buf = r->spill;
@@ -193,7 +231,8 @@ record_kernel(Ctx *c, Run *r, const Compiled *m, int ki, const KShaders *ks,
 			bind[nb].range = 8 * (uint64_t)(k->nvar ? k->nvar : 1);
 			nb++;
 		}
-		if ((rc = vkd_pipe_create(c, r->d, ks->spv[i], ks->nw[i], bnum, nb, sh->name, &p)))
+		if ((rc = vkd_pipe_create(c, r->d, ks->spv[i], ks->nw[i], bnum, nb, 8 * k->ndim,
+		                          sh->name, &p)))
 			break;
 		if (r->npipe == r->cappipe) {
 			int cap = r->cappipe ? 2 * r->cappipe : 16;
@@ -207,7 +246,7 @@ record_kernel(Ctx *c, Run *r, const Compiled *m, int ki, const KShaders *ks,
 			r->cappipe = cap;
 		}
 		r->pipe[r->npipe++] = p;
-		rc = vkd_cmd_dispatch(c, r->cmd, p, bind, nb, (uint32_t)sh->grid);
+		rc = vkd_cmd_dispatch(c, r->cmd, p, bind, nb, (uint32_t)sh->grid, (uint32_t)gy, kd);
 	}
 	free(bind);
 	free(bnum);
@@ -215,18 +254,27 @@ record_kernel(Ctx *c, Run *r, const Compiled *m, int ki, const KShaders *ks,
 }
 
 static int
-vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, void *arena)
+vulkan_run_dims(Ctx *c, const Compiled *m, const int64_t *dims, const void *const *in,
+                void *const *out, void *arena)
 {
 	const Graph *g = m->g;
 	Run r;
 	KShaders *ks = NULL;
 	int rc;
-	int64_t spill = 16;
+	int64_t spill = 16, abytes = m->plan.arena_bytes;
 
 	(void)arena;
 	memset(&r, 0, sizeof r);
+	if (m->plan.ndims && !dims)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan: dims known at run time "
+		                 "(bind them: --dim)");
+	if (m->plan.nkernels != m->prog.nkernel)
+		return burn_fail(c, BURN_ERR_INTERNAL, "vulkan: %d launches for %d kernels",
+		                 m->plan.nkernels, m->prog.nkernel);
+	r.dims = m->plan.ndims ? dims : NULL;
 	if (m->plan.ndims)
-		return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan: run-time dims");
+		TRY(plan_arena_at(c, &m->plan, dims, &abytes));
+	r.arena_bytes = abytes;
 	TRY(compile_all(c, m, &ks));
 	if ((rc = vkd_open(c, &r.d))) {
 		kshaders_free(ks, m->prog.nkernel);
@@ -239,10 +287,11 @@ vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, v
 	r.out = calloc((size_t)g->nout + 1, sizeof *r.out);
 	r.w = calloc((size_t)g->nval + 1, sizeof *r.w);
 	r.wrote = calloc((size_t)g->nout + 1, 1);
-	rc = !r.in || !r.out || !r.w || !r.wrote ? burn_fail(c, BURN_ERR_NOMEM, "vulkan: out of memory")
-	                                         : BURN_OK;
+	r.obytes = calloc((size_t)g->nout + 1, sizeof *r.obytes);
+	rc = !r.in || !r.out || !r.w || !r.wrote || !r.obytes
+	             ? burn_fail(c, BURN_ERR_NOMEM, "vulkan: out of memory") : BURN_OK;
 	if (!rc)
-		rc = vkd_buf_create(c, r.d, (size_t)m->plan.arena_bytes + 64, &r.arena);
+		rc = vkd_buf_create(c, r.d, (size_t)abytes + 64, &r.arena);
 	if (!rc)
 		rc = vkd_buf_create(c, r.d, (size_t)spill, &r.spill);
 	if (!rc)
@@ -254,7 +303,7 @@ vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, v
 		LaunchMem mem = { in, NULL, NULL, 0 };
 		int skip = 0;
 		if (l->guard && l->guard->kind == LK_INPUT &&
-		    (rc = launch_skip(c, g, &m->plan, l, NULL, &mem, &skip)))
+		    (rc = launch_skip(c, g, &m->plan, l, r.dims, &mem, &skip)))
 			break;
 		if (!skip)
 			rc = record_kernel(c, &r, m, i, &ks[i], in);
@@ -262,11 +311,16 @@ vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, v
 	if (!rc)
 		rc = vkd_cmd_run(c, r.cmd, "running the model's kernels");
 	for (int i = 0; i < g->nout && !rc; i++) {
-		int64_t nb = value_nbytes(GV(g, g->out[i]));
+		int64_t nb;
 		const void *src;
+		if ((rc = plan_bytes_at(c, g, &m->plan, g->out[i], r.dims, &nb)))
+			break;
 		if (nb <= 0)
 			continue;
-		if (r.wrote[i])
+		if (r.wrote[i] && nb > r.obytes[i])
+			rc = burn_fail(c, BURN_ERR_INTERNAL, "vulkan: output %d of %lld bytes bound "
+			               "as %lld", i, (long long)nb, (long long)r.obytes[i]);
+		else if (r.wrote[i])
 			memcpy(out[i], vkd_buf_ptr(r.out[i]), (size_t)nb);
 		else if ((src = plan_output_source(g, i, in, out)))
 			memcpy(out[i], src, (size_t)nb);
@@ -285,9 +339,15 @@ vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, v
 		vkd_buf_destroy(r.d, r.out[i]);
 	for (int v = 0; r.w && v < g->nval; v++)
 		vkd_buf_destroy(r.d, r.w[v]);
-	free(r.in); free(r.out); free(r.w); free(r.wrote);
+	free(r.in); free(r.out); free(r.w); free(r.wrote); free(r.obytes);
 	kshaders_free(ks, m->prog.nkernel);
 	return rc;
+}
+
+static int
+vulkan_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, void *arena)
+{
+	return vulkan_run_dims(c, m, NULL, in, out, arena);
 }
 
 const Backend backend_vulkan = {
@@ -300,4 +360,5 @@ const Backend backend_vulkan = {
 	.render_kernel = glsl_render_kernel,
 	.emit_module = emit,
 	.run = vulkan_run,
+	.run_dims = vulkan_run_dims,
 };

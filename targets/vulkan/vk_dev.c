@@ -24,7 +24,7 @@
 	X(vkDestroyDescriptorPool) X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) \
 	X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) \
 	X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline) \
-	X(vkCmdBindDescriptorSets) X(vkCmdDispatch) X(vkCmdPipelineBarrier) \
+	X(vkCmdBindDescriptorSets) X(vkCmdDispatch) X(vkCmdPipelineBarrier) X(vkCmdPushConstants) \
 	X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkQueueSubmit) \
 	X(vkDestroyDevice)
 
@@ -58,6 +58,7 @@ struct VkdPipe {
 	VkPipelineLayout layout;
 	VkPipeline pipe;
 	int nbind;
+	int push;                /* bytes of push constants */
 	char what[160];
 };
 
@@ -318,9 +319,9 @@ vkd_max_range(const VkdDev *d)
 }
 
 uint32_t
-vkd_max_groups(const VkdDev *d)
+vkd_max_groups(const VkdDev *d, int axis)
 {
-	return d->props.limits.maxComputeWorkGroupCount[0];
+	return d->props.limits.maxComputeWorkGroupCount[axis];
 }
 
 /* ---- buffers ------------------------------------------------------------- */
@@ -389,8 +390,9 @@ vkd_buf_destroy(VkdDev *d, VkdBuf *b)
 
 int
 vkd_pipe_create(Ctx *c, VkdDev *d, const uint32_t *spv, size_t nwords, const int *bind,
-                int nbind, const char *what, VkdPipe **out)
+                int nbind, int push, const char *what, VkdPipe **out)
 {
+	VkPushConstantRange pr = { VK_SHADER_STAGE_COMPUTE_BIT, 0, (uint32_t)push };
 	VkShaderModuleCreateInfo mi = { VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO };
 	VkDescriptorSetLayoutCreateInfo li = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO };
 	VkPipelineLayoutCreateInfo pl = { VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO };
@@ -408,6 +410,14 @@ vkd_pipe_create(Ctx *c, VkdDev *d, const uint32_t *spv, size_t nwords, const int
 	}
 	snprintf(p->what, sizeof p->what, "%s", what);
 	p->nbind = nbind;
+	p->push = push;
+	if (push < 0 || (uint32_t)push > d->props.limits.maxPushConstantsSize) {
+		free(lb);
+		free(p);
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan %s: shader %s: %d bytes of push "
+		                 "constants, the device takes %u", d->props.deviceName, what, push,
+		                 d->props.limits.maxPushConstantsSize);
+	}
 	for (int i = 0; i < nbind; i++) {
 		lb[i].binding = (uint32_t)bind[i];
 		lb[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
@@ -428,6 +438,10 @@ vkd_pipe_create(Ctx *c, VkdDev *d, const uint32_t *spv, size_t nwords, const int
 	}
 	pl.setLayoutCount = 1;
 	pl.pSetLayouts = &p->dsl;
+	if (push > 0) {
+		pl.pushConstantRangeCount = 1;
+		pl.pPushConstantRanges = &pr;
+	}
 	if ((r = d->vkCreatePipelineLayout(d->dev, &pl, NULL, &p->layout)) != VK_SUCCESS) {
 		step = "vkCreatePipelineLayout";
 		goto bad;
@@ -505,7 +519,8 @@ vkd_cmd_begin(Ctx *c, VkdDev *d, VkdCmd **out)
 }
 
 int
-vkd_cmd_dispatch(Ctx *c, VkdCmd *m, VkdPipe *p, const VkdBind *b, int nb, uint32_t groups)
+vkd_cmd_dispatch(Ctx *c, VkdCmd *m, VkdPipe *p, const VkdBind *b, int nb, uint32_t groups,
+                 uint32_t groups_y, const void *push)
 {
 	VkdDev *d = m->d;
 	VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)(nb ? nb : 1) };
@@ -574,7 +589,10 @@ vkd_cmd_dispatch(Ctx *c, VkdCmd *m, VkdPipe *p, const VkdBind *b, int nb, uint32
 	d->vkCmdBindPipeline(m->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipe);
 	d->vkCmdBindDescriptorSets(m->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0,
 	                           NULL);
-	d->vkCmdDispatch(m->cb, groups, 1, 1);
+	if (p->push > 0)
+		d->vkCmdPushConstants(m->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+		                      (uint32_t)p->push, push);
+	d->vkCmdDispatch(m->cb, groups, groups_y, 1);
 	m->recorded++;
 	return BURN_OK;
 }

@@ -42,8 +42,8 @@ const char *vkd_describe(const VkdDev *d);
  * be a multiple) and largest storage binding. */
 uint64_t vkd_offset_align(const VkdDev *d);
 uint64_t vkd_max_range(const VkdDev *d);
-/* Workgroups one dispatch may have along x. */
-uint32_t vkd_max_groups(const VkdDev *d);
+/* Workgroups one dispatch may have along axis (0 x, 1 y, 2 z). */
+uint32_t vkd_max_groups(const VkdDev *d, int axis);
 
 /* A buffer of bytes (0 gives a small valid one), mapped: vkd_buf_ptr. */
 int vkd_buf_create(Ctx *c, VkdDev *d, size_t bytes, VkdBuf **out);
@@ -52,9 +52,12 @@ void vkd_buf_destroy(VkdDev *d, VkdBuf *b);
 
 /* A compute pipeline from validated SPIR-V (entry main) whose
  * descriptor set 0 has storage buffers at the nbind binding numbers of
- * bind.  what names it in messages. */
+ * bind, and push bytes of push constants (0: none; more than the
+ * device's maxPushConstantsSize is BURN_ERR_UNSUPPORTED).  what names it
+ * in messages. */
 int vkd_pipe_create(Ctx *c, VkdDev *d, const uint32_t *spv, size_t nwords,
-                    const int *bind, int nbind, const char *what, VkdPipe **out);
+                    const int *bind, int nbind, int push, const char *what,
+                    VkdPipe **out);
 void vkd_pipe_destroy(VkdDev *d, VkdPipe *p);
 
 /* What a dispatch binds: binding number -> range of a buffer. */
@@ -65,10 +68,12 @@ typedef struct VkdBind {
 } VkdBind;
 
 int vkd_cmd_begin(Ctx *c, VkdDev *d, VkdCmd **out);
-/* Record p on groups x 1 x 1 workgroups with the bindings (every one
- * of p's).  A barrier orders it after the previous dispatch. */
+/* Record p on groups x groups_y x 1 workgroups with the bindings (every
+ * one of p's) and its push constants from push (the pipeline's bytes of
+ * them; unread where it has none).  A barrier orders it after the
+ * previous dispatch. */
 int vkd_cmd_dispatch(Ctx *c, VkdCmd *m, VkdPipe *p, const VkdBind *b, int nb,
-                     uint32_t groups);
+                     uint32_t groups, uint32_t groups_y, const void *push);
 /* Submit what was recorded and wait; what names the work. */
 int vkd_cmd_run(Ctx *c, VkdCmd *m, const char *what);
 void vkd_cmd_free(VkdCmd *m);
