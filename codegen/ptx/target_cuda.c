@@ -10,6 +10,12 @@
  * schedule chose; the outputs are copied back.  Outputs no kernel wrote
  * (constants, inputs passed through, repeated outputs) are copied on the
  * host, as the C module does.
+ *
+ * run_dims (--dynamic-dim; in process only, -o refuses): the launch
+ * list's expressions evaluated at the dims (each binding's offset and
+ * bytes, the arena's size, each kernel's dim arguments), the dim
+ * arguments passed after the buffers (.u64 each, render_ptx.h), and a
+ * peeled kernel's items launched as that many blocks along y.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -55,9 +61,14 @@ comment_entry(void *arg, const Compiled *m, int i, const KKernel *k, const PtxSe
 	FILE *f = arg;
 	const Launch *l = &m->plan.launch[i];
 
-	(void)k;
 	(void)s;
-	fprintf(f, "//   %s <<<%lld, %lld>>>(", name, (long long)seg->grid, (long long)seg->block);
+	if (seg->ydim >= 0)
+		fprintf(f, "//   %s <<<(%lld, %s%s%.0lld), %lld>>>(", name, (long long)seg->grid,
+		        k->var[seg->ydim].name ? k->var[seg->ydim].name : "dim",
+		        seg->ylo ? " - " : "", (long long)seg->ylo, (long long)seg->block);
+	else
+		fprintf(f, "//   %s <<<%lld, %lld>>>(", name, (long long)seg->grid,
+		        (long long)seg->block);
 	for (int a = 0; a < l->narg; a++) {
 		const LaunchArg *x = &l->arg[a];
 		fprintf(f, "%s", a ? ", " : "");
@@ -66,10 +77,21 @@ comment_entry(void *arg, const Compiled *m, int i, const KKernel *k, const PtxSe
 			fprintf(f, "weight ");
 			emit_c_comment(f, GV(m->g, x->value)->name);
 			break;
-		case LK_ARENA: fprintf(f, "arena+%lld", (long long)x->offset.c); break;
+		case LK_ARENA:
+			if (x->offset.e) {
+				fprintf(f, "arena+");
+				dx_print_c(f, x->offset.e, m->plan.dims);
+			} else {
+				fprintf(f, "arena+%lld", (long long)x->offset.c);
+			}
+			break;
 		case LK_INPUT: fprintf(f, "input %d", x->index); break;
 		case LK_OUTPUT: fprintf(f, "output %d", x->index); break;
 		}
+	}
+	for (int d = 0; d < l->ndim; d++) {
+		fprintf(f, "%s", l->narg || d ? ", " : "");
+		dx_print_c(f, l->dim[d], m->plan.dims);
 	}
 	fprintf(f, "%s)\n", seg->spill ? ", spill" : "");
 	return BURN_OK;
@@ -79,7 +101,14 @@ comment_entry(void *arg, const Compiled *m, int i, const KKernel *k, const PtxSe
 static int
 emit_launches(Ctx *c, const Compiled *m, const char *prefix, FILE *f)
 {
-	fprintf(f, "// launches, in order (arena %lld bytes):\n", (long long)m->plan.arena_bytes);
+	if (m->plan.arena.e) {
+		fprintf(f, "// launches, in order (arena ");
+		dx_print_c(f, m->plan.arena.e, m->plan.dims);
+		fprintf(f, " bytes at run time):\n");
+	} else {
+		fprintf(f, "// launches, in order (arena %lld bytes):\n",
+		        (long long)m->plan.arena_bytes);
+	}
 	TRY(each_entry(c, m, prefix, comment_entry, f));
 	fprintf(f, "\n");
 	return BURN_OK;
@@ -468,6 +497,8 @@ out:
 /* ---- run on the device ------------------------------------------------- */
 
 typedef struct Run {
+	const int64_t *dims;     /* the plan's dims' values; NULL: none */
+	int64_t arena_bytes;
 	CudaDev *d;
 	CudaMod *mod;
 	CudaPtr arena;
@@ -498,16 +529,22 @@ bind(Ctx *c, Run *r, const Compiled *m, const LaunchArg *x, const void *const *i
 		*out = r->w[x->value];
 		return BURN_OK;
 	}
-	case LK_ARENA:
-		if (x->offset.e)
-			return burn_fail(c, BURN_ERR_UNSUPPORTED, "cuda: run-time dims");
-		*out = r->arena + (CudaPtr)x->offset.c;
+	case LK_ARENA: {
+		int64_t off;
+		TRY(plan_expr_at(c, &m->plan, &x->offset, r->dims, &off));
+		TRY(plan_expr_at(c, &m->plan, &x->bytes, r->dims, &nb));
+		if (off < 0 || nb < 0 || off > r->arena_bytes || nb > r->arena_bytes - off)
+			return burn_fail(c, BURN_ERR_INTERNAL, "cuda: b%d at %lld + %lld bytes is "
+			                 "outside the arena of %lld", x->buf, (long long)off,
+			                 (long long)nb, (long long)r->arena_bytes);
+		*out = r->arena + (CudaPtr)off;
 		return BURN_OK;
+	}
 	case LK_INPUT:
 		if (x->index < 0 || x->index >= g->nin)
 			break;
 		if (!r->in[x->index]) {
-			nb = value_nbytes(GV(g, g->in[x->index]));
+			TRY(plan_bytes_at(c, g, &m->plan, g->in[x->index], r->dims, &nb));
 			if (nb < 0)
 				break;
 			TRY(cuda_alloc(c, r->d, (size_t)nb, &r->in[x->index]));
@@ -519,7 +556,7 @@ bind(Ctx *c, Run *r, const Compiled *m, const LaunchArg *x, const void *const *i
 		if (x->index < 0 || x->index >= g->nout)
 			break;
 		if (!r->out[x->index]) {
-			nb = value_nbytes(GV(g, g->out[x->index]));
+			TRY(plan_bytes_at(c, g, &m->plan, g->out[x->index], r->dims, &nb));
 			if (nb < 0)
 				break;
 			TRY(cuda_alloc(c, r->d, (size_t)nb, &r->out[x->index]));
@@ -542,8 +579,8 @@ launch_range(Ctx *c, Run *r, const Compiled *m, const void *const *in, int lo, i
 	int64_t maxvar = 16;
 
 	for (int i = 0; i < m->prog.nkernel; i++) {
-		if (m->plan.launch[i].narg + 1 > maxarg)
-			maxarg = m->plan.launch[i].narg + 1;
+		if (m->plan.launch[i].narg + m->plan.launch[i].ndim + 1 > maxarg)
+			maxarg = m->plan.launch[i].narg + m->plan.launch[i].ndim + 1;
 		if (ptx_spill_bytes(m->prog.kernel[i]) > maxvar)
 			maxvar = ptx_spill_bytes(m->prog.kernel[i]);
 	}
@@ -564,26 +601,50 @@ launch_range(Ctx *c, Run *r, const Compiled *m, const void *const *in, int lo, i
 		/* a run-time If's branch whose condition is an input, read on
 		 * the host (one on the device runs anyway: passes.h) */
 		if (l->guard && l->guard->kind == LK_INPUT &&
-		    (rc = launch_skip(c, m->g, &m->plan, l, NULL, &mem, &skip)))
+		    (rc = launch_skip(c, m->g, &m->plan, l, r->dims, &mem, &skip)))
 			break;
 		if (skip)
 			continue;
 		if ((rc = ptx_segments(c, k, seg, PTX_MAX_SEG, &n)))
 			break;
+		if (l->ndim != k->ndim) {
+			rc = burn_fail(c, BURN_ERR_INTERNAL, "cuda: launch of %s: %d dims for %d "
+			               "parameters", k->name, l->ndim, k->ndim);
+			break;
+		}
 		for (int a = 0; a < l->narg && !rc; a++) {
 			rc = bind(c, r, m, &l->arg[a], in, &argv[a]);
 			argp[a] = &argv[a];
 		}
-		argv[l->narg] = r->spill;
-		argp[l->narg] = &argv[l->narg];
+		/* the dim arguments (the entries' .u64 after the buffers), the
+		 * launch list's expressions at the run's dims */
+		for (int d = 0; d < l->ndim && !rc; d++) {
+			int64_t v;
+			rc = dx_eval(c, l->dim[d], m->plan.ndims, r->dims, m->plan.dims, &v);
+			argv[l->narg + d] = (CudaPtr)v;
+			argp[l->narg + d] = &argv[l->narg + d];
+		}
+		argv[l->narg + l->ndim] = r->spill;
+		argp[l->narg + l->ndim] = &argv[l->narg + l->ndim];
 		/* each kernel's local buffers start zeroed (render_ptx.h) */
 		if (!rc && n && seg[0].spill)
 			rc = cuda_memset0(c, r->d, r->spill, (size_t)ptx_spill_bytes(k));
 		for (int s = 0; s < n && !rc; s++) {
 			char name[160];
+			int64_t gy = 1;
+			if (seg[s].ydim >= 0)   /* the items: blocks along y */
+				gy = (int64_t)argv[l->narg + seg[s].ydim] - seg[s].ylo;
+			if (gy <= 0)
+				continue;   /* no items: nothing to run */
+			if (gy > 65535) {
+				rc = burn_fail(c, BURN_ERR_UNSUPPORTED, "cuda: kernel %s: %lld items "
+				               "(blocks along y), CUDA takes 65535", k->name,
+				               (long long)gy);
+				break;
+			}
 			ptx_entry_name(NULL, k, s, n, name, sizeof name);
-			rc = cuda_launch(c, r->d, r->mod, name, (unsigned)seg[s].grid,
-			                 (unsigned)seg[s].block, (unsigned)seg[s].dshared, argp);
+			rc = cuda_launch_y(c, r->d, r->mod, name, (unsigned)seg[s].grid, (unsigned)gy,
+			                   (unsigned)seg[s].block, (unsigned)seg[s].dshared, argp);
 		}
 		/* errors of the kernel itself show at the next synchronisation:
 		 * in debugging, BURNCC_CUDA_SYNC=1 names the kernel that faulted */
@@ -606,9 +667,10 @@ launch_all(Ctx *c, Run *r, const Compiled *m, const void *const *in)
 	return launch_range(c, r, m, in, 0, m->prog.nkernel);
 }
 
-/* The device, the module and the buffer tables for a run of m. */
+/* The device, the module and the buffer tables for a run of m at dims
+ * (NULL: a program without run-time dims). */
 static int
-run_open(Ctx *c, Run *r, const Compiled *m)
+run_open(Ctx *c, Run *r, const Compiled *m, const int64_t *dims)
 {
 	const Graph *g = m->g;
 	char *ptx = NULL;
@@ -617,9 +679,18 @@ run_open(Ctx *c, Run *r, const Compiled *m)
 	int rc;
 
 	memset(r, 0, sizeof *r);
+	r->arena_bytes = m->plan.arena_bytes;
+	if (m->plan.ndims && !dims)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "cuda: dims known at run time "
+		                 "(bind them: --dim)");
+	if (m->plan.nkernels != m->prog.nkernel)
+		return burn_fail(c, BURN_ERR_INTERNAL, "cuda: %d launches for %d kernels",
+		                 m->plan.nkernels, m->prog.nkernel);
+	if (m->plan.ndims) {
+		r->dims = dims;
+		TRY(plan_arena_at(c, &m->plan, dims, &r->arena_bytes));
+	}
 	TRY(cuda_open(c, &r->d));
-	if (m->plan.ndims)
-		return burn_fail(c, BURN_ERR_UNSUPPORTED, "cuda: run-time dims");
 	if (!(f = open_memstream(&ptx, &len)))
 		return burn_fail(c, BURN_ERR_NOMEM, "cuda: out of memory");
 	rc = ptx_render_program(c, NULL, &m->prog, f);
@@ -633,7 +704,7 @@ run_open(Ctx *c, Run *r, const Compiled *m)
 	if (!rc)
 		rc = cuda_module_load(c, r->d, ptx, &r->mod);
 	if (!rc)
-		rc = cuda_alloc(c, r->d, (size_t)(m->plan.arena_bytes > 0 ? m->plan.arena_bytes : 1),
+		rc = cuda_alloc(c, r->d, (size_t)(r->arena_bytes > 0 ? r->arena_bytes : 1),
 		                &r->arena);
 	free(ptx);
 	return rc;
@@ -660,21 +731,24 @@ run_close(Run *r, const Compiled *m)
 }
 
 static int
-cuda_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, void *arena)
+cuda_run_dims(Ctx *c, const Compiled *m, const int64_t *dims, const void *const *in,
+              void *const *out, void *arena)
 {
 	const Graph *g = m->g;
 	Run r;
 	int rc;
 
 	(void)arena;
-	rc = run_open(c, &r, m);
+	rc = run_open(c, &r, m, dims);
 	if (!rc)
 		rc = launch_all(c, &r, m, in);
 	if (!rc)
 		rc = cuda_sync(c, r.d, "running the model's kernels");
 	for (int i = 0; i < g->nout && !rc; i++) {
-		int64_t nb = value_nbytes(GV(g, g->out[i]));
+		int64_t nb;
 		const void *src;
+		if ((rc = plan_bytes_at(c, g, &m->plan, g->out[i], r.dims, &nb)))
+			break;
 		if (nb <= 0)
 			continue;
 		if (r.wrote[i])
@@ -686,6 +760,12 @@ cuda_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, voi
 	}
 	run_close(&r, m);
 	return rc;
+}
+
+static int
+cuda_run(Ctx *c, const Compiled *m, const void *const *in, void *const *out, void *arena)
+{
+	return cuda_run_dims(c, m, NULL, in, out, arena);
 }
 
 typedef struct TimeArg {
@@ -762,7 +842,7 @@ cuda_time(Ctx *c, const Compiled *m, const void *const *in, int runs, double *ms
 	t.r = &r;
 	t.m = m;
 	t.in = in;
-	rc = run_open(c, &r, m);
+	rc = run_open(c, &r, m, NULL);
 	if (!rc)
 		snprintf(device, ndevice, "%s", cuda_describe(r.d));
 	if (!rc)
@@ -806,7 +886,7 @@ cuda_profile(Ctx *c, const Compiled *m, const void *const *in, int runs, double 
 	t.r = &r;
 	t.m = m;
 	t.in = in;
-	rc = run_open(c, &r, m);
+	rc = run_open(c, &r, m, NULL);
 	if (!rc)
 		rc = launch_all(c, &r, m, in);
 	if (!rc)
@@ -838,6 +918,7 @@ const Backend backend_cuda = {
 	.emit_module = emit,
 	.emit_host = emit_host,
 	.run = cuda_run,
+	.run_dims = cuda_run_dims,
 	.time = cuda_time,
 	.profile = cuda_profile,
 };

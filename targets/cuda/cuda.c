@@ -31,6 +31,10 @@ const Target target_cuda = {
 	              * for sm_90a) */
 	             1u << KT_WG64N64_F16 | 1u << KT_WG64N128_F16 | 1u << KT_WG64N256_F16 |
 	             1u << KT_WG64N64_BF16 | 1u << KT_WG64N128_BF16 | 1u << KT_WG64N256_BF16,
+	.dyn_items = 1,          /* a peeled dim's items: blocks along y, the
+	                          * count from the launch list at launch
+	                          * (codegen/ptx/target_cuda.c; in process,
+	                          * not -o yet) */
 	.index_bits = 32,
 	.tune = {
 		/* MatMul/Gemm outside the mma template (a fused epilogue, other

@@ -413,6 +413,13 @@ int
 cuda_launch(Ctx *c, CudaDev *d, CudaMod *m, const char *name, unsigned grid,
             unsigned block, unsigned shared, void **args)
 {
+	return cuda_launch_y(c, d, m, name, grid, 1, block, shared, args);
+}
+
+int
+cuda_launch_y(Ctx *c, CudaDev *d, CudaMod *m, const char *name, unsigned grid,
+              unsigned grid_y, unsigned block, unsigned shared, void **args)
+{
 	CUfunction f;
 	CUresult r;
 	char what[200];
@@ -425,8 +432,9 @@ cuda_launch(Ctx *c, CudaDev *d, CudaMod *m, const char *name, unsigned grid,
 		snprintf(what, sizeof what, "kernel %s: %u bytes of shared memory", name, shared);
 		return cufail(c, d, r, what);
 	}
-	if ((r = d->LaunchKernel(f, grid, 1, 1, block, 1, 1, shared, d->cur, args, NULL))) {
-		snprintf(what, sizeof what, "kernel %s: launch of %u x %u threads", name, grid, block);
+	if ((r = d->LaunchKernel(f, grid, grid_y, 1, block, 1, 1, shared, d->cur, args, NULL))) {
+		snprintf(what, sizeof what, "kernel %s: launch of %u x %u x %u threads", name, grid,
+		         grid_y, block);
 		return cufail(c, d, r, what);
 	}
 	return BURN_OK;

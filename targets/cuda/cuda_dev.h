@@ -57,6 +57,10 @@ void cuda_module_stats(const CudaDev *d, CudaModStats *s);
  * argument i's value (CUDA's kernelParams). */
 int cuda_launch(Ctx *c, CudaDev *d, CudaMod *m, const char *name,
                 unsigned grid, unsigned block, unsigned shared, void **args);
+/* The same on a grid of grid x grid_y x 1 blocks (a peeled kernel's
+ * items along y: render_ptx.h, PtxSeg.ydim). */
+int cuda_launch_y(Ctx *c, CudaDev *d, CudaMod *m, const char *name, unsigned grid,
+                  unsigned grid_y, unsigned block, unsigned shared, void **args);
 /* Wait for the work queued so far; what names the work for messages. */
 int cuda_sync(Ctx *c, CudaDev *d, const char *what);
 

@@ -19,8 +19,8 @@
  * programs given N-1 as the dim (a wrong bound, as a mis-evaluated launch
  * list would pass) must leave the last item unwritten and be caught.
  * Then models the mode does not support must be refused, naming the node,
- * its op and the reason (and the cuda target, whose launches take
- * constant grids so far), and three the peeling refuses (a sum over the batch,
+ * its op and the reason (and, on the cuda target, whose launches take
+ * the items' count only, one the peeling refuses), and three the peeling refuses (a sum over the batch,
  * a Transpose moving it, a Gather of item 0) compile by sampling the dim
  * (passes/dynfit.c) and give the right result at three batches.  Prints one line per check; exits 1 on a failure.
  */
@@ -439,13 +439,29 @@ main(int argc, char **argv)
 	/* what the mode does not support is refused, by node, op and reason */
 	{
 		static const char *const nodim[] = { "no input", "M", NULL };
-		static const char *const gpu[] = { "target cuda", "--dim N=VALUE", NULL };
+		static const char *const gpu[] = { "ReduceSum", "--dim N=VALUE", NULL };
 		static const char *const rs[] = { "fold_batch", "Reshape", "fixes axis 0", NULL };
 		static const char *const cc[] = { "twice", "Concat", "along the batch", NULL };
 		refused(dir, "reshape_fixed", "N", NULL, rs);
 		refused(dir, "concat_batch", "N", NULL, cc);
 		refused(dir, "batch", "M", NULL, nodim);
-		refused(dir, "batch", "N", &target_cuda, gpu);
+		refused(dir, "reduce_batch", "N", &target_cuda, gpu);
+	}
+	/* the peeled form compiles for cuda (its items as blocks along y) */
+	{
+		char path[2048];
+		const char *d[1] = { "N" };
+		CompileOpts o = { 0 };
+		Compiled *mc = NULL;
+		Ctx c;
+		snprintf(path, sizeof path, "%s/batch/model.onnx", dir);
+		o.ndyn = 1;
+		o.dyn = d;
+		o.target = &target_cuda;
+		burn_ctx_init(&c, NULL);
+		CHECK(burn_compile_file(&c, path, &o, &mc) == BURN_OK, "batch for cuda with "
+		      "--dynamic-dim N: %s", c.msg);
+		burn_compiled_destroy(mc);
 	}
 	/* what the peeling refuses, sampling takes where it can */
 	sampled(dir, "reduce_batch", 0, 0);

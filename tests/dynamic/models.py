@@ -231,16 +231,23 @@ def main():
         return 77
     for name in ("mlp", "lenet", "squeezenet1_1", "bert_tiny"):
         one(burncc, models, work, name, target, seed_bug)
-    # the cuda target refuses the flag (constant grids so far), saying what
-    # to do (the gpu target takes it: ctest check_dynamic_gpu)
+    # the cuda target compiles the flag (the items as blocks along y, run in
+    # process: ctests ptxas_dynamic, cuda_dynamic_fake) but its host module
+    # (-o) refuses it, saying what to do
     r = subprocess.run([burncc, "--target", "cuda", "--dynamic-dim", "N", "--stats",
                         os.path.join(work, "mlp", "model.onnx")],
                        capture_output=True, text=True)
-    if r.returncode == 0 or "--dim N=VALUE" not in r.stderr:
-        fail("cuda target: want a refusal naming --dim N=VALUE, got rc %d: %s"
+    if r.returncode != 0:
+        fail("cuda target: --dynamic-dim N --stats failed: %s" % r.stderr.strip())
+    r = subprocess.run([burncc, "--target", "cuda", "--dynamic-dim", "N", "-o",
+                        os.path.join(work, "mlp_cuda.c"),
+                        os.path.join(work, "mlp", "model.onnx")],
+                       capture_output=True, text=True)
+    if r.returncode == 0 or "--dim" not in r.stderr:
+        fail("cuda target -o: want a refusal naming --dim, got rc %d: %s"
              % (r.returncode, r.stderr.strip()))
     else:
-        print("cuda refused: " + r.stderr.strip())
+        print("cuda -o refused: " + r.stderr.strip())
     print("dynamic models: %s" % ("%d failures" % failures if failures else "ok"))
     return 1 if failures else 0
 

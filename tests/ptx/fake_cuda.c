@@ -43,7 +43,7 @@ volatile unsigned long long sink;
 int cuLaunchKernel(void*f,unsigned gx,unsigned gy,unsigned gz,unsigned bx,unsigned by,unsigned bz,unsigned sh,void*s,void**p,void**x){
   F*fx=f; last_grid=gx; for(int i=0;i<fx->np;i++){ if(!p[i]) {fprintf(stderr,"FAKE: %s param %d NULL\n",fx->name,i); continue;} sink+=*(unsigned char*)p[i]; }
   if(getenv("FAKE_LOG"))
-    fprintf(stderr,"FAKE launch %s np=%d\n",fx->name,fx->np);
+    fprintf(stderr,"FAKE launch %s np=%d grid=%ux%u block=%u\n",fx->name,fx->np,gx,gy,bx);
   return 0;}
 int cuMemAlloc_v2(P*p,size_t n){*p=(P)calloc(1,n?n:1);return 0;}
 int cuMemFree_v2(P p){free((void*)p);return 0;}

@@ -11,8 +11,13 @@
 # listed in UNSUPPORTED (the renderer's known gaps, with reasons).  Where
 # a CUDA driver is present the cases also run on the GPU and must pass.
 # Without ptxas ($PTXAS, ptxas on PATH, /usr/local/cuda/bin/ptxas) it says
-# so and exits 77: skipped, not passed.
+# so and exits 77: skipped, not passed.  DYNAMIC=1: `burncc check
+# --dynamic` (the first input's leading dim known at run time: each
+# kernel's items along grid y, the dims as .u64 parameters); what that
+# mode refuses is counted apart, not checked.
 burncc=$1 node=$2 xfail=$3 unsup=$4 every=${5:-1}
+dyn=
+[ "${DYNAMIC:-0}" = 1 ] && dyn=--dynamic
 GROUP=${GROUP:-80}
 ptxas=${PTXAS:-}
 [ -z "$ptxas" ] && ptxas=$(command -v ptxas 2>/dev/null)
@@ -25,7 +30,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/burncc-ptxas-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 bad=0
 
-BURNCC_DUMP=$tmp/dump "$burncc" check --target cuda -j "${JOBS:-2}" --every "$every" \
+BURNCC_DUMP=$tmp/dump "$burncc" check $dyn --target cuda -j "${JOBS:-2}" --every "$every" \
 	--quiet-pass --xfail "$xfail" "$node" >"$tmp/check.log" 2>&1
 # FAIL lines not expected: a rendering failure (listed as unsupported or
 # not), or a run on a device that failed; "no CUDA driver" means rendered
