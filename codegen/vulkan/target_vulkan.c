@@ -23,6 +23,7 @@
  * dispatched as that many workgroups along y (GlslShader.ydim).
  */
 #define _GNU_SOURCE
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../target_iface.h"
@@ -75,6 +76,13 @@ bind_arg(Ctx *c, Run *r, const Compiled *m, const LaunchArg *x, const void *cons
 	if (nb < 0)
 		return burn_fail(c, BURN_ERR_INTERNAL, "vulkan: a binding of %lld bytes",
 		                 (long long)nb);
+	/* the shaders index with int: a binding's elements stay below 2^31
+	 * (the dims may make one of any size) */
+	if ((uint64_t)nb > vkd_max_range(r->d) || nb > INT32_MAX)
+		return burn_fail(c, BURN_ERR_UNSUPPORTED, "vulkan %s: a binding of %lld bytes "
+		                 "(buffer b%d), over the device's storage-buffer range %llu or "
+		                 "2^31 - 1", vkd_describe(r->d), (long long)nb, x->buf,
+		                 (unsigned long long)vkd_max_range(r->d));
 	out->binding = x->buf;
 	out->offset = 0;
 	out->range = nb > 0 ? (uint64_t)nb : 16;
