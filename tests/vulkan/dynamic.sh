@@ -10,12 +10,14 @@
 # EVERY-th node case and the CASE_DIRs: no failure.  Without a Vulkan
 # loader or device it says so and exits 77: skipped, not passed.
 #
-# The whole node suite (EVERY 1; burncc check -j 1, lavapipe, 2 cores):
-#   burncc check --dynamic --target vulkan --quiet-pass \
-#     --xfail tests/conformance/xfail.txt ../shared/onnx-tests/node
-# gave 847 passed, 0 failed, 923 refused by --dynamic (as the gpu
-# target's interpreter), and ../shared/models 3 passed, 1 refused
-# (bert_tiny: a Shape of the batch); docs/BENCHMARKS.md.
+# The whole node suite (EVERY 1; lavapipe, 2 shared cores, 423 s):
+#   burncc check --dynamic --target vulkan -j 1 --quiet-pass \
+#     --xfail tests/conformance/xfail.txt ../shared/onnx-tests/node \
+#     ../shared/models tests/dynamic/merge_rows tests/dynamic/gemm_rows \
+#     tests/dynamic/pool_items
+# gave 849 passed, 0 failed, 923 refused by --dynamic: node 843 and 922,
+# models 3 passed and bert_tiny refused (a Shape of the batch), the three
+# dynamic cases passed (docs/BENCHMARKS.md); this test (EVERY 6): ~42 s.
 burncc=$1 node=$2 models=$3 xfail=$4 every=$5
 shift 5
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/burncc-vkdyn-XXXXXX") || exit 1
