@@ -1481,10 +1481,15 @@ gemm_gpu(Lower *lw, KB *kb, Node *n, const GT *t, int nb, const int64_t *bat,
 	 * which sched_check_want reports */
 	if (big) {
 		KStep def = kstep_make(KST_MMA, 3, GB_BM, (int)gb.bn, (int)gb.bk);
+		WG dw = { tg->tune.wg_bm, tg->tune.wg_bn, tg->tune.wg_stages };
 		def.narg = 6;
 		def.arg[3] = gb.wm;
 		def.arg[4] = gb.wn;
 		def.arg[5] = gb.st;
+		/* the target's warpgroup form by default where it fits */
+		if (dw.bm && wg_ok(&dw, tg) && (tg->mma_tiles & (1u << wg_shape(adt, dw.bn))) &&
+		    t->M % dw.bm == 0 && t->N % dw.bn == 0 && t->K % WG_BK == 0)
+			def = kstep_make(KST_WGMMA, 3, (int)dw.bm, (int)dw.bn, dw.st);
 		st = lower_step(lw, kb, def);
 	} else {
 		st = lower_step(lw, kb, kstep_make(KST_MMA, 3, GT_BM, GT_BN, GT_BK));

@@ -104,6 +104,10 @@ typedef struct TargetTune {
 	                          * f64 and rounds once (0: never): a
 	                          * sequential f32 sum's error grows with the
 	                          * count (docs/NUMERICS.md) */
+	int wg_bm, wg_bn, wg_stages;  /* GPU: the warpgroup MatMul form
+	                          * (wgmma(BM,BN,S), passes/ops_linalg.c) is
+	                          * the default for 16-bit products it fits;
+	                          * 0: mma.sync's form unless asked for */
 } TargetTune;
 
 /* The CPU targets' tune.sum_f64_min.  On a CPU a reduction is one

@@ -10,19 +10,25 @@
 #include "tools/compile.h"
 #include "runtime/cache.h"
 
-/* The MatMul template's block shapes tried (BM, BN, BK, WM, WN, stages:
- * ir/kir.h's mma step); a shape the lowering refuses for a kernel (N
- * narrower than BN, say) is skipped for it.  The default is timed too. */
-static const int mma_cand[][6] = {
-	{ 128, 128, 32, 2, 2, 4 },
-	{ 128, 128, 32, 2, 2, 3 },
-	{ 128, 128, 64, 2, 2, 3 },
-	{ 128, 256, 32, 2, 4, 3 },
-	{ 128, 256, 64, 2, 4, 3 },
-	{ 256, 128, 32, 4, 2, 3 },
-	{ 64, 128, 32, 2, 2, 4 },
-	{ 128, 64, 32, 2, 2, 4 },
-	{ 128, 64, 64, 2, 2, 3 },
+/* The MatMul template's block shapes tried: mma (BM, BN, BK, WM, WN,
+ * stages: ir/kir.h's mma step, mma.sync) and, on targets with warpgroup
+ * tiles, wgmma (BM, BN, stages); a shape the lowering refuses for a kernel
+ * (N narrower than BN, say) is skipped for it.  The default is timed
+ * too. */
+static const int mma_cand[][7] = {
+	{ KST_MMA, 128, 128, 32, 2, 2, 4 },
+	{ KST_MMA, 128, 128, 32, 2, 2, 3 },
+	{ KST_MMA, 128, 128, 64, 2, 2, 3 },
+	{ KST_MMA, 128, 256, 32, 2, 4, 3 },
+	{ KST_MMA, 128, 256, 64, 2, 4, 3 },
+	{ KST_MMA, 256, 128, 32, 4, 2, 3 },
+	{ KST_MMA, 64, 128, 32, 2, 2, 4 },
+	{ KST_MMA, 128, 64, 32, 2, 2, 4 },
+	{ KST_MMA, 128, 64, 64, 2, 2, 3 },
+	{ KST_WGMMA, 128, 256, 4 },
+	{ KST_WGMMA, 128, 256, 3 },
+	{ KST_WGMMA, 128, 128, 4 },
+	{ KST_WGMMA, 64, 256, 4 },
 };
 enum { NCAND = sizeof mma_cand / sizeof mma_cand[0] };
 
@@ -61,12 +67,13 @@ free_inputs(const Compiled *m, void **in)
 	free(in);
 }
 
-/* Index of k's mma step in s, or -1. */
+/* Index of k's mma or wgmma step in s, or -1. */
 static int
 mma_step(const KSteps *s)
 {
 	for (int i = 0; i < s->n; i++)
-		if (s->step[i].kind == KST_MMA && s->step[i].narg == 6)
+		if ((s->step[i].kind == KST_MMA && s->step[i].narg == 6) ||
+		    s->step[i].kind == KST_WGMMA)
 			return i;
 	return -1;
 }
@@ -199,8 +206,15 @@ burn_autotune(Ctx *c, const char *model, const CompileOpts *o, const Backend *be
 			KSteps t = s;
 			double tm;
 			if (j >= 0) {
-				for (int q = 0; q < 6; q++)
-					t.step[at].arg[q] = mma_cand[j][q];
+				const int *cd = mma_cand[j];
+				t.step[at] = cd[0] == KST_WGMMA ?
+				             kstep_make(KST_WGMMA, 3, cd[1], cd[2], cd[3]) :
+				             kstep_make(KST_MMA, 3, cd[1], cd[2], cd[3]);
+				if (cd[0] == KST_MMA) {
+					t.step[at].narg = 6;
+					for (int q = 3; q < 6; q++)
+						t.step[at].arg[q] = cd[q + 1];
+				}
 				if (!memcmp(&t.step[at], &s.step[at], sizeof t.step[at]))
 					continue;    /* the default, timed as j == -1 */
 			}

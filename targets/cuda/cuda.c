@@ -57,6 +57,11 @@ const Target target_cuda = {
 		.row_lanes = 32,         /* a subgroup a short row (softmax over
 		                          * attention's 512-wide rows) */
 		.recip_div = 1,          /* div.rn.f32 is ~10 instructions */
+		/* wgmma(128,256,4) the default where it fits: H100, bf16
+		 * 8192^3 + GELU 2.21 ms against mma.sync's 4.06 (cuBLAS
+		 * 1.38), BERT-base's four products 0.45 against 0.53 ms
+		 * (docs/BENCHMARKS.md, "wgmma on the GPU") */
+		.wg_bm = 128, .wg_bn = 256, .wg_stages = 4,
 	},
 	.ops = {
 		.isnan = 1, .isinf = 1,  /* testp */
