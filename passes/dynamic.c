@@ -82,7 +82,8 @@ enum BatchRule {
 	BR_GATHER_EL,  /* GatherElements: data and indices batched, axis != 0 */
 	BR_ATTN,       /* Attention: Q, K, V batched; a mask or cache input
 	                * batched alike or broadcast along axis 0 */
-	BR_RESIZE      /* Resize: scale 1 on axis 0, no size given for it */
+	BR_RESIZE,     /* Resize: scale 1 on axis 0, no size given for it */
+	BR_CROP        /* CenterCropPad: axis 0 not among `axes` */
 };
 
 static const struct { int op, rule; } batch_rules[] = {
@@ -114,7 +115,7 @@ static const struct { int op, rule; } batch_rules[] = {
 	{ OP_Tile, BR_TILE }, { OP_QuantizeLinear, BR_QUANT },
 	{ OP_DequantizeLinear, BR_QUANT }, { OP_GatherElements, BR_GATHER_EL },
 	{ OP_RMSNormalization, BR_LAYERNORM }, { OP_Attention, BR_ATTN },
-	{ OP_Resize, BR_RESIZE },
+	{ OP_Resize, BR_RESIZE }, { OP_CenterCropPad, BR_CROP },
 };
 
 static int
@@ -138,9 +139,27 @@ refuse(Ctx *c, const Graph *g, const Node *n, const char *dim, const char *why)
 	                 op_table[n->op].name, dim, why, dim);
 }
 
+/*
+ * A Shape of a batched value: its elements from `start` on.  From axis 1
+ * on they do not depend on the batch (0: not batched); from axis 0 on the
+ * first is the batch's rows (1: the batch's shape).  Folding makes both a
+ * constant, the second holding one item's rows, so that one may only be
+ * a Reshape's target, where it keeps the batch on axis 0.
+ */
+static int
+shape_of_batch(const Graph *g, const Node *n)
+{
+	int64_t start = g->opset >= 15 ? attr_int(n, "start", 0) : 0;
+	int r = n->in[0] >= 0 ? GV(g, n->in[0])->rank : -1;
+
+	if (start < 0 && r > 0)
+		start += r;
+	return start >= 1 ? 0 : 1;
+}
+
 int
 dyn_check_graph(Ctx *c, const Graph *g, int ndyn, const char *const *dyn,
-                unsigned char *inb)
+                unsigned char *inb, unsigned char *shp)
 {
 	unsigned char *tainted;
 	int rc = BURN_OK, found = 0;
@@ -191,10 +210,31 @@ dyn_check_graph(Ctx *c, const Graph *g, int ndyn, const char *const *dyn,
 			            "values, which this mode does not follow yet");
 			break;
 		}
-		for (int k = 0; k < n->nin; k++)
-			hit |= n->in[k] >= 0 && tainted[n->in[k]];
+		for (int k = 0; k < n->nin; k++) {
+			int v = n->in[k];
+			hit |= v >= 0 && tainted[v];
+			if (v >= 0 && shp[v] && !(n->op == OP_Reshape && k == 1 &&
+			                          n->in[0] >= 0 && tainted[n->in[0]])) {
+				rc = refuse(c, g, n, dyn[0], "it reads the batch's size (a "
+				            "Shape of a batched value from axis 0), which only "
+				            "the target of a Reshape of batched data may hold");
+				break;
+			}
+		}
+		if (rc)
+			break;
 		if (!hit)
 			continue;
+		if (n->op == OP_Shape && n->nout == 1 && n->out[0] >= 0) {
+			/* not batched from axis 1 on; else only a Reshape target */
+			if (shape_of_batch(g, n) && GV(g, n->out[0])->is_output) {
+				rc = refuse(c, g, n, dyn[0], "a graph output holds the "
+				            "batch's size");
+				break;
+			}
+			shp[n->out[0]] = (unsigned char)shape_of_batch(g, n);
+			continue;
+		}
 		if (!batch_rule(n->op)) {
 			rc = refuse(c, g, n, dyn[0], "this op does not keep the items of "
 			            "the batch apart (see README, \"Sizes known at run "
@@ -299,6 +339,15 @@ names_axis0(const int64_t *axes, int m, int r)
 	return 0;
 }
 
+/* Whether a Slice bound counts from the end of its axis (negative, or past
+ * any size: INT64_MAX for "to the end"); a bound below any size (INT64_MIN,
+ * a reverse slice to the start) counts from the start. */
+static int
+from_end(int64_t v)
+{
+	return (v < 0 && v > -((int64_t)1 << 40)) || v >= ((int64_t)1 << 40);
+}
+
 /* Input k of n, or NULL when omitted; *bk: whether it carries the batch. */
 static const Value *
 input(const Graph *g, const Node *n, int k, const unsigned char *b, int *bk)
@@ -310,7 +359,8 @@ input(const Graph *g, const Node *n, int k, const unsigned char *b, int *bk)
 /* dyn_node_ok's per-rule part; o: n's first output. */
 static int
 rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
-        const unsigned char *b, int rule, const Value *o)
+        const unsigned char *b, const unsigned char *shp, int nshp, int rule,
+        const Value *o)
 {
 	int64_t l[BURN_MAX_RANK * 2 + 2];
 	const Value *x, *y;
@@ -399,7 +449,17 @@ rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 	case BR_RESHAPE:
 		if (input(g, n, 1, b, &by), by)
 			return refuse(c, g, n, dim, "its shape depends on the data");
+		/* the target is the Shape of a batched value: its axis 0 is
+		 * that value's rows of an item, here, and the batch's at run
+		 * time (the elements of an item go to the rows of an item) */
+		if (shp && n->nin > 1 && n->in[1] >= 0 && n->in[1] < nshp &&
+		    shp[n->in[1]])
+			return BURN_OK;
 		m = int_list(g, n, NULL, 1, l, BURN_MAX_RANK);
+		if (m >= 1 && l[0] > 0)
+			return refuse(c, g, n, dim, DYN_FIXED_SIZE " (Reshape's target "
+			              "fixes axis 0; 0 copies it, -1 there keeps the "
+			              "batch)");
 		if (m < 1 || !(l[0] == -1 || (l[0] == 0 && !attr_int(n, "allowzero", 0))))
 			return refuse(c, g, n, dim, "its target shape fixes axis 0 (0, "
 			              "to copy it, or -1 there keeps the batch)");
@@ -426,15 +486,30 @@ rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 				              "would need one copy per item");
 		return BURN_OK;
 	}
-	case BR_SLICE:
+	case BR_SLICE: {
+		int64_t st[BURN_MAX_RANK], en[BURN_MAX_RANK];
+		int i0 = -1;
 		for (int k = 1; k < n->nin; k++)
 			if (input(g, n, k, b, &by), by)
 				return refuse(c, g, n, dim, "its bounds depend on the data");
 		m = int_list(g, n, "axes", n->nin > 1 ? 3 : -1, l, BURN_MAX_RANK);
 		/* no axes (-1): starts[i] is for axis i, from axis 0 */
-		if (m < 0 || names_axis0(l, m, x->rank))
-			return refuse(c, g, n, dim, "it slices the batch axis");
-		return BURN_OK;
+		if (m >= 0 && !names_axis0(l, m, x->rank))
+			return BURN_OK;
+		for (int i = 0; m > 0 && i < m && i0 < 0; i++)
+			if (l[i] == 0 || l[i] == -(int64_t)x->rank)
+				i0 = i;
+		if (m == -1)
+			i0 = 0;
+		/* both bounds from the start, or both from the end: the size
+		 * along the batch axis is a constant of the model */
+		if (i0 >= 0 && int_list(g, n, "starts", 1, st, BURN_MAX_RANK) > i0 &&
+		    int_list(g, n, "ends", 2, en, BURN_MAX_RANK) > i0 &&
+		    from_end(st[i0]) == from_end(en[i0]))
+			return refuse(c, g, n, dim, DYN_FIXED_SIZE " (a slice of it "
+			              "between constant bounds)");
+		return refuse(c, g, n, dim, "it slices the batch axis");
+	}
 	case BR_SPLIT: {
 		int64_t a = attr_int(n, "axis", 0);
 		if (a == 0 || a == -(int64_t)x->rank)
@@ -449,7 +524,9 @@ rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 			return refuse(c, g, n, dim, "both the data and the indices "
 			              "carry the batch");
 		if (bx && first)
-			return refuse(c, g, n, dim, "it gathers along the batch axis");
+			return refuse(c, g, n, dim, DYN_FIXED_SIZE " (it gathers "
+			              "rows of the batch axis by indices of their own "
+			              "size)");
 		if (by && !first)
 			return refuse(c, g, n, dim, "its indices' batch would not lead "
 			              "the result");
@@ -480,6 +557,8 @@ rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 		} else {
 			a = attr_int(n, "axis", -1);
 		}
+		if ((a == 0 || a == -(int64_t)x->rank) && n->op == OP_TopK)
+			return refuse(c, g, n, dim, DYN_FIXED_SIZE " (TopK's K)");
 		if (a == 0 || a == -(int64_t)x->rank)
 			return refuse(c, g, n, dim, "it works along the batch axis");
 		return BURN_OK;
@@ -581,9 +660,20 @@ rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 		if (sc && value_numel(sc) > a0 && sc->data &&
 		    value_get_f(sc, a0) == 1.0 && (!sz || value_numel(sz) == 0))
 			return BURN_OK;
+		if (sz && value_numel(sz) > a0)
+			return refuse(c, g, n, dim, DYN_FIXED_SIZE " (Resize's "
+			              "sizes)");
 		return refuse(c, g, n, dim, "it resizes the batch axis (or gives "
 		              "its size)");
 	}
+	case BR_CROP:
+		if (input(g, n, 1, b, &by), by)
+			return refuse(c, g, n, dim, "its shape depends on the data");
+		m = int_list(g, n, "axes", -1, l, BURN_MAX_RANK);
+		if (m < 0 || names_axis0(l, m, x->rank))
+			return refuse(c, g, n, dim, DYN_FIXED_SIZE " (the shape it "
+			              "crops or pads to)");
+		return BURN_OK;
 	case BR_EXPAND:
 		if (input(g, n, 1, b, &by), by)
 			return refuse(c, g, n, dim, "its shape depends on the data");
@@ -602,7 +692,7 @@ rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
  * values lead with the batch: their axis 0 holds k rows per item. */
 static int
 dyn_node_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
-            const unsigned char *b)
+            const unsigned char *b, const unsigned char *shp, int nshp)
 {
 	const Value *o = NULL;
 	int rule = batch_rule(n->op);
@@ -623,7 +713,7 @@ dyn_node_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 	}
 	if (!o)
 		return BURN_OK;
-	TRY(rule_ok(c, g, n, dim, b, rule, o));
+	TRY(rule_ok(c, g, n, dim, b, shp, nshp, rule, o));
 	for (int k = 0; k < n->nout; k++)
 		if (n->out[k] >= 0 && GV(g, n->out[k])->is_output &&
 		    GV(g, n->out[k])->dim[0] != 1)
@@ -634,7 +724,7 @@ dyn_node_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 
 int
 dyn_mark(Ctx *c, const Graph *g, const char *dim, const unsigned char *inb,
-         unsigned char **batched)
+         const unsigned char *shp, int nshp, unsigned char **batched)
 {
 	unsigned char *b = calloc((size_t)g->nval + 1, 1);
 	int rc = BURN_OK;
@@ -653,7 +743,7 @@ dyn_mark(Ctx *c, const Graph *g, const char *dim, const unsigned char *inb,
 			hit |= n->in[k] >= 0 && b[n->in[k]];
 		if (!hit)
 			continue;
-		rc = dyn_node_ok(c, g, n, dim, b);
+		rc = dyn_node_ok(c, g, n, dim, b, shp, nshp);
 		for (int k = 0; k < n->nout; k++)
 			if (n->out[k] >= 0)
 				b[n->out[k]] = 1;
@@ -865,7 +955,15 @@ peel_kernel(Ctx *c, Graph *g, KProgram *p, KKernel *k, const char *dim,
 	fn.var = item;
 	fn.a = zero;
 	fn.b = hi;
-	fn.flags = KF_PARALLEL;   /* the items are independent */
+	/* the items are independent, unless one starts inside a byte of a
+	 * packed buffer (int4 ...) whose previous item shares it: a store
+	 * rewrites the whole byte, so those items run in order */
+	fn.flags = KF_PARALLEL;
+	for (int i = 0; i < k->nbuf; i++)
+		if (cnt[i] >= 0 && dtype_is_packed(k->buf[i].dtype) &&
+		    (k->buf[i].access & KA_WRITE) &&
+		    cnt[i] * dtype_bits(k->buf[i].dtype) % 8)
+			fn.flags = 0;
 	fn.body = k->body > 0 && k->body < n0 ? map[k->body] : 0;
 	if (!(loop = kir_push(a, k, &fn)))
 		goto nomem;

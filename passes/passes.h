@@ -272,7 +272,10 @@ const void *plan_output_source(const Graph *g, int i, const void *const *in,
  *
  *   dyn_check_graph  before binding: the dims exist, lead every input that
  *                    has them, and reach only ops that treat items alike;
- *                    inb[i] (g->nin of them): whether input i has the dim
+ *                    inb[i] (g->nin of them): whether input i has the dim;
+ *                    shp[v] (g->nval of them, zeroed by the caller):
+ *                    whether value v is a Shape of a batched value from
+ *                    axis 0, which only a Reshape's target may read
  *   dyn_mark         after simplification: the values that depend on the
  *                    dim (*batched, per value, malloc'd, g->nval entries
  *                    then), with every node reaching them checked again on
@@ -282,10 +285,17 @@ const void *plan_output_source(const Graph *g, int i, const void *const *in,
  *                    the graph's shapes get the symbolic dim back
  *                    (nval0: the value count when dyn_mark ran)
  */
+/* The words of a refusal whose node takes a size along the batch axis from
+ * a constant of the model (a Slice [0:3] of it, a Gather of constant rows,
+ * TopK's K, CenterCropPad's or Resize's size there): the model specialises
+ * the dim, which no mode can leave to run time (burncc check --dynamic
+ * counts such a case apart from the gaps). */
+#define DYN_FIXED_SIZE "a constant of the model gives its size along the " \
+                       "batch axis"
 int dyn_check_graph(Ctx *c, const Graph *g, int ndyn, const char *const *dyn,
-                    unsigned char *inb);
+                    unsigned char *inb, unsigned char *shp);
 int dyn_mark(Ctx *c, const Graph *g, const char *dim, const unsigned char *inb,
-             unsigned char **batched);
+             const unsigned char *shp, int nshp, unsigned char **batched);
 int dyn_peel(Ctx *c, Graph *g, KProgram *p, const char *dim,
              const unsigned char *batched, int nval0);
 

@@ -60,7 +60,7 @@ static int lower(Ctx *c, Compiled *m, const CompileOpts *o)
 }
 
 static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o,
-                    const unsigned char *inb);
+                    const unsigned char *inb, const unsigned char *shp, int nshp);
 static int front(Ctx *c, Compiled *m, const CompileOpts *o, const DimBind *b,
                  int nb, int lower_too);
 static int back(Ctx *c, Compiled *m, const CompileOpts *o);
@@ -112,7 +112,7 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 	}
 	if (dyn)
 		return peel_or_fit(c, m, o);
-	return run_rest(c, m, o, NULL);
+	return run_rest(c, m, o, NULL, NULL, 0);
 }
 
 /* One leading dynamic dim: peeled (dynamic.c) where the items stay apart,
@@ -122,7 +122,8 @@ static int run_passes(Ctx *c, Compiled *m, const CompileOpts *o)
 static int peel_or_fit(Ctx *c, Compiled *m, const CompileOpts *o)
 {
 	Graph *keep = NULL;
-	unsigned char *inb;
+	unsigned char *inb, *shp;
+	int nshp = m->g->nval;   /* the values shp covers */
 	char why[sizeof c->msg];
 	int rc, code;
 
@@ -135,15 +136,22 @@ static int peel_or_fit(Ctx *c, Compiled *m, const CompileOpts *o)
 		c->msg[0] = 0;
 		keep = NULL;
 	}
-	if (!(inb = calloc((size_t)m->g->nin + 1, 1))) {
+	inb = calloc((size_t)m->g->nin + 1, 1);
+	shp = calloc((size_t)m->g->nval + 1, 1);
+	if (!inb || !shp) {
+		free(inb);
+		free(shp);
 		graph_destroy(keep);
 		return burn_fail(c, BURN_ERR_NOMEM, "out of memory");
 	}
-	rc = dyn_check_graph(c, m->g, o->ndyn, o->dyn, inb);
+	rc = dyn_check_graph(c, m->g, o->ndyn, o->dyn, inb, shp);
 	if (!rc)
-		rc = run_rest(c, m, o, inb);
+		rc = run_rest(c, m, o, inb, shp, nshp);
 	free(inb);
-	if (rc != BURN_ERR_UNSUPPORTED || !keep ||
+	free(shp);
+	/* (an invalid shape at one item, TopK's K over the batch say, may
+	 * still be sampled) */
+	if ((rc != BURN_ERR_UNSUPPORTED && rc != BURN_ERR_INVALID) || !keep ||
 	    (m->target->max_block_threads > 0 && !m->target->dyn_grids)) {
 		graph_destroy(keep);   /* no sampled programs on this GPU target */
 		return rc;
@@ -228,7 +236,8 @@ static int back(Ctx *c, Compiled *m, const CompileOpts *o)
 	return sched_check_want(c, &m->prog);
 }
 
-static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o, const unsigned char *inb)
+static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o, const unsigned char *inb,
+                    const unsigned char *shp, int nshp)
 {
 	Graph *g = m->g;
 	int dyn = o && o->ndyn;
@@ -244,7 +253,7 @@ static int run_rest(Ctx *c, Compiled *m, const CompileOpts *o, const unsigned ch
 	if (dyn) {
 		unsigned char *batched;
 		int nval0 = g->nval, rc;
-		TRY(dyn_mark(c, g, o->dyn[0], inb, &batched));
+		TRY(dyn_mark(c, g, o->dyn[0], inb, shp, nshp, &batched));
 		m->prog.rows_batched = batched;
 		m->prog.rows_dim = o->dyn[0];
 		rc = lower(c, m, o);

@@ -90,11 +90,6 @@ bind_value(Ctx *c, const Graph *g, const KProgram *p, Arena *a, Plan *out,
 		e->bytes.c = value_nbytes(GV(g, v0));
 	else if (value_shape_known(GV(g, v)))
 		e->bytes.c = value_nbytes(GV(g, v));
-	else if (dtype_is_packed(GV(g, v)->dtype))
-		return burn_fail(c, BURN_ERR_UNSUPPORTED, "value '%s' is %s, packed "
-		                 "several to a byte, so its size must be known when "
-		                 "compiling (give --dim)", GV(g, v)->name,
-		                 dtype_name(GV(g, v)->dtype));
 	else if (!(e->bytes.e = plan_value_bytes(a, g, v, out->ndims, out->dims)))
 		return burn_fail(c, BURN_ERR_INTERNAL, "value '%s' has no size over "
 		                 "the plan's dims", GV(g, v)->name);
@@ -367,14 +362,9 @@ static int plan_dims(Ctx *c, const Graph *g, Arena *a, Plan *out)
 static int64_t unit_of(const Graph *g, int v, const Plan *pl, int64_t *raw)
 {
 	const Value *val = GV(g, v);
-	int64_t key = 0, n = dtype_size(val->dtype);
+	int packed = dtype_is_packed(val->dtype);
+	int64_t key = 0, n = packed ? 1 : dtype_size(val->dtype);
 
-	if (dtype_is_packed(val->dtype)) {   /* bytes shared: static sizes only */
-		for (int k = 0; k < val->rank; k++)
-			if (val->sym[k])
-				return -1;
-		return (*raw = value_nbytes(val)) < 0 ? -1 : 0;
-	}
 	if (val->rank < 0 || n <= 0)
 		return -1;
 	for (int k = 0; k < val->rank; k++) {
@@ -390,7 +380,12 @@ static int64_t unit_of(const Graph *g, int v, const Plan *pl, int64_t *raw)
 			return -1;
 		key += (int64_t)1 << 4 * j;
 	}
-	*raw = n;
+	/* packed (int4 ...): n elements per unit, neighbours sharing bytes;
+	 * the unit's bytes rounded up bound the whole's ceil(bits / 8) from
+	 * above (plan_value_bytes gives it exactly) */
+	if (packed && burn_mul_ovf(n, dtype_bits(val->dtype), &n))
+		return -1;
+	*raw = packed ? n / 8 + (n % 8 != 0) : n;
 	return key;
 }
 
@@ -408,14 +403,23 @@ static const DimExpr *scale_of(Arena *a, int64_t key)
 const DimExpr *plan_value_bytes(Arena *a, const Graph *g, int v, int ndims,
                                 const char *const *dims)
 {
+	const Value *val = GV(g, v);
 	Plan pl;
-	int64_t raw, key;
+	int64_t raw, key, bits = dtype_bits(val->dtype);
 
 	memset(&pl, 0, sizeof pl);
 	pl.ndims = ndims;
 	pl.dims = (const char **)dims;
 	if ((key = unit_of(g, v, &pl, &raw)) < 0)
 		return NULL;
+	if (dtype_is_packed(val->dtype)) {
+		/* exactly ceil(elements * bits / 8): a caller's buffer */
+		for (int k = 0; k < val->rank; k++)
+			if (!val->sym[k] && burn_mul_ovf(bits, val->dim[k], &bits))
+				return NULL;
+		return dx_cdiv(a, dx_mul(a, scale_of(a, key), dx_const(a, bits)),
+		               dx_const(a, 8));
+	}
 	return dx_mul(a, scale_of(a, key), dx_const(a, raw));
 }
 
