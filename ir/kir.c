@@ -506,6 +506,7 @@ ext_eval(const KKernel *k, KRef e, const int64_t *dims, int depth, int64_t *out)
 		case KO_MOD: if (!y || (x == INT64_MIN && y == -1)) return 1; *out = x % y; return 0;
 		case KO_MIN: *out = x < y ? x : y; return 0;
 		case KO_MAX: *out = x > y ? x : y; return 0;
+		case KO_SHRM: *out = x >> (y & 63); return x < 0;
 		}
 	}
 	return 1;
@@ -1793,8 +1794,8 @@ vblock(Ctx *c, const KKernel *k, unsigned char *seen, unsigned char *inloop,
 }
 
 /* A buffer extent: an i64 expression of constants, dim parameters and
- * + - * / % min max over them (evaluated once, before the body), on a
- * global buffer. */
+ * + - * / % min max over them, and >> of a count (a packed buffer's bytes,
+ * legalize.c) (evaluated once, before the body), on a global buffer. */
 static int
 vext(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, int b)
 {
@@ -1820,7 +1821,7 @@ vext(Ctx *c, const KKernel *k, unsigned char *seen, KRef e, int b)
 	case KE_BIN:
 		if (n->op == KO_ADD || n->op == KO_SUB || n->op == KO_MUL ||
 		    n->op == KO_DIV || n->op == KO_MOD || n->op == KO_MIN ||
-		    n->op == KO_MAX) {
+		    n->op == KO_MAX || n->op == KO_SHRM) {
 			TRY(vext(c, k, seen, n->a, b));
 			return vext(c, k, seen, n->b, b);
 		}

@@ -572,9 +572,9 @@ packed_bufs(L *l)
 			continue;
 		b->dtype = DT_U8;
 		b->count = b->count / (8 / w) + (b->count % (8 / w) != 0);
-		if (b->ext > 0)   /* (ext + per - 1) / per: an extent's arithmetic */
-			b->ext = bin(l, KO_DIV, bin(l, KO_ADD, b->ext, ci(l, DT_I64, 8 / w - 1)),
-			             ci(l, DT_I64, 8 / w));
+		if (b->ext > 0)   /* (ext + per - 1) >> lg: legal on every target */
+			b->ext = bin(l, KO_SHRM, bin(l, KO_ADD, b->ext, ci(l, DT_I64, 8 / w - 1)),
+			             ci(l, DT_I64, w == 4 ? 1 : 2));
 	}
 }
 
