@@ -1046,8 +1046,8 @@ int check_run_once(Ctx *c, const Backend *be, const Compiled *m, const char *mod
 /* The most ways of choosing the batched inputs --dynamic tries. */
 #define DYN_WAYS 8
 
-/* Whether input i (data in[i], graph value v) may carry the batch: a
- * numeric tensor with a leading axis. */
+/* Whether graph input v may carry the batch: a tensor (numeric or of
+ * strings) with a leading axis. */
 static int dyn_ok(const Value *v)
 {
 	return v->decl == VD_TENSOR && v->rank >= 1;
@@ -1063,8 +1063,8 @@ static int dyn_ok(const Value *v)
  * set less each of the others, then the seed alone.  At most max ways;
  * 0 when no input may carry it, with "SPECIALISED: why" or "REFUSED: why"
  * in res: the first when nothing could (every input a scalar or frozen:
- * data the shapes depend on), the second when an input of a kind this
- * mode does not batch (strings, sequences, optionals) could.
+ * data the shapes depend on), the second when a sequence or optional
+ * input, which this mode does not batch, could.
  */
 static int dyn_ways(const Graph *g, const Tensor *in, const char *frozen,
                     int nin, uint64_t *ways, int max, char *res, size_t n)
@@ -1079,7 +1079,7 @@ static int dyn_ways(const Graph *g, const Tensor *in, const char *frozen,
 			continue;
 		if (!dyn_ok(GV(g, g->in[js++]))) {
 			const Value *v = GV(g, g->in[js - 1]);
-			if (!other && (v->decl != VD_TENSOR || v->rank >= 1))
+			if (!other && v->decl != VD_TENSOR)
 				other = v;
 			continue;
 		}
@@ -1095,6 +1095,7 @@ static int dyn_ways(const Graph *g, const Tensor *in, const char *frozen,
 		if (same & (((uint64_t)1 << s) - 1))
 			continue;
 		ways[nw++] = same;
+		/* (with two, less the other is the seed alone, below) */
 		for (int i = 0; i < 64 && nsame > 2 && nw < max; i++)
 			if (i != s && (same >> i & 1))
 				ways[nw++] = same & ~((uint64_t)1 << i);
@@ -1103,10 +1104,8 @@ static int dyn_ways(const Graph *g, const Tensor *in, const char *frozen,
 	}
 	if (nw == 0) {
 		if (other)
-			snprintf(res, n, "REFUSED: input '%s' is a %s: this mode batches "
-			         "numeric tensors only", other->name,
-			         other->decl == VD_TENSOR ? "string tensor"
-			         : "sequence or optional");
+			snprintf(res, n, "REFUSED: input '%s' is a sequence or an "
+			         "optional: this mode batches tensors only", other->name);
 		else
 			snprintf(res, n, "SPECIALISED: no input left to size at run "
 			         "time: each is a scalar, or data the shapes depend on "
