@@ -157,6 +157,18 @@ shape_of_batch(const Graph *g, const Node *n)
 	return start >= 1 ? 0 : 1;
 }
 
+/* The refusal of an op without a row in batch_rules. */
+static int
+no_rule(Ctx *c, const Graph *g, const Node *n, const char *dim)
+{
+	if (op_table[n->op].types == TY_STR)
+		return refuse(c, g, n, dim, "a string op is a call into the runtime "
+		              "whose element count is fixed when compiling");
+	return refuse(c, g, n, dim, "this op does not keep the items of the "
+	              "batch apart (see README, \"Sizes known at run time\", for "
+	              "the ops that do)");
+}
+
 int
 dyn_check_graph(Ctx *c, const Graph *g, int ndyn, const char *const *dyn,
                 unsigned char *inb, unsigned char *shp)
@@ -236,9 +248,7 @@ dyn_check_graph(Ctx *c, const Graph *g, int ndyn, const char *const *dyn,
 			continue;
 		}
 		if (!batch_rule(n->op)) {
-			rc = refuse(c, g, n, dyn[0], "this op does not keep the items of "
-			            "the batch apart (see README, \"Sizes known at run "
-			            "time\", for the ops that do)");
+			rc = no_rule(c, g, n, dyn[0]);
 			break;
 		}
 		for (int k = 0; k < n->nout; k++)
@@ -698,8 +708,7 @@ dyn_node_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 	int rule = batch_rule(n->op);
 
 	if (!rule)
-		return refuse(c, g, n, dim, "this op does not keep the items of the "
-		              "batch apart");
+		return no_rule(c, g, n, dim);
 	for (int k = 0; k < n->nout; k++) {
 		const Value *v;
 		if (n->out[k] < 0)
