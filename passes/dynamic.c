@@ -654,8 +654,7 @@ rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 			if (input(g, n, k, b, &by), by)
 				return refuse(c, g, n, dim, "its scales or sizes depend on "
 				              "the data");
-		if (g->opset < 11 || !strcmp(attr_str(n, "coordinate_transformation_mode",
-		                                      ""), "tf_crop_and_resize"))
+		if (g->opset < 11)
 			return refuse(c, g, n, dim, "only Resize-11 and later, without "
 			              "tf_crop_and_resize, so far");
 		m = int_list(g, n, "axes", -1, l, BURN_MAX_RANK);
@@ -665,14 +664,18 @@ rule_ok(Ctx *c, const Graph *g, const Node *n, const char *dim,
 				if (l[i] == 0 || l[i] == -(int64_t)x->rank)
 					a0 = i;
 		}
+		if (a0 >= 0 && sz && value_numel(sz) > a0)
+			return refuse(c, g, n, dim, DYN_FIXED_SIZE " (Resize's "
+			              "sizes)");
+		if (!strcmp(attr_str(n, "coordinate_transformation_mode", ""),
+		            "tf_crop_and_resize"))
+			return refuse(c, g, n, dim, "only Resize-11 and later, without "
+			              "tf_crop_and_resize, so far");
 		if (a0 < 0)
 			return BURN_OK;   /* axis 0 not resized */
 		if (sc && value_numel(sc) > a0 && sc->data &&
 		    value_get_f(sc, a0) == 1.0 && (!sz || value_numel(sz) == 0))
 			return BURN_OK;
-		if (sz && value_numel(sz) > a0)
-			return refuse(c, g, n, dim, DYN_FIXED_SIZE " (Resize's "
-			              "sizes)");
 		return refuse(c, g, n, dim, "it resizes the batch axis (or gives "
 		              "its size)");
 	}
