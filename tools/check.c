@@ -1181,17 +1181,16 @@ fail:
 
 /*
  * --dynamic, after the mode refused the case: does the model itself fix
- * the batch?  It does when it cannot be compiled with static shapes at
- * another batch size either: the model is compiled again with the
- * batched inputs' leading size one more, then (when at least 2) one less,
- * than the data's; a Reshape to a constant shape, Split sizes or a TopK's
- * K along the batch axis, or a declared output dim the batch reaches make
- * that fail, and the failure names the node or value that pins it.  Tried
- * for each way of choosing the batched inputs the mode tried (same: 2,
- * with every input of the leading size, then the first alone; else 1).
- * 1 with the message of the first way in why when every way is pinned, 0
- * when some way takes other sizes (the refusal is then a gap of the
- * mode, not of the model).
+ * the batch?  It does when it compiles with static shapes at the data's
+ * batch but not at another: the model is compiled again with the batched
+ * inputs' leading size the data's, then one more, then (when at least 2)
+ * one less; a Reshape to a constant shape, Split sizes, or another input
+ * whose fixed dim the batch must match make that fail, and the failure
+ * names the node or value that pins it.  Tried for each way of choosing
+ * the batched inputs the mode tried (dyn_ways).  1 with the first pinned
+ * way's message in why when every way is pinned; 0 when some way takes
+ * other sizes or does not compile at the data's either (the refusal is
+ * then a gap of the mode, not of the model).
  */
 static int dyn_pinned(const Opts *o, const char *model, const SetFiles *fin,
                       const Tensor *in, const char *frozen, int nin,
@@ -1200,9 +1199,12 @@ static int dyn_pinned(const Opts *o, const char *model, const SetFiles *fin,
 {
 	why[0] = 0;
 	for (int w = 0; w < nway; w++) {
+		/* the data's own size first: a model that does not compile
+		 * there either (an op the target lacks) says nothing of the
+		 * batch */
 		int64_t d0 = dyn_size(in, nin, ways[w]);
-		int64_t probe[2] = { d0 + 1, d0 - 1 };
-		int nprobe = d0 >= 2 ? 2 : 1, bad = 0;
+		int64_t probe[3] = { d0, d0 + 1, d0 - 1 };
+		int nprobe = d0 >= 2 ? 3 : 2, bad = 0;
 		for (int t = 0; t < nprobe && !bad; t++) {
 			CompileOpts co = { 0, bind, 0, 0, o->target, 0, NULL,
 			                   o->nwant, o->want };
@@ -1228,7 +1230,7 @@ static int dyn_pinned(const Opts *o, const char *model, const SetFiles *fin,
 			if (burn_compile_graph(&c, g, &co, &m)) {
 				/* an input the probe would have to freeze first says
 				 * nothing of the batch */
-				if (strstr(c.msg, "must be a constant"))
+				if (t == 0 || strstr(c.msg, "must be a constant"))
 					return 0;
 				bad = 1;
 				if (!why[0])
