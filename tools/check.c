@@ -1115,7 +1115,7 @@ static int dyn_ways(const Graph *g, const Tensor *in, const char *frozen,
 }
 
 /* --dynamic: make axis 0 the dim DYN_DIM on the inputs of way (dyn_ways;
- * in, frozen and nin as there), or with probe > 0 that static size (the
+ * in, frozen and nin as there), or with probe >= 0 that static size (the
  * probe of dyn_pinned), and every dim of the declared outputs unknown
  * (the batch may reach any axis; the comparison checks the shapes). */
 static void dyn_setup(Graph *g, const char *frozen, int nin, uint64_t way,
@@ -1128,7 +1128,7 @@ static void dyn_setup(Graph *g, const char *frozen, int nin, uint64_t way,
 		v = GV(g, g->in[j++]);
 		if (i >= 64 || !(way >> i & 1))
 			continue;
-		if (probe > 0) {
+		if (probe >= 0) {
 			v->dim[0] = probe;
 			v->sym[0] = NULL;
 		} else {
@@ -1197,6 +1197,8 @@ static int dyn_pinned(const Opts *o, const char *model, const SetFiles *fin,
                       const DimBind *bind, int nbind, const uint64_t *ways,
                       int nway, char *why, size_t n)
 {
+	int pinned = 0;
+
 	why[0] = 0;
 	for (int w = 0; w < nway; w++) {
 		/* the data's own size first: a model that does not compile
@@ -1204,8 +1206,8 @@ static int dyn_pinned(const Opts *o, const char *model, const SetFiles *fin,
 		 * batch */
 		int64_t d0 = dyn_size(in, nin, ways[w]);
 		int64_t probe[3] = { d0, d0 + 1, d0 - 1 };
-		int nprobe = d0 >= 2 ? 3 : 2, bad = 0;
-		for (int t = 0; t < nprobe && !bad; t++) {
+		int nprobe = d0 >= 2 ? 3 : 2, bad = 0, skip = 0;
+		for (int t = 0; t < nprobe && !bad && !skip; t++) {
 			CompileOpts co = { 0, bind, 0, 0, o->target, 0, NULL,
 			                   o->nwant, o->want };
 			DimBind kept[64];
@@ -1228,9 +1230,13 @@ static int dyn_pinned(const Opts *o, const char *model, const SetFiles *fin,
 			}
 			co.bind = kept;
 			if (burn_compile_graph(&c, g, &co, &m)) {
+				if (t == 0) {   /* not at its own size: this way says nothing */
+					skip = 1;
+					continue;
+				}
 				/* an input the probe would have to freeze first says
 				 * nothing of the batch */
-				if (t == 0 || strstr(c.msg, "must be a constant"))
+				if (strstr(c.msg, "must be a constant"))
 					return 0;
 				bad = 1;
 				if (!why[0])
@@ -1239,10 +1245,13 @@ static int dyn_pinned(const Opts *o, const char *model, const SetFiles *fin,
 			}
 			burn_compiled_destroy(m);
 		}
+		if (skip)
+			continue;
 		if (!bad)
 			return 0;
+		pinned = 1;
 	}
-	return 1;
+	return pinned;
 }
 
 /* The axes of compiled value v that are the dim DYN_DIM, as a mask (a
@@ -1381,7 +1390,7 @@ static void run_case(const Opts *o, const char *dir, const char *wd,
 			if (way == 0 && !(nway = dyn_ways(gg, in, frozen, nin, ways,
 			                                  DYN_WAYS, res, n)))
 				goto out;
-			dyn_setup(gg, frozen, nin, ways[way], 0);
+			dyn_setup(gg, frozen, nin, ways[way], -1);
 		}
 		/* the symbolic dims of the inputs still inputs (burncc rejects a
 		 * --dim that binds nothing); names copied, g is consumed below */
