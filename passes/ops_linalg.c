@@ -362,52 +362,54 @@ gemm_out(KB *kb, int dt, const GT *t, KRef v, KRef i, KRef j)
  * (k0 is 0) acc starts from the sums the chunk before left at sp[so..],
  * and unless `fin` (the last chunk) it leaves its sums there instead of
  * storing Y.  Each element's sum is the same chain of k in order, so the
- * chunks change no result.
+ * chunks change no result.  The sums move between sp and acc inside the
+ * chunk's first and last k steps (gemm_tile_step), not by copy loops of
+ * their own: gcc made those memcpy calls, 1 KB through the stack each
+ * way per tile and chunk, where the tile's registers can load and store
+ * sp directly (SqueezeNet's classifier, K = 512 in four chunks, 7%).
  */
+static void gemm_tile_step(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr,
+                           KRef k, int set, int pre, int post, int sp, KRef so);
+
 static void
 gemm_tile_k(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr, int64_t ns,
             KRef k0, int64_t kn, int init, int fin, int sp, KRef so)
 {
 	int d = kb->depth, dt = t->dt;
-	KRef r, c, k, ti, v, av, bv, yi;
+	KRef k, ti, v, yi, r, c;
+	int64_t last = fin ? 0 : 1;   /* a last step of its own: it stores sp */
 
-	if (!init) {
+	if (kn == 0) {
+		/* K == 0 (init and fin): zeros.  Zeroing the tile before
+		 * summing instead, the C compiler calls memset on it and
+		 * reloads it, hence k = 0 sets acc below */
 		ti = loop(kb, "t", mr * nr, KF_PARALLEL);
-		kb_store(kb, t->acc, ti, kb_load(kb, sp, add(kb, so, ti)));
-		close_to(kb, d);
-	}
-	/* k = 0 sets acc (K == 0: zeros), k = 1 .. K-1 add to it: zeroing
-	 * the tile first, the C compiler calls memset on it and reloads it */
-	for (int first = init; first >= 0; first--) {
-		if (first && kn == 0) {
-			ti = loop(kb, "t", mr * nr, KF_PARALLEL);
+		if (init)
 			kb_store(kb, t->acc, ti, cnum(kb, dt, 0));
+		else
+			kb_store(kb, t->acc, ti, kb_load(kb, sp, add(kb, so, ti)));
+		close_to(kb, d);
+		if (!fin) {
+			ti = loop(kb, "t", mr * nr, KF_PARALLEL);
+			kb_store(kb, sp, add(kb, so, ti), kb_load(kb, t->acc, ti));
 			close_to(kb, d);
-			continue;
+			return;
 		}
-		if (!first && kn - init < 1)
-			continue;
-		k = first ? I(kb, 0)
-		          : kb_get(kb, kb_for(kb, "k", init ? I(kb, 1) : k0,
-		                              init ? I(kb, kn) : add(kb, k0, I(kb, kn)), 0));
-		r = loop(kb, "r", mr, KF_PARALLEL);
-		c = loop(kb, "c", nr, KF_PARALLEL);
-		ti = madd(kb, c, r, nr);
-		av = t->a.pan ? kb_cast(kb, dt, kb_load(kb, t->a.buf,
-		                        add(kb, madd(kb, t->a.off, i, t->K), madd(kb, r, k, mr))))
-		              : mat_at(kb, dt, &t->a, add(kb, i, r), k);
-		bv = t->b.pan ? kb_cast(kb, dt, kb_load(kb, t->b.buf,
-		                        add(kb, madd(kb, t->b.off, j, t->K), madd(kb, c, k, nr))))
-		              : mat_at(kb, dt, &t->b, k, add(kb, j, c));
-		kb_store(kb, t->acc, ti, first ? mul(kb, av, bv)
-		                               : add(kb, kb_load(kb, t->acc, ti), mul(kb, av, bv)));
-		close_to(kb, d);
-	}
-	if (!fin) {
-		ti = loop(kb, "t", mr * nr, KF_PARALLEL);
-		kb_store(kb, sp, add(kb, so, ti), kb_load(kb, t->acc, ti));
-		close_to(kb, d);
-		return;
+	} else {
+		/* the first step: k = 0 sets acc (init), else adds to the sums
+		 * read from sp; then the middle steps; then the last, storing
+		 * the sums to sp (not fin; one step: the first does it) */
+		gemm_tile_step(kb, t, i, j, mr, nr, k0, init, !init, !fin && kn == 1, sp, so);
+		if (kn - 1 - last >= 1) {
+			k = kb_get(kb, kb_for(kb, "k", add(kb, k0, I(kb, 1)),
+			                      add(kb, k0, I(kb, kn - last)), 0));
+			gemm_tile_step(kb, t, i, j, mr, nr, k, 0, 0, 0, sp, so);
+			close_to(kb, d);
+		}
+		if (!fin && kn >= 2)
+			gemm_tile_step(kb, t, i, j, mr, nr, add(kb, k0, I(kb, kn - 1)), 0, 0, 1, sp, so);
+		if (!fin)
+			return;
 	}
 	r = loop(kb, "r", mr, KF_PARALLEL);
 	c = loop(kb, "c", ns, KF_PARALLEL);
@@ -419,6 +421,36 @@ gemm_tile_k(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr, int64_t
 	if (t->epi)
 		v = lower_epi_value(t->lw, kb, t->epi, yi, v);
 	kb_store(kb, t->y, yi, v);
+	close_to(kb, d);
+}
+
+/*
+ * Step k of the tile: for r < mr, c < nr: acc[r*nr+c] (+)= A[i+r, k] *
+ * B[k, j+c] (set: =); pre: acc[..] is first read from sp[so..], post:
+ * stored to sp[so..] after, in the same loop body, so the sums go from
+ * sp to the tile's registers and back without a copy through acc.
+ */
+static void
+gemm_tile_step(KB *kb, const GT *t, KRef i, KRef j, int64_t mr, int64_t nr,
+               KRef k, int set, int pre, int post, int sp, KRef so)
+{
+	int d = kb->depth, dt = t->dt;
+	KRef r = loop(kb, "r", mr, KF_PARALLEL);
+	KRef c = loop(kb, "c", nr, KF_PARALLEL);
+	KRef ti = madd(kb, c, r, nr);
+	KRef av = t->a.pan ? kb_cast(kb, dt, kb_load(kb, t->a.buf,
+	                     add(kb, madd(kb, t->a.off, i, t->K), madd(kb, r, k, mr))))
+	                   : mat_at(kb, dt, &t->a, add(kb, i, r), k);
+	KRef bv = t->b.pan ? kb_cast(kb, dt, kb_load(kb, t->b.buf,
+	                     add(kb, madd(kb, t->b.off, j, t->K), madd(kb, c, k, nr))))
+	                   : mat_at(kb, dt, &t->b, k, add(kb, j, c));
+
+	if (pre)
+		kb_store(kb, t->acc, ti, kb_load(kb, sp, add(kb, so, ti)));
+	kb_store(kb, t->acc, ti, set ? mul(kb, av, bv)
+	                             : add(kb, kb_load(kb, t->acc, ti), mul(kb, av, bv)));
+	if (post)
+		kb_store(kb, sp, add(kb, so, ti), kb_load(kb, t->acc, ti));
 	close_to(kb, d);
 }
 
