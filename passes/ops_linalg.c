@@ -824,6 +824,12 @@ gemm_blocked(Lower *lw, KB *kb, Node *n, GT *t)
 		if (!gemm_cpu(lw) || elem || kc >= t->K || mf == 0 ||
 		    (tile.narg <= 2 && !t->b.pan))
 			kc = 0;
+		/* by default not for a block of one tile: the chunk is there for
+		 * the block's tiles to share, and one tile only pays for its
+		 * sums' trips through sp (MobileNet's 1x1 Convs on 3 x 3
+		 * planes, 9 rows: one tile and a row) */
+		if (tile.narg <= 2 && (TB < 2 || mf < 2))
+			kc = 0;
 		if (kc > 0)
 			sp = kb_buf(kb, t->dt, TB * MR * t->nr, -1, KS_LOCAL, KA_RW);
 	}
