@@ -1417,8 +1417,6 @@ emit_vec(KB *kb, const VecPlan *vp, KRef body, int lin, int64_t V, int nl,
 
 /* ---- the pass ---------------------------------------------------------- */
 
-/* Rewrite top-level statement s (cut from its chain) of st->k as a grid,
- * appending the result at the builder; 0 if s stays as it is. */
 /* Whether e is a size made of the kernel's dim parameters and integer
  * constants under + - * / % (a sampled program's loop bound). */
 static int
@@ -1538,6 +1536,8 @@ map_dims(S *st, KB *kb, KRef s)
 	return 1;
 }
 
+/* Rewrite top-level statement s (cut from its chain) of st->k as a grid,
+ * appending the result at the builder; 0 if s stays as it is. */
 static int
 map_nest(S *st, KB *kb, KRef s, int at)
 {
