@@ -363,15 +363,6 @@ case("init_int4_raw_short.onnx",
          initializer=[xq, numpy_helper.from_array(np.array(2.0, np.float32), "scale")]),
          opset_imports=[helper.make_opsetid("", 25)], producer_name="burncc-malformed"),
      "initializer 'xq': data size mismatch: raw_data has 2 bytes, its shape needs 3")
-# a packed input with a dim known only at run time: its byte size is no
-# plan expression yet, so --dynamic-dim is refused naming the value
-flagged("int4_dynamic_dim.onnx",
-     helper.make_model(helper.make_graph(
-         [helper.make_node("Cast", ["x"], ["y"], name="n", to=TensorProto.FLOAT)], "g",
-         [helper.make_tensor_value_info("x", INT4, ["N"])],
-         [helper.make_tensor_value_info("y", F, ["N"])]),
-         opset_imports=[helper.make_opsetid("", 25)], producer_name="burncc-malformed"),
-     "value 'x' is i4, packed several to a byte", "--dynamic-dim N")
 case("ext_empty_location.onnx", model(add_w, inits=[external("w", [2, 3], "")]),
      "external data")
 case("ext_negative_offset.onnx",
